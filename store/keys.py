@@ -1,0 +1,43 @@
+"""Every Redis key name of the follow graph. No other module spells a key.
+
+All keys of one user share the hash tag `{u:ID}`, so they live in one Redis Cluster slot and a
+script or pipeline touching only one user's keys is a single-slot operation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEFAULT_PREFIX = "fg:"
+
+
+@dataclass(frozen=True, slots=True)
+class Keys:
+    prefix: str = DEFAULT_PREFIX
+
+    def _user(self, user_id: str) -> str:
+        return f"{self.prefix}{{u:{user_id}}}"
+
+    def following(self, user_id: str) -> str:
+        """Sorted set of the users `user_id` follows; score = follow time (epoch ms)."""
+        return f"{self._user(user_id)}:following"
+
+    def fans(self, user_id: str) -> str:
+        """Sorted set of the users following `user_id`; score = their follow time (epoch ms)."""
+        return f"{self._user(user_id)}:fans"
+
+    def mutual(self, user_id: str) -> str:
+        """Sorted set of the users `user_id` follows who follow back; score = when it became mutual."""
+        return f"{self._user(user_id)}:mutual"
+
+    def profile(self, user_id: str) -> str:
+        """Hash of name, avatarUrl, createdAt; its existence means the user is registered."""
+        return f"{self._user(user_id)}:profile"
+
+    def fans_seen(self, user_id: str) -> str:
+        """String: epoch ms of the user's last markFansSeen."""
+        return f"{self._user(user_id)}:fans_seen"
+
+    def pattern(self) -> str:
+        """A SCAN pattern matching every key of the graph."""
+        return f"{self.prefix}{{u:*}}:*"

@@ -1,0 +1,58 @@
+"""Running Lua scripts by SHA, loading them only when the server does not know them yet.
+
+redis-py's own Script objects ask the server SCRIPT EXISTS before every pipeline; running EVALSHA
+and loading on NOSCRIPT keeps a pipeline of scripts to one round trip once the cache is warm.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
+from redis.exceptions import NoScriptError
+
+Arg = str | int
+
+
+class LuaScript:
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.sha = hashlib.sha1(source.encode()).hexdigest()
+
+    async def run(self, redis: Redis, keys: Sequence[str], args: Sequence[Arg] = ()) -> Any:
+        try:
+            return await redis.evalsha(self.sha, len(keys), *keys, *args)
+        except NoScriptError:
+            await self.load(redis)
+            return await redis.evalsha(self.sha, len(keys), *keys, *args)
+
+    def queue(self, pipe: Pipeline, keys: Sequence[str], args: Sequence[Arg] = ()) -> None:
+        pipe.evalsha(self.sha, len(keys), *keys, *args)
+
+    async def load(self, redis: Redis) -> None:
+        await redis.script_load(self.source)
+
+
+async def run_pipeline(
+    redis: Redis, fill: Callable[[Pipeline], None], scripts: Sequence[LuaScript] = ()
+) -> list[Any]:
+    """Run the commands `fill` queues in one round trip; on NOSCRIPT load `scripts` and run again.
+
+    Only for commands that are safe to run twice (reads, or idempotent scripts).
+    """
+    for attempt in range(2):
+        pipe = redis.pipeline(transaction=False)
+        fill(pipe)
+        results: list[Any] = await pipe.execute(raise_on_error=False)
+        if attempt == 0 and any(isinstance(r, NoScriptError) for r in results):
+            for script in scripts:
+                await script.load(redis)
+            continue
+        for result in results:
+            if isinstance(result, Exception):
+                raise result
+        return results
+    raise AssertionError("unreachable")

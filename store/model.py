@@ -1,0 +1,98 @@
+"""Plain values the store returns. Times are epoch milliseconds, as Redis TIME gives them."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+class Relationship(enum.Enum):
+    """How a user relates to a viewer."""
+
+    SELF = "SELF"
+    MUTUAL = "MUTUAL"
+    FOLLOWING = "FOLLOWING"
+    FOLLOWED_BY = "FOLLOWED_BY"
+    NONE = "NONE"
+
+    @classmethod
+    def of(cls, *, viewer_follows: bool, follows_viewer: bool) -> Relationship:
+        if viewer_follows:
+            return cls.MUTUAL if follows_viewer else cls.FOLLOWING
+        return cls.FOLLOWED_BY if follows_viewer else cls.NONE
+
+
+class ListKind(enum.Enum):
+    """The three per-user lists kept as sorted sets."""
+
+    FOLLOWING = "following"
+    FANS = "fans"
+    MUTUAL = "mutual"
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    user_id: str
+    name: str | None
+    avatar_url: str | None
+    created_at: int
+
+
+@dataclass(frozen=True, slots=True)
+class Relation:
+    """A user seen from a viewer: the relationship and the follow times behind it."""
+
+    relationship: Relationship
+    viewer_followed_at: int | None = None
+    followed_viewer_at: int | None = None
+
+    @property
+    def viewer_follows(self) -> bool:
+        return self.viewer_followed_at is not None
+
+    @property
+    def follows_viewer(self) -> bool:
+        return self.followed_viewer_at is not None
+
+
+NO_RELATION = Relation(Relationship.NONE)
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    following: int
+    fans: int
+    mutual: int
+
+
+@dataclass(frozen=True, slots=True)
+class FollowResult:
+    """Outcome of follow / unfollow / remove_fan, seen from the acting user."""
+
+    changed: bool
+    relationship: Relationship
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One member of a list page: who, the list's time for them, and the cursor just after them."""
+
+    user_id: str
+    at: int
+    cursor: str
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    entries: list[Entry]
+    total: int
+    has_next: bool
+    has_previous: bool
+
+    @property
+    def start_cursor(self) -> str | None:
+        return self.entries[0].cursor if self.entries else None
+
+    @property
+    def end_cursor(self) -> str | None:
+        return self.entries[-1].cursor if self.entries else None

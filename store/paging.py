@@ -1,0 +1,92 @@
+"""Page arguments and the newest-first keyset window, shared by every list the store pages.
+
+The sorted-set pages compute the window inside Redis (scripts.PAGE); lists the store builds in
+memory (intersections) use `window` here. Both follow the same rules, so one cursor behaves the
+same everywhere: order is (time, member) descending, a cursor is the position of an entry, and
+paging from it neither repeats nor skips an entry that stayed in the list.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from store.cursor import Cursor
+from store.errors import InvalidPageError
+from store.model import Entry, Page
+
+# The most entries one call returns; the API layer sets its own, lower limit.
+MAX_LIMIT = 1000
+
+
+class Direction(enum.Enum):
+    FORWARD = "first"
+    BACKWARD = "last"
+
+
+@dataclass(frozen=True, slots=True)
+class PageRequest:
+    """Validated page arguments: `limit` entries after `cursor` (forward) or before it (backward)."""
+
+    direction: Direction
+    limit: int
+    cursor: Cursor | None
+
+    @classmethod
+    def parse(
+        cls,
+        list_id: str,
+        *,
+        first: int | None,
+        after: str | None,
+        last: int | None,
+        before: str | None,
+        default: int,
+    ) -> PageRequest:
+        if first is not None and last is not None:
+            raise InvalidPageError("Pass either first or last, not both.")
+        if last is not None or before is not None:
+            if after is not None:
+                raise InvalidPageError("`after` pages forward and goes with `first`, not `last`.")
+            if first is not None:
+                raise InvalidPageError("`before` pages backward and goes with `last`, not `first`.")
+            return cls(Direction.BACKWARD, _limit("last", last, default), _cursor(before, list_id))
+        return cls(Direction.FORWARD, _limit("first", first, default), _cursor(after, list_id))
+
+
+def _limit(name: str, value: int | None, default: int) -> int:
+    if value is None:
+        return default
+    if value < 0 or value > MAX_LIMIT:
+        raise InvalidPageError(f"`{name}` must be between 0 and {MAX_LIMIT}, got {value}.")
+    return value
+
+
+def _cursor(token: str | None, list_id: str) -> Cursor | None:
+    return None if token is None else Cursor.decode(token, list_id)
+
+
+def window(entries: Sequence[tuple[int, str]], request: PageRequest) -> tuple[int, int]:
+    """The [start, stop) slice of `entries` (sorted newest first) that `request` selects."""
+    total = len(entries)
+    before, present = 0, False
+    if request.cursor is not None:
+        key = (request.cursor.at, request.cursor.member)
+        for at, member in entries:
+            if (at, member) > key:
+                before += 1
+            else:
+                present = (at, member) == key
+                break
+    if request.direction is Direction.FORWARD:
+        start = before + 1 if present else before
+        return start, min(start + request.limit, total)
+    stop = before if request.cursor is not None else total
+    return max(stop - request.limit, 0), stop
+
+
+def build_page(list_id: str, rows: Sequence[tuple[int, str]], *, total: int, start: int, stop: int) -> Page:
+    """A Page from the rows of ranks [start, stop) of a list of `total` entries."""
+    entries = [Entry(member, at, Cursor(at, member).encode(list_id)) for at, member in rows]
+    return Page(entries=entries, total=total, has_next=stop < total, has_previous=start > 0)
