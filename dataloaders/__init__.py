@@ -1,0 +1,36 @@
+"""Per-request DataLoaders that batch the store's reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dataloaders.counts import CountsDataLoader
+from dataloaders.page import PageDataLoader
+from dataloaders.profile import ProfileDataLoader
+from dataloaders.relation import RelationDataLoader
+from store import FollowStore
+
+
+@dataclass(frozen=True, slots=True)
+class DataLoaders:
+    relation: RelationDataLoader
+    profile: ProfileDataLoader
+    counts: CountsDataLoader
+    page: PageDataLoader
+
+    @classmethod
+    def create(cls, store: FollowStore, viewer_id: str | None) -> DataLoaders:
+        return cls(
+            relation=RelationDataLoader(store, viewer_id),
+            profile=ProfileDataLoader(store),
+            counts=CountsDataLoader(store),
+            page=PageDataLoader(store),
+        )
+
+    def clear_all(self) -> None:
+        """Forget everything loaded: after a write, later fields must see its effect."""
+        for loader in (self.relation, self.profile, self.counts, self.page):
+            loader.clear_all()
+
+
+__all__ = ["CountsDataLoader", "DataLoaders", "PageDataLoader", "ProfileDataLoader", "RelationDataLoader"]

@@ -1,0 +1,34 @@
+"""The per-request context every resolver receives."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dataloaders import DataLoaders
+from store import FollowStore
+
+ADMIN_SCOPE = "admin"
+
+
+@dataclass(slots=True)
+class Context:
+    store: FollowStore
+    loaders: DataLoaders
+    viewer_id: str | None = None
+    scopes: frozenset[str] = field(default_factory=frozenset)
+    request_id: str = "-"
+
+    @classmethod
+    def create(
+        cls,
+        store: FollowStore,
+        *,
+        viewer_id: str | None = None,
+        scopes: frozenset[str] = frozenset(),
+        request_id: str = "-",
+    ) -> Context:
+        return cls(store, DataLoaders.create(store, viewer_id), viewer_id, scopes, request_id)
+
+    @property
+    def is_admin(self) -> bool:
+        return ADMIN_SCOPE in self.scopes

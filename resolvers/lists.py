@@ -1,0 +1,60 @@
+"""Pages of the follow lists behind every connection field."""
+
+from __future__ import annotations
+
+from resolvers.context import Context
+from resolvers.errors import bad_user_input
+from resolvers.users import checked_user_id
+from store import DEFAULT_PAGE_SIZE, InvalidCursorError, InvalidPageError, ListKind, Page
+
+MAX_PAGE_SIZE = 100
+
+
+def _check_size(name: str, value: int | None) -> None:
+    if value is not None and not 0 <= value <= MAX_PAGE_SIZE:
+        raise bad_user_input(f"`{name}` must be between 0 and {MAX_PAGE_SIZE}, got {value}.", argument=name)
+
+
+async def list_page(
+    context: Context,
+    kind: ListKind,
+    user_id: str,
+    *,
+    first: int | None,
+    after: str | None,
+    last: int | None,
+    before: str | None,
+) -> Page:
+    """One page of `user_id`'s following / fans / mutual list, batched with the request's others."""
+    _check_size("first", first)
+    _check_size("last", last)
+    try:
+        query = context.store.list_query(kind, user_id, first=first, after=after, last=last, before=before)
+    except InvalidCursorError as exc:
+        raise bad_user_input(str(exc), argument="before" if before is not None else "after") from None
+    except InvalidPageError as exc:
+        raise bad_user_input(str(exc)) from None
+    return await context.loaders.page.load(query)
+
+
+async def common_following(
+    context: Context, user_id: str, other_id: str, *, first: int | None, after: str | None
+) -> Page:
+    _check_size("first", first)
+    other = checked_user_id(other_id)
+    try:
+        return await context.store.common_following(
+            user_id, other, first=DEFAULT_PAGE_SIZE if first is None else first, after=after
+        )
+    except InvalidCursorError as exc:
+        raise bad_user_input(str(exc), argument="after") from None
+
+
+async def fans_you_follow(context: Context, user_id: str, *, first: int | None, after: str | None) -> Page:
+    _check_size("first", first)
+    try:
+        return await context.store.fans_you_follow(
+            context.viewer_id, user_id, first=DEFAULT_PAGE_SIZE if first is None else first, after=after
+        )
+    except InvalidCursorError as exc:
+        raise bad_user_input(str(exc), argument="after") from None

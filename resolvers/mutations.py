@@ -1,0 +1,109 @@
+"""What the mutations do. Expected failures come back as UserError data, never as GraphQL errors."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from resolvers.context import Context
+from resolvers.errors import forbidden, unauthenticated
+from store import (
+    CannotFollowSelfError,
+    FollowResult,
+    InvalidInputError,
+    Profile,
+    Relationship,
+    StoreError,
+    UserNotFoundError,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """A user-facing failure: code is a UserErrorCode name; field the input path at fault."""
+
+    code: str
+    message: str
+    field: list[str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FollowOutcome:
+    viewer_id: str
+    other_id: str | None
+    changed: bool = False
+    relationship: Relationship | None = None
+    problems: list[Problem] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class UpsertOutcome:
+    profile: Profile | None
+    problems: list[Problem] = field(default_factory=list)
+
+
+def require_viewer(context: Context) -> str:
+    if context.viewer_id is None:
+        raise unauthenticated()
+    return context.viewer_id
+
+
+def _problem(exc: StoreError, *, viewer_id: str, input_field: str) -> Problem:
+    match exc:
+        case UserNotFoundError() if exc.user_id == viewer_id:
+            return Problem(exc.code, f"Your own user {viewer_id!r} is not registered yet.")
+        case UserNotFoundError():
+            return Problem(exc.code, str(exc), ["input", input_field])
+        case InvalidInputError():
+            return Problem(exc.code, str(exc), ["input", exc.field or input_field])
+        case CannotFollowSelfError():
+            return Problem(exc.code, str(exc), ["input", input_field])
+    return Problem("INVALID_INPUT", str(exc), ["input", input_field])
+
+
+Action = Callable[[str, str], Awaitable[FollowResult]]
+
+
+async def _act(context: Context, user_id: str, action: Action) -> FollowOutcome:
+    viewer_id = require_viewer(context)
+    try:
+        result = await action(viewer_id, user_id)
+    except StoreError as exc:
+        problem = _problem(exc, viewer_id=viewer_id, input_field="userId")
+        return FollowOutcome(viewer_id, None, problems=[problem])
+    finally:
+        context.loaders.clear_all()
+    return FollowOutcome(viewer_id, user_id, result.changed, result.relationship)
+
+
+async def follow(context: Context, user_id: str) -> FollowOutcome:
+    return await _act(context, user_id, lambda me, other: context.store.follow(follower=me, followee=other))
+
+
+async def unfollow(context: Context, user_id: str) -> FollowOutcome:
+    return await _act(context, user_id, lambda me, other: context.store.unfollow(follower=me, followee=other))
+
+
+async def remove_fan(context: Context, user_id: str) -> FollowOutcome:
+    return await _act(context, user_id, lambda me, other: context.store.remove_fan(user=me, fan=other))
+
+
+async def mark_fans_seen(context: Context) -> tuple[str, int]:
+    viewer_id = require_viewer(context)
+    seen_at = await context.store.mark_fans_seen(viewer_id)
+    return viewer_id, seen_at
+
+
+async def upsert_user(
+    context: Context, user_id: str, *, name: str | None, avatar_url: str | None
+) -> UpsertOutcome:
+    require_viewer(context)
+    if not context.is_admin:
+        raise forbidden("upsertUser needs a token with the 'admin' scope.")
+    try:
+        profile, _ = await context.store.upsert_user(user_id, name=name, avatar_url=avatar_url)
+    except InvalidInputError as exc:
+        return UpsertOutcome(None, [Problem(exc.code, str(exc), ["input", exc.field or "userId"])])
+    finally:
+        context.loaders.clear_all()
+    return UpsertOutcome(profile)

@@ -1,0 +1,38 @@
+"""Enums of the API, mapped one to one from the store's."""
+
+from enum import Enum
+
+import strawberry
+
+import store
+
+
+@strawberry.enum(description="How a user relates to the viewer. Anonymous viewers always get NONE.")
+class Relationship(Enum):
+    SELF = strawberry.enum_value("SELF", description="The user is the viewer.")
+    MUTUAL = strawberry.enum_value(
+        "MUTUAL", description="The viewer follows the user and the user follows the viewer (互粉)."
+    )
+    FOLLOWING = strawberry.enum_value(
+        "FOLLOWING", description="The viewer follows the user, who does not follow back (关注)."
+    )
+    FOLLOWED_BY = strawberry.enum_value(
+        "FOLLOWED_BY", description="The user follows the viewer, who does not follow back (粉丝)."
+    )
+    NONE = strawberry.enum_value("NONE", description="Neither follows the other (无关系).")
+
+    @classmethod
+    def of(cls, relationship: store.Relationship) -> "Relationship":
+        return cls[relationship.name]
+
+
+@strawberry.enum(description="Why a mutation could not do what was asked.")
+class UserErrorCode(Enum):
+    USER_NOT_FOUND = strawberry.enum_value(
+        "USER_NOT_FOUND", description="A user named in the input is not registered."
+    )
+    CANNOT_FOLLOW_SELF = strawberry.enum_value(
+        "CANNOT_FOLLOW_SELF", description="Users cannot follow themselves."
+    )
+    RATE_LIMITED = strawberry.enum_value("RATE_LIMITED", description="Too many follows: retry later.")
+    INVALID_INPUT = strawberry.enum_value("INVALID_INPUT", description="An input field is malformed.")

@@ -1,0 +1,48 @@
+"""Error masking: expected errors reach clients as they are, anything else is logged and masked."""
+
+import logging
+from collections.abc import Iterator
+
+from graphql import GraphQLError
+from strawberry.extensions import SchemaExtension
+
+from resolvers.errors import INTERNAL_SERVER_ERROR, ApiError
+
+log = logging.getLogger("followgraph.errors")
+
+MASKED_MESSAGE = "Internal server error."
+
+
+def is_expected(error: GraphQLError) -> bool:
+    """Errors of the request itself (parse, validation, variables) and ApiErrors are shown."""
+    original = error.original_error
+    return original is None or isinstance(original, ApiError | GraphQLError)
+
+
+class MaskUnexpectedErrors(SchemaExtension):
+    """Replaces unexpected errors by a fixed message with INTERNAL_SERVER_ERROR and the request id."""
+
+    def on_operation(self) -> Iterator[None]:
+        yield
+        result = self.execution_context.result
+        if result is None or not result.errors:
+            return
+        request_id = getattr(self.execution_context.context, "request_id", "-")
+        result.errors = [self._mask(error, request_id) for error in result.errors]
+
+    @staticmethod
+    def _mask(error: GraphQLError, request_id: str) -> GraphQLError:
+        if is_expected(error):
+            return error
+        log.error(
+            "unexpected error in %s",
+            ".".join(map(str, error.path or [])) or "the operation",
+            exc_info=error.original_error,
+            extra={"request_id": request_id},
+        )
+        return GraphQLError(
+            MASKED_MESSAGE,
+            nodes=error.nodes,
+            path=error.path,
+            extensions={"code": INTERNAL_SERVER_ERROR, "requestId": request_id},
+        )

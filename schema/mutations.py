@@ -1,0 +1,120 @@
+"""The root Mutation type, its inputs and payloads."""
+
+from typing import TypeAlias
+
+import strawberry
+
+from resolvers import mutations
+from resolvers.context import Context
+from resolvers.mutations import FollowOutcome, Problem
+from schema.enums import Relationship, UserErrorCode
+from schema.scalars import EpochMillis
+from schema.user import User
+
+Info: TypeAlias = strawberry.Info[Context, None]
+
+
+@strawberry.type(
+    description="An expected, user-facing failure of a mutation: returned as data, never as a GraphQL error."
+)
+class UserError:
+    code: UserErrorCode
+    message: str
+    field: list[str] | None = strawberry.field(description="Path of the input field at fault, when one is.")
+
+    @classmethod
+    def of(cls, problem: Problem) -> "UserError":
+        return cls(code=UserErrorCode[problem.code], message=problem.message, field=problem.field)
+
+
+@strawberry.input(description="Whom to follow.")
+class FollowInput:
+    user_id: strawberry.ID
+
+
+@strawberry.input(description="Whom to unfollow.")
+class UnfollowInput:
+    user_id: strawberry.ID
+
+
+@strawberry.input(description="Which fan to remove.")
+class RemoveFanInput:
+    user_id: strawberry.ID
+
+
+@strawberry.input(description="A user to register, or the profile fields to change (omitted fields stay).")
+class UpsertUserInput:
+    user_id: strawberry.ID
+    name: str | None = strawberry.field(default=None, description="1 to 64 characters, not blank.")
+    avatar_url: str | None = strawberry.field(default=None, description="An absolute http(s) URL.")
+
+
+@strawberry.type(description="The result of follow, unfollow and removeFan.")
+class FollowPayload:
+    changed: bool = strawberry.field(
+        description="False when the call changed nothing (already following / not following): "
+        "follow and unfollow are idempotent."
+    )
+    relationship: Relationship | None = strawberry.field(
+        description="The viewer's relationship to the user after the call; null on error."
+    )
+    user: User | None = strawberry.field(description="The other user, counts as of after the call.")
+    viewer: User | None = strawberry.field(description="The viewer, counts as of after the call.")
+    errors: list[UserError]
+
+    @classmethod
+    def of(cls, outcome: FollowOutcome) -> "FollowPayload":
+        return cls(
+            changed=outcome.changed,
+            relationship=None if outcome.relationship is None else Relationship.of(outcome.relationship),
+            user=None if outcome.other_id is None else User.of(outcome.other_id),
+            viewer=User.of(outcome.viewer_id),
+            errors=[UserError.of(p) for p in outcome.problems],
+        )
+
+
+@strawberry.type(description="The result of markFansSeen.")
+class MarkFansSeenPayload:
+    seen_at: EpochMillis = strawberry.field(
+        description="When the mark was set; newFansCount counts fans who followed after it."
+    )
+    viewer: User
+
+
+@strawberry.type(description="The result of upsertUser.")
+class UpsertUserPayload:
+    user: User | None
+    errors: list[UserError]
+
+
+@strawberry.type(description="Writes. Each needs a bearer token; upsertUser needs the admin scope.")
+class Mutation:
+    @strawberry.mutation(description="The viewer follows userId. Requires a token.")
+    async def follow(self, info: Info, input: FollowInput) -> FollowPayload:
+        return FollowPayload.of(await mutations.follow(info.context, input.user_id))
+
+    @strawberry.mutation(description="The viewer unfollows userId. Requires a token.")
+    async def unfollow(self, info: Info, input: UnfollowInput) -> FollowPayload:
+        return FollowPayload.of(await mutations.unfollow(info.context, input.user_id))
+
+    @strawberry.mutation(
+        description="Makes userId stop following the viewer (Mastodon's remove_from_followers). "
+        "Requires a token."
+    )
+    async def remove_fan(self, info: Info, input: RemoveFanInput) -> FollowPayload:
+        return FollowPayload.of(await mutations.remove_fan(info.context, input.user_id))
+
+    @strawberry.mutation(description="Resets the viewer's newFansCount to zero. Requires a token.")
+    async def mark_fans_seen(self, info: Info) -> MarkFansSeenPayload:
+        viewer_id, seen_at = await mutations.mark_fans_seen(info.context)
+        return MarkFansSeenPayload(seen_at=EpochMillis(seen_at), viewer=User.of(viewer_id))
+
+    @strawberry.mutation(
+        description="Registers a user or updates the profile. Requires a token with the admin scope."
+    )
+    async def upsert_user(self, info: Info, input: UpsertUserInput) -> UpsertUserPayload:
+        outcome = await mutations.upsert_user(
+            info.context, input.user_id, name=input.name, avatar_url=input.avatar_url
+        )
+        user = None if outcome.profile is None else User.of(outcome.profile.user_id)
+        return UpsertUserPayload(user=user, errors=[UserError.of(p) for p in outcome.problems])

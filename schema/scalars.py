@@ -1,0 +1,40 @@
+"""Custom scalars. Times travel inside the server as epoch milliseconds (Redis TIME)."""
+
+from datetime import UTC, datetime
+from typing import NewType
+
+import strawberry
+from strawberry.types.scalar import ScalarDefinition
+
+EpochMillis = NewType("EpochMillis", int)
+
+
+def serialize_datetime(value: int) -> str:
+    """Epoch ms as ISO-8601 UTC with millisecond precision, e.g. 2026-11-30T04:51:09.123Z."""
+    seconds, millis = divmod(int(value), 1000)
+    moment = datetime.fromtimestamp(seconds, UTC).replace(microsecond=millis * 1000)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def parse_datetime(value: object) -> int:
+    if not isinstance(value, str):
+        raise ValueError("DateTime must be an ISO-8601 string such as 2026-11-30T04:51:09.123Z.")
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(
+            f"Invalid DateTime {value[:40]!r}: use ISO-8601, e.g. 2026-11-30T04:51:09.123Z."
+        ) from None
+    if moment.tzinfo is None:
+        raise ValueError("DateTime needs a time zone, e.g. a trailing Z for UTC.")
+    return round(moment.timestamp() * 1000)
+
+
+DATETIME: ScalarDefinition = strawberry.scalar(
+    name="DateTime",
+    description="An ISO-8601 UTC timestamp with millisecond precision, e.g. 2026-11-30T04:51:09.123Z.",
+    serialize=serialize_datetime,
+    parse_value=parse_datetime,
+)
+
+SCALAR_MAP: dict[object, ScalarDefinition] = {EpochMillis: DATETIME}

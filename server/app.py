@@ -1,0 +1,67 @@
+"""The Starlette application: /graphql, /healthz and /readyz."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+from strawberry.extensions import DisableIntrospection, SchemaExtension
+
+from schema import build_schema
+from server.graphql_http import GraphQLEndpoint
+from server.redis_client import connect
+from server.settings import Settings
+from store import FollowStore, Keys
+
+READY_TIMEOUT = 2.0
+
+
+def create_app(settings: Settings, *, redis: aioredis.Redis | None = None) -> Starlette:
+    """The application for `settings`; `redis` (not closed by the app) replaces settings.redis_url."""
+    if redis is None and settings.redis_url is None:
+        raise ValueError("create_app needs a Redis: pass redis= or set redis_url (FOLLOWGRAPH_REDIS_URL).")
+    extensions: list[type[SchemaExtension] | SchemaExtension] = []
+    if not settings.introspection:
+        extensions.append(DisableIntrospection())
+    endpoint = GraphQLEndpoint(
+        build_schema(extensions=extensions),
+        auth=settings.auth_config(),
+        graphiql=settings.graphiql,
+        max_body_bytes=settings.max_body_bytes,
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        client = redis if redis is not None else connect(settings.redis_url or "")
+        app.state.redis = client
+        app.state.store = FollowStore(client, keys=Keys(settings.key_prefix))
+        try:
+            yield
+        finally:
+            if redis is None:
+                await client.aclose()
+
+    async def healthz(request: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok"})
+
+    async def readyz(request: Request) -> JSONResponse:
+        try:
+            async with asyncio.timeout(READY_TIMEOUT):
+                await request.app.state.redis.ping()
+        except (RedisError, OSError, TimeoutError) as exc:
+            return JSONResponse({"status": "unavailable", "redis": type(exc).__name__}, status_code=503)
+        return JSONResponse({"status": "ok", "redis": "ok"})
+
+    routes = [
+        Route("/graphql", endpoint.handle, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
+    ]
+    return Starlette(routes=routes, lifespan=lifespan)

@@ -1,0 +1,313 @@
+"""Bearer-JWT authentication: verify the Authorization header into a Principal, and mint tokens.
+
+Knows nothing of GraphQL or HTTP frameworks: it takes the raw header value and returns a result.
+The algorithm is pinned by the configuration, never taken from the token.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+import jwt
+from cryptography.exceptions import UnsupportedAlgorithm
+from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey, RSAPublicKey
+from cryptography.hazmat.primitives.serialization import load_pem_private_key, load_pem_public_key
+from jwt.algorithms import HMACAlgorithm
+from jwt.exceptions import (
+    DecodeError,
+    ExpiredSignatureError,
+    ImmatureSignatureError,
+    InvalidAlgorithmError,
+    InvalidAudienceError,
+    InvalidIssuedAtError,
+    InvalidIssuerError,
+    InvalidKeyError,
+    InvalidSignatureError,
+    InvalidSubjectError,
+    MissingRequiredClaimError,
+    PyJWTError,
+)
+
+from store.errors import InvalidInputError
+from store.ids import validate_user_id
+
+MIN_SECRET_BYTES = 32
+MIN_RSA_KEY_BITS = 2048
+MAX_TTL = timedelta(days=366)
+SECRET_FILE_NAME = "jwt-secret"
+
+_CLAIM_NAMES = {
+    "sub": "subject (sub)",
+    "exp": "expiry time (exp)",
+    "iss": "issuer (iss)",
+    "aud": "audience (aud)",
+}
+
+
+class AuthError(Exception):
+    """A request's credentials were rejected; `reason` is safe to show to the client."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class AuthConfigError(Exception):
+    """The authentication settings are missing or unusable."""
+
+
+@dataclass(frozen=True)
+class AuthConfig:
+    """How tokens are verified and minted: HS256 with a shared secret, or RS256 with a key pair."""
+
+    algorithm: Literal["HS256", "RS256"]
+    secret: bytes | None = field(default=None, repr=False)
+    public_key: str | None = None
+    private_key: str | None = field(default=None, repr=False)
+    issuer: str | None = None
+    audience: str | None = None
+    leeway_seconds: int = 30
+    max_token_bytes: int = 4096
+    _verify_key: bytes | RSAPublicKey = field(init=False, repr=False, compare=False)
+    _signing_key: bytes | RSAPrivateKey | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.issuer == "":
+            raise AuthConfigError("FOLLOWGRAPH_JWT_ISSUER is empty: leave it unset to accept any issuer.")
+        if self.audience == "":
+            raise AuthConfigError("FOLLOWGRAPH_JWT_AUDIENCE is empty: leave it unset to accept no audience.")
+        if self.leeway_seconds < 0:
+            raise AuthConfigError(f"The JWT leeway must not be negative (got {self.leeway_seconds}).")
+        if self.max_token_bytes <= 0:
+            raise AuthConfigError(f"The maximum token size must be positive (got {self.max_token_bytes}).")
+        verify_key: bytes | RSAPublicKey
+        signing_key: bytes | RSAPrivateKey | None
+        if self.algorithm == "HS256":
+            verify_key, signing_key = self._hs256_keys()
+        elif self.algorithm == "RS256":
+            verify_key, signing_key = self._rs256_keys()
+        else:
+            raise AuthConfigError(f"Unsupported JWT algorithm {self.algorithm!r}: use HS256 or RS256.")
+        object.__setattr__(self, "_verify_key", verify_key)
+        object.__setattr__(self, "_signing_key", signing_key)
+
+    def _hs256_keys(self) -> tuple[bytes, bytes]:
+        if self.public_key is not None or self.private_key is not None:
+            raise AuthConfigError("HS256 uses FOLLOWGRAPH_JWT_SECRET only: unset the RS256 key files.")
+        if self.secret is None:
+            raise AuthConfigError("FOLLOWGRAPH_JWT_SECRET is missing: HS256 needs a shared secret.")
+        if len(self.secret) < MIN_SECRET_BYTES:
+            raise AuthConfigError(
+                f"FOLLOWGRAPH_JWT_SECRET must be at least {MIN_SECRET_BYTES} bytes long "
+                f"(it is {len(self.secret)})."
+            )
+        try:
+            HMACAlgorithm(HMACAlgorithm.SHA256).prepare_key(self.secret)
+        except InvalidKeyError:
+            # Using a public key as the HMAC secret is the classic algorithm-confusion mistake.
+            raise AuthConfigError(
+                "FOLLOWGRAPH_JWT_SECRET looks like a key or certificate, not a random secret: "
+                "for RS256 use FOLLOWGRAPH_JWT_PUBLIC_KEY_FILE."
+            ) from None
+        return self.secret, self.secret
+
+    def _rs256_keys(self) -> tuple[RSAPublicKey, RSAPrivateKey | None]:
+        if self.secret is not None:
+            raise AuthConfigError("RS256 uses key files only: unset FOLLOWGRAPH_JWT_SECRET.")
+        if self.public_key is None:
+            raise AuthConfigError(
+                "FOLLOWGRAPH_JWT_PUBLIC_KEY_FILE is missing: RS256 needs a public key to verify tokens."
+            )
+        public = _load_public_key(self.public_key)
+        if self.private_key is None:
+            return public, None
+        private = _load_private_key(self.private_key)
+        if private.public_key().public_numbers() != public.public_numbers():
+            raise AuthConfigError(
+                "FOLLOWGRAPH_JWT_PRIVATE_KEY_FILE does not match FOLLOWGRAPH_JWT_PUBLIC_KEY_FILE."
+            )
+        return public, private
+
+    @classmethod
+    def load_or_create_secret(cls, data_dir: Path) -> AuthConfig:
+        """An HS256 config with the secret in `data_dir/jwt-secret`, generated on first use."""
+        path = data_dir / SECRET_FILE_NAME
+        try:
+            secret = path.read_bytes().strip()
+        except FileNotFoundError:
+            secret = _create_secret_file(path)
+        else:
+            if path.stat().st_mode & 0o077:
+                raise AuthConfigError(f"{path} is readable by other users: run `chmod 600 {path}`.")
+        if len(secret) < MIN_SECRET_BYTES:
+            raise AuthConfigError(
+                f"{path} holds a secret shorter than {MIN_SECRET_BYTES} bytes: "
+                "delete it to have a new one generated."
+            )
+        return cls(algorithm="HS256", secret=secret)
+
+
+@dataclass(frozen=True)
+class Principal:
+    """The authenticated caller: a user id and the scopes the token grants."""
+
+    user_id: str
+    scopes: frozenset[str] = frozenset()
+
+    @property
+    def is_admin(self) -> bool:
+        return "admin" in self.scopes
+
+
+def authenticate(header: str | None, config: AuthConfig) -> Principal | None:
+    """The Principal of an Authorization header; None when there is none; AuthError when it is bad."""
+    parts = header.split() if header is not None else []
+    if not parts:
+        return None
+    if len(parts) != 2 or parts[0].lower() != "bearer" or not parts[1].isascii():
+        raise AuthError("Malformed Authorization header: expected 'Bearer <token>'.")
+    token = parts[1]
+    if len(token) > config.max_token_bytes:
+        raise AuthError(f"The token is too large: the limit is {config.max_token_bytes} bytes.")
+    claims = _decode(token, config)
+    try:
+        user_id = validate_user_id(claims["sub"], field="sub")
+    except InvalidInputError:
+        raise AuthError("The token's subject (sub) is not a valid user id.") from None
+    return Principal(user_id=user_id, scopes=_scopes(claims.get("scope")))
+
+
+def mint_token(
+    config: AuthConfig,
+    user_id: str,
+    *,
+    admin: bool = False,
+    ttl_seconds: int = 3600,
+    now: datetime | None = None,
+) -> str:
+    """A signed token for `user_id`; InvalidInputError for a bad id, ValueError for a bad ttl."""
+    validate_user_id(user_id)
+    if not 0 < ttl_seconds <= MAX_TTL.total_seconds():
+        raise ValueError(f"ttl_seconds must be between 1 and {int(MAX_TTL.total_seconds())}.")
+    if now is None:
+        now = datetime.now(UTC)
+    elif now.tzinfo is None:
+        raise ValueError("now must be timezone-aware.")
+    if config._signing_key is None:
+        raise AuthConfigError(
+            "FOLLOWGRAPH_JWT_PRIVATE_KEY_FILE is missing: minting RS256 tokens needs the private key."
+        )
+    issued_at = int(now.timestamp())
+    claims: dict[str, Any] = {
+        "sub": user_id,
+        "iat": issued_at,
+        "nbf": issued_at,
+        "exp": issued_at + ttl_seconds,
+    }
+    if admin:
+        claims["scope"] = "admin"
+    if config.issuer is not None:
+        claims["iss"] = config.issuer
+    if config.audience is not None:
+        claims["aud"] = config.audience
+    return jwt.encode(claims, config._signing_key, algorithm=config.algorithm)
+
+
+def _decode(token: str, config: AuthConfig) -> dict[str, Any]:
+    try:
+        return jwt.decode(
+            token,
+            config._verify_key,
+            algorithms=[config.algorithm],
+            options={"require": ["exp", "sub"]},
+            issuer=config.issuer,
+            audience=config.audience,
+            leeway=config.leeway_seconds,
+        )
+    except ExpiredSignatureError:
+        raise AuthError("The token has expired.") from None
+    except ImmatureSignatureError:
+        raise AuthError("The token is not valid yet (nbf or iat is in the future).") from None
+    except MissingRequiredClaimError as exc:
+        raise AuthError(f"The token has no {_CLAIM_NAMES.get(exc.claim, 'required claim')}.") from None
+    except InvalidIssuerError:
+        raise AuthError("The token's issuer (iss) is not accepted.") from None
+    except InvalidAudienceError:
+        raise AuthError("The token's audience (aud) is not accepted.") from None
+    except InvalidSubjectError:
+        raise AuthError("The token's subject (sub) must be a string.") from None
+    except InvalidIssuedAtError:
+        raise AuthError("The token's issued-at time (iat) must be a number.") from None
+    except InvalidAlgorithmError:
+        raise AuthError(
+            f"The token's algorithm (alg) is not accepted: expected {config.algorithm}."
+        ) from None
+    except InvalidSignatureError:
+        raise AuthError("The token's signature is invalid.") from None
+    except DecodeError:
+        raise AuthError("The token is malformed.") from None
+    except PyJWTError:
+        raise AuthError("The token is invalid.") from None
+
+
+def _scopes(claim: object) -> frozenset[str]:
+    if claim is None:
+        return frozenset()
+    if isinstance(claim, str):
+        return frozenset(claim.split())
+    if isinstance(claim, list) and all(isinstance(scope, str) for scope in claim):
+        return frozenset(claim)
+    raise AuthError("The token's scope claim must be a string or a list of strings.")
+
+
+def _load_public_key(pem: str) -> RSAPublicKey:
+    try:
+        key = load_pem_public_key(pem.encode())
+    except (ValueError, TypeError, UnsupportedAlgorithm):
+        raise AuthConfigError(
+            "FOLLOWGRAPH_JWT_PUBLIC_KEY_FILE does not hold a readable PEM public key."
+        ) from None
+    if not isinstance(key, RSAPublicKey):
+        raise AuthConfigError("FOLLOWGRAPH_JWT_PUBLIC_KEY_FILE holds a key that is not an RSA key.")
+    if key.key_size < MIN_RSA_KEY_BITS:
+        raise AuthConfigError(
+            f"FOLLOWGRAPH_JWT_PUBLIC_KEY_FILE holds a {key.key_size}-bit RSA key: "
+            f"use at least {MIN_RSA_KEY_BITS} bits."
+        )
+    return key
+
+
+def _load_private_key(pem: str) -> RSAPrivateKey:
+    try:
+        key = load_pem_private_key(pem.encode(), password=None)
+    except (ValueError, TypeError, UnsupportedAlgorithm):
+        raise AuthConfigError(
+            "FOLLOWGRAPH_JWT_PRIVATE_KEY_FILE does not hold a readable, unencrypted PEM private key."
+        ) from None
+    if not isinstance(key, RSAPrivateKey):
+        raise AuthConfigError("FOLLOWGRAPH_JWT_PRIVATE_KEY_FILE holds a key that is not an RSA key.")
+    return key
+
+
+def _create_secret_file(path: Path) -> bytes:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    secret = secrets.token_hex(64).encode()
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(secret + b"\n")
+            file.flush()
+            os.fsync(file.fileno())
+        # A hard link publishes the complete file without replacing one another process made first.
+        os.link(temporary, path)
+    except FileExistsError:
+        return path.read_bytes().strip()
+    finally:
+        temporary.unlink(missing_ok=True)
+    return secret

@@ -1,0 +1,289 @@
+"""GraphQL over HTTP (https://graphql.github.io/graphql-over-http/): the /graphql endpoint.
+
+Strawberry's own views answer transport errors as plain text and do not speak
+`application/graphql-response+json`; this endpoint follows the specification and hands the
+operation to the Strawberry schema.
+
+- GET runs queries only (a mutation over GET is 405, Allow: POST); POST needs a JSON body.
+- `Accept: application/graphql-response+json`: request errors (bad JSON, parse, validation,
+  variables) are 400 without `data`; executed operations are 200. `application/json` (the
+  default without Accept): 200 for every well-formed request, as the legacy format says.
+- A bad bearer token is 401 with a JSON GraphQL error; no token means an anonymous viewer.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from graphql import GraphQLError
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from strawberry.http.ides import get_graphql_ide_html
+from strawberry.schema.exceptions import InvalidOperationTypeError
+from strawberry.types.graphql import OperationType
+
+from resolvers.context import Context
+from resolvers.errors import BAD_USER_INPUT, INTERNAL_SERVER_ERROR, UNAUTHENTICATED
+from schema import FollowGraphSchema
+from server.auth import AuthConfig, AuthError, Principal, authenticate
+from store import FollowStore
+
+log = logging.getLogger("followgraph.http")
+
+GRAPHQL_RESPONSE = "application/graphql-response+json"
+JSON = "application/json"
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
+_QUERIES = frozenset({OperationType.QUERY})
+_QUERIES_AND_MUTATIONS = frozenset({OperationType.QUERY, OperationType.MUTATION})
+
+
+class RequestError(Exception):
+    """The HTTP request is not a GraphQL request we can run: answered before execution."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        code: str = "BAD_REQUEST",
+        headers: Mapping[str, str] | None = None,
+    ):
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.headers = dict(headers or {})
+
+
+@dataclass(frozen=True, slots=True)
+class GraphQLParams:
+    query: str
+    variables: dict[str, Any] | None
+    operation_name: str | None
+
+
+def negotiate(accept: str | None) -> str:
+    """The response media type for an Accept header; RequestError 406 when we can offer none."""
+    if not accept:
+        return JSON
+    best: tuple[float, int, str] | None = None
+    for position, part in enumerate(accept.split(",")):
+        media, *params = (p.strip() for p in part.split(";"))
+        q = 1.0
+        for param in params:
+            if param.startswith("q="):
+                try:
+                    q = float(param[2:])
+                except ValueError:
+                    q = 0.0
+        if q <= 0:
+            continue
+        media = media.lower()
+        if media in (GRAPHQL_RESPONSE, JSON):
+            offered = media
+        elif media in ("*/*", "application/*"):
+            offered = JSON
+        else:
+            continue
+        candidate = (q, -position, offered)
+        if best is None or candidate[:2] > best[:2]:
+            best = candidate
+    if best is None:
+        raise RequestError(
+            406, f"Not acceptable: this endpoint answers {GRAPHQL_RESPONSE} or {JSON}.", code="NOT_ACCEPTABLE"
+        )
+    return best[2]
+
+
+def _json_object(raw: str | bytes, what: str) -> Any:
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        raise RequestError(400, f"{what} is not valid JSON.") from None
+
+
+def parse_params(data: Mapping[str, Any]) -> GraphQLParams:
+    query = data.get("query")
+    if not isinstance(query, str) or not query.strip():
+        raise RequestError(400, "The request has no GraphQL document: send it as `query`.")
+    variables = data.get("variables")
+    if variables is not None and not isinstance(variables, dict):
+        raise RequestError(400, "`variables` must be a JSON object.")
+    operation_name = data.get("operationName")
+    if operation_name is not None and not isinstance(operation_name, str):
+        raise RequestError(400, "`operationName` must be a string.")
+    return GraphQLParams(query, variables, operation_name)
+
+
+class GraphQLEndpoint:
+    """The ASGI-level handler of /graphql, bound to one schema, store and auth configuration."""
+
+    def __init__(
+        self,
+        schema: FollowGraphSchema,
+        *,
+        auth: AuthConfig,
+        graphiql: bool,
+        max_body_bytes: int,
+    ) -> None:
+        self.schema = schema
+        self.auth = auth
+        self.graphiql = graphiql
+        self.max_body_bytes = max_body_bytes
+
+    async def handle(self, request: Request) -> Response:
+        request_id = request.headers.get("x-request-id", "")
+        if not _REQUEST_ID.fullmatch(request_id):
+            request_id = uuid.uuid4().hex
+        started = time.perf_counter()
+        media_type = JSON
+        try:
+            if self._wants_graphiql(request):
+                return HTMLResponse(get_graphql_ide_html("graphiql"), headers={"x-request-id": request_id})
+            media_type = negotiate(request.headers.get("accept"))
+            params = await self._params(request)
+            principal = self._principal(request)
+            store: FollowStore = request.app.state.store
+            context = Context.create(
+                store,
+                viewer_id=principal.user_id if principal else None,
+                scopes=principal.scopes if principal else frozenset(),
+                request_id=request_id,
+            )
+            status, body = await self._execute(request, params, context, media_type)
+        except RequestError as exc:
+            status, body = exc.status, {"errors": [{"message": str(exc), "extensions": {"code": exc.code}}]}
+            response = self._respond(status, body, media_type, request_id)
+            response.headers.update(exc.headers)
+            self._log(request, status, started, request_id)
+            return response
+        self._log(request, status, started, request_id)
+        return self._respond(status, body, media_type, request_id)
+
+    def _wants_graphiql(self, request: Request) -> bool:
+        return (
+            self.graphiql
+            and request.method == "GET"
+            and "query" not in request.query_params
+            and "text/html" in request.headers.get("accept", "")
+        )
+
+    async def _params(self, request: Request) -> GraphQLParams:
+        if request.method == "GET":
+            raw: dict[str, Any] = dict(request.query_params)
+            if "variables" in raw:
+                raw["variables"] = _json_object(raw["variables"], "`variables`")
+            return parse_params(raw)
+        if request.method != "POST":
+            raise RequestError(
+                405, "Use GET for queries or POST for any operation.", headers={"allow": "GET, POST"}
+            )
+        content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if content_type != JSON:
+            raise RequestError(
+                415,
+                f"Send the request body as {JSON} (got {content_type or 'no content type'}).",
+                code="UNSUPPORTED_MEDIA_TYPE",
+            )
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
+            raise RequestError(
+                413, f"The request body exceeds {self.max_body_bytes} bytes.", code="PAYLOAD_TOO_LARGE"
+            )
+        body = bytearray()
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > self.max_body_bytes:
+                raise RequestError(
+                    413, f"The request body exceeds {self.max_body_bytes} bytes.", code="PAYLOAD_TOO_LARGE"
+                )
+        data = _json_object(bytes(body), "The request body")
+        if isinstance(data, list):
+            raise RequestError(
+                400, "Batched requests (a JSON array) are not accepted: send one operation per request."
+            )
+        if not isinstance(data, dict):
+            raise RequestError(400, "The request body must be a JSON object with a `query`.")
+        return parse_params(data)
+
+    def _principal(self, request: Request) -> Principal | None:
+        try:
+            return authenticate(request.headers.get("authorization"), self.auth)
+        except AuthError as exc:
+            raise RequestError(
+                401,
+                exc.reason,
+                code=UNAUTHENTICATED,
+                headers={"www-authenticate": 'Bearer error="invalid_token"'},
+            ) from None
+
+    async def _execute(
+        self, request: Request, params: GraphQLParams, context: Context, media_type: str
+    ) -> tuple[int, dict[str, Any]]:
+        allowed = _QUERIES if request.method == "GET" else _QUERIES_AND_MUTATIONS
+        try:
+            result = await self.schema.execute(
+                params.query,
+                variable_values=params.variables,
+                context_value=context,
+                operation_name=params.operation_name,
+                allowed_operation_types=allowed,
+            )
+        except InvalidOperationTypeError:
+            raise RequestError(405, "Mutations need POST.", headers={"allow": "POST"}) from None
+        errors = [_format_error(error) for error in result.errors or ()]
+        request_failed = (
+            result.data is None and bool(result.errors) and all(e.path is None for e in result.errors or ())
+        )
+        body: dict[str, Any] = {}
+        if errors:
+            body["errors"] = errors
+        if request_failed:
+            return (400 if media_type == GRAPHQL_RESPONSE else 200), body
+        body["data"] = result.data
+        return 200, body
+
+    @staticmethod
+    def _respond(status: int, body: dict[str, Any], media_type: str, request_id: str) -> Response:
+        return Response(
+            orjson.dumps(body),
+            status_code=status,
+            media_type=f"{media_type}; charset=utf-8",
+            headers={"x-request-id": request_id},
+        )
+
+    @staticmethod
+    def _log(request: Request, status: int, started: float, request_id: str) -> None:
+        log.info(
+            "%s %s %d %.1fms",
+            request.method,
+            request.url.path,
+            status,
+            (time.perf_counter() - started) * 1000,
+            extra={"request_id": request_id},
+        )
+
+
+def _format_error(error: GraphQLError) -> dict[str, Any]:
+    formatted: dict[str, Any] = dict(error.formatted)
+    extensions = dict(formatted.get("extensions") or {})
+    if "code" not in extensions:
+        extensions["code"] = _classify(error)
+    formatted["extensions"] = extensions
+    return formatted
+
+
+def _classify(error: GraphQLError) -> str:
+    if error.path is not None:
+        return INTERNAL_SERVER_ERROR if error.original_error is not None else BAD_USER_INPUT
+    if error.message.startswith("Syntax Error"):
+        return "GRAPHQL_PARSE_FAILED"
+    if error.message.startswith("Variable '$"):
+        return BAD_USER_INPUT
+    return "GRAPHQL_VALIDATION_FAILED"

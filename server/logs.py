@@ -1,0 +1,27 @@
+"""Logging: one JSON object per line, with the request id where there is one."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from pythonjsonlogger.json import JsonFormatter
+
+
+def configure_logging(level: str = "info") -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        JsonFormatter(
+            "{asctime}{levelname}{name}{message}",
+            style="{",
+            rename_fields={"asctime": "time", "levelname": "level", "name": "logger"},
+        )
+    )
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+    for name in ("uvicorn", "uvicorn.error"):
+        logging.getLogger(name).handlers[:] = []
+        logging.getLogger(name).propagate = True
+    # The endpoint logs every request with its request id; uvicorn's access line would repeat it.
+    logging.getLogger("uvicorn.access").disabled = True

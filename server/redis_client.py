@@ -1,0 +1,28 @@
+"""The Redis client of a server process: pooled, with timeouts and retries on lost connections.
+
+Retries are safe: every write of the store is an idempotent script, so a command re-sent after a
+lost reply leaves the same state as one that arrived once.
+"""
+
+from __future__ import annotations
+
+import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError, TimeoutError
+
+SOCKET_TIMEOUT = 5.0
+
+
+def connect(url: str, *, max_connections: int = 64) -> aioredis.Redis:
+    """A client for `url` (redis://, rediss:// or unix://) that decodes replies to str."""
+    return aioredis.Redis.from_url(
+        url,
+        decode_responses=True,
+        max_connections=max_connections,
+        socket_timeout=SOCKET_TIMEOUT,
+        socket_connect_timeout=SOCKET_TIMEOUT,
+        retry=Retry(ExponentialBackoff(cap=0.5, base=0.02), retries=3),
+        retry_on_error=[ConnectionError, TimeoutError],
+        health_check_interval=30,
+    )
