@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test lint typecheck pytest fmt clean
+.PHONY: install test lint typecheck pytest fmt schema clean
 
 ## install: create the virtualenv and install the project with its dev tools
 install: $(STAMP)
@@ -32,6 +32,10 @@ pytest: $(STAMP)
 fmt: $(STAMP)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
+
+## schema: write the served schema to schema/schema.graphql (a test fails when it is stale)
+schema: $(STAMP)
+	$(BIN)/followgraph export-schema -o schema/schema.graphql
 
 ## clean: remove the virtualenv and caches
 clean:

@@ -8,13 +8,19 @@ be running on the machine.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import fakeredis
+import httpx
 import pytest
 import redis.asyncio as aioredis
 
+from server.app import create_app
+from server.auth import mint_token
 from server.redis_server import RedisServer
+from server.settings import Settings
 from store import FollowStore
 
 
@@ -50,3 +56,59 @@ async def backend(request: pytest.FixtureRequest, redis_server: RedisServer) -> 
 @pytest.fixture
 def store(backend: aioredis.Redis) -> FollowStore:
     return FollowStore(backend)
+
+
+TEST_SECRET = "test-secret-that-is-long-enough-for-hs256!"
+
+
+@dataclass
+class Api:
+    """The app over HTTP (httpx against the ASGI app), on the real Redis server."""
+
+    client: httpx.AsyncClient
+    settings: Settings
+    store: FollowStore
+
+    def token(self, user_id: str, *, admin: bool = False) -> str:
+        return mint_token(self.settings.auth_config(), user_id, admin=admin)
+
+    async def post(
+        self,
+        query: str,
+        variables: dict[str, Any] | None = None,
+        *,
+        as_user: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> httpx.Response:
+        sent = dict(headers or {})
+        if as_user is not None:
+            sent["authorization"] = f"Bearer {self.token(as_user)}"
+        return await self.client.post("/graphql", json={"query": query, "variables": variables}, headers=sent)
+
+    async def data(
+        self, query: str, variables: dict[str, Any] | None = None, *, as_user: str | None = None
+    ) -> Any:
+        """The `data` of a query that must succeed without errors."""
+        response = await self.post(query, variables, as_user=as_user)
+        body = response.json()
+        assert response.status_code == 200, body
+        assert "errors" not in body, body["errors"]
+        return body["data"]
+
+    async def register(self, *user_ids: str) -> None:
+        for user_id in user_ids:
+            await self.store.upsert_user(user_id, name=f"User {user_id}")
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(data_dir=tmp_path / "data", jwt_secret=TEST_SECRET)
+
+
+@pytest.fixture
+async def api(real_redis: aioredis.Redis, settings: Settings) -> AsyncIterator[Api]:
+    app = create_app(settings, redis=real_redis)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            yield Api(client, settings, app.state.store)

@@ -1,0 +1,115 @@
+"""Batching is proven by counting: Redis round trips per request do not grow with the page."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import redis.asyncio as aioredis
+from redis.asyncio.connection import UnixDomainSocketConnection
+
+from server.app import create_app
+from server.auth import mint_token
+from server.redis_server import RedisServer
+from server.settings import Settings
+from store import FollowStore
+
+FANS = 100
+
+
+class CountingConnection(UnixDomainSocketConnection):
+    """Counts every write to the socket (one per command, or one per pipeline), handshakes aside."""
+
+    sent = 0
+    connecting = False
+
+    async def on_connect_check_health(self, check_health: bool = True) -> None:
+        self.connecting = True
+        try:
+            await super().on_connect_check_health(check_health)
+        finally:
+            self.connecting = False
+
+    async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        if not self.connecting:
+            type(self).sent += 1
+        await super().send_packed_command(command, check_health)
+
+
+class Counted:
+    def __init__(self, client: httpx.AsyncClient, token: str) -> None:
+        self.client = client
+        self.token = token
+
+    async def round_trips(self, query: str) -> int:
+        CountingConnection.sent = 0
+        response = await self.client.post(
+            "/graphql", json={"query": query}, headers={"authorization": f"Bearer {self.token}"}
+        )
+        body = response.json()
+        assert response.status_code == 200 and "errors" not in body, body
+        return CountingConnection.sent
+
+
+@pytest.fixture
+async def counted(redis_server: RedisServer, tmp_path: Path) -> AsyncIterator[Counted]:
+    pool = aioredis.ConnectionPool(
+        connection_class=CountingConnection, path=str(redis_server.socket_path), decode_responses=True
+    )
+    client = aioredis.Redis(connection_pool=pool)
+    await client.flushall()
+    store = FollowStore(client)
+    for user_id in ["star", "viewer", *(f"fan{i}" for i in range(FANS))]:
+        await store.upsert_user(user_id, name=user_id)
+    for i in range(FANS):
+        await store.follow(follower=f"fan{i}", followee="star")
+        if i % 2:
+            await store.follow(follower="star", followee=f"fan{i}")
+        if i % 3:
+            await store.follow(follower="viewer", followee=f"fan{i}")
+    settings = Settings(data_dir=tmp_path, jwt_secret="x" * 40)
+    app = create_app(settings, redis=client)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
+            counted = Counted(http, mint_token(settings.auth_config(), "viewer"))
+            # Load the scripts once, so that no count includes a first-use SCRIPT LOAD.
+            await counted.round_trips('{ user(userId: "star") { fans(first: 1) { totalCount } } }')
+            yield counted
+    await client.aclose()
+    await pool.disconnect()
+
+
+PAGE = """{ user(userId: "star") { fans(first: %d) { totalCount edges { cursor followedAt relationship
+  node { userId name followingCount fansCount relationship viewerFollowedAt } } } } }"""
+
+
+async def test_a_100_entry_page_costs_the_same_round_trips_as_a_1_entry_page(counted: Counted) -> None:
+    one = await counted.round_trips(PAGE % 1)
+    hundred = await counted.round_trips(PAGE % 100)
+    assert one == hundred
+    # user() profile check, the page, relations, profiles and counts of the entries.
+    assert hundred == 5
+
+
+async def test_three_lists_cost_no_more_relationship_round_trips_than_one(counted: Counted) -> None:
+    fields = "totalCount edges { relationship node { relationship } }"
+    fans_only = await counted.round_trips(f'{{ user(userId: "star") {{ fans(first: 100) {{ {fields} }} }} }}')
+    three = await counted.round_trips(
+        f'{{ user(userId: "star") {{ following(first: 100) {{ {fields} }} fans(first: 100) {{ {fields} }}'
+        f" mutuals(first: 100) {{ {fields} }} }} }}"
+    )
+    assert three == fans_only
+
+
+async def test_nested_connections_are_batched_per_depth(counted: Counted) -> None:
+    shallow = await counted.round_trips(
+        '{ user(userId: "star") { fans(first: 2) { nodes { fans(first: 5) { nodes { name relationship } } } } } }'
+    )
+    deep = await counted.round_trips(
+        '{ user(userId: "star") { fans(first: 50) { nodes { fans(first: 5) { nodes { name relationship } } } } } }'
+    )
+    assert shallow == deep
