@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test lint typecheck pytest fmt schema clean
+.PHONY: install run test lint typecheck pytest fmt schema clean
 
 ## install: create the virtualenv and install the project with its dev tools
 install: $(STAMP)
@@ -14,6 +14,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
+
+## run: serve the API on http://127.0.0.1:8000/graphql with an embedded Redis
+run: $(STAMP)
+	$(BIN)/followgraph serve
 
 ## test: lint, type-check and run the whole test suite (real Redis included)
 test: lint typecheck pytest
