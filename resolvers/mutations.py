@@ -90,7 +90,12 @@ async def remove_fan(context: Context, user_id: str) -> FollowOutcome:
 
 async def mark_fans_seen(context: Context) -> tuple[str, int]:
     viewer_id = require_viewer(context)
-    seen_at = await context.store.mark_fans_seen(viewer_id)
+    try:
+        seen_at = await context.store.mark_fans_seen(viewer_id)
+    except UserNotFoundError:
+        raise forbidden(f"Your own user {viewer_id!r} is not registered yet.") from None
+    finally:
+        context.loaders.clear_all()
     return viewer_id, seen_at
 
 

@@ -13,6 +13,7 @@ from schema.mutations import Mutation
 from schema.query import Query
 from schema.scalars import SCALAR_MAP
 from schema.user import User
+from schema.validation import RequireOperationName
 
 
 class FollowGraphSchema(Schema):
@@ -30,7 +31,7 @@ def build_schema(*, extensions: Sequence[Any] = ()) -> FollowGraphSchema:
         mutation=Mutation,
         types=[User],
         config=StrawberryConfig(scalar_map=SCALAR_MAP),
-        extensions=[MaskUnexpectedErrors, *extensions],
+        extensions=[MaskUnexpectedErrors, RequireOperationName, *extensions],
     )
 
 

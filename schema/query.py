@@ -20,10 +20,12 @@ def _user(user_id: str | None) -> User | None:
     description="Reads. Anyone may read; a bearer token makes relationships relative to its user."
 )
 class Query:
-    @strawberry.field(description="The authenticated user; null when anonymous.")
+    @strawberry.field(description="The authenticated user; null when anonymous (or not registered).")
     async def viewer(self, info: Info) -> User | None:
         viewer_id = info.context.viewer_id
-        return None if viewer_id is None else User.of(viewer_id)
+        if viewer_id is None:
+            return None
+        return _user(await users.registered_user(info.context, viewer_id))
 
     @strawberry.field(description="Null when no such user is registered.")
     async def user(self, info: Info, user_id: strawberry.ID) -> User | None:

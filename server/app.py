@@ -29,7 +29,7 @@ def create_app(settings: Settings, *, redis: aioredis.Redis | None = None) -> St
         raise ValueError("create_app needs a Redis: pass redis= or set redis_url (FOLLOWGRAPH_REDIS_URL).")
     extensions: list[type[SchemaExtension] | SchemaExtension] = []
     if not settings.introspection:
-        extensions.append(DisableIntrospection())
+        extensions.append(DisableIntrospection)
     endpoint = GraphQLEndpoint(
         build_schema(extensions=extensions),
         auth=settings.auth_config(),

@@ -26,7 +26,7 @@ from graphql import GraphQLError
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from strawberry.http.ides import get_graphql_ide_html
-from strawberry.schema.exceptions import InvalidOperationTypeError
+from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 from strawberry.types.graphql import OperationType
 
 from resolvers.context import Context
@@ -237,6 +237,13 @@ class GraphQLEndpoint:
             )
         except InvalidOperationTypeError:
             raise RequestError(405, "Mutations need POST.", headers={"allow": "POST"}) from None
+        except CannotGetOperationTypeError:
+            wanted = f"named {params.operation_name!r} " if params.operation_name else ""
+            raise RequestError(
+                400 if media_type == GRAPHQL_RESPONSE else 200,
+                f"The document has no operation {wanted}to run.",
+                code="GRAPHQL_VALIDATION_FAILED",
+            ) from None
         errors = [_format_error(error) for error in result.errors or ()]
         request_failed = (
             result.data is None and bool(result.errors) and all(e.path is None for e in result.errors or ())

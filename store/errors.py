@@ -30,8 +30,8 @@ class UserNotFoundError(StoreError):
 class CannotFollowSelfError(StoreError):
     code = "CANNOT_FOLLOW_SELF"
 
-    def __init__(self) -> None:
-        super().__init__("A user cannot follow themselves.")
+    def __init__(self, message: str = "A user cannot follow themselves.") -> None:
+        super().__init__(message)
 
 
 class InvalidCursorError(StoreError):

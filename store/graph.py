@@ -135,7 +135,7 @@ class FollowStore:
 
     async def unfollow(self, *, follower: str, followee: str) -> FollowResult:
         """`follower` stops following `followee`; idempotent. The relationship is follower's view."""
-        self._check_pair(follower, followee)
+        self._check_pair(follower, followee, self_message="A user cannot unfollow themselves.")
         k = self.keys
         keys = [
             k.profile(follower), k.profile(followee),
@@ -151,6 +151,7 @@ class FollowStore:
 
     async def remove_fan(self, *, user: str, fan: str) -> FollowResult:
         """Make `fan` stop following `user`. The relationship is `user`'s view of `fan` afterwards."""
+        self._check_pair(user, fan, self_message="A user cannot be their own fan.")
         result = await self.unfollow(follower=fan, followee=user)
         # unfollow answered from the fan's side: whether `user` still follows the fan.
         user_follows_fan = result.relationship is Relationship.FOLLOWED_BY
@@ -159,15 +160,20 @@ class FollowStore:
         )
 
     async def mark_fans_seen(self, user_id: str) -> int:
-        """Set the mark newFansCount counts from; returns it (epoch ms)."""
+        """Set the mark newFansCount counts from; returns it (epoch ms). The user must be registered."""
         validate_user_id(user_id)
-        return int(await _MARK_FANS_SEEN.run(self.redis, [self.keys.fans_seen(user_id)]))
+        keys = [self.keys.fans_seen(user_id), self.keys.profile(user_id)]
+        seen = int(await _MARK_FANS_SEEN.run(self.redis, keys))
+        if seen < 0:
+            raise UserNotFoundError(user_id)
+        return seen
 
-    def _check_pair(self, a: str, b: str) -> None:
+    @staticmethod
+    def _check_pair(a: str, b: str, *, self_message: str = "A user cannot follow themselves.") -> None:
         validate_user_id(a)
         validate_user_id(b)
         if a == b:
-            raise CannotFollowSelfError()
+            raise CannotFollowSelfError(self_message)
 
     @staticmethod
     def _check_status(status: int, a: str, b: str) -> None:

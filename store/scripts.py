@@ -87,10 +87,11 @@ return {created, p[1], p[2], p[3]}
 """
 )
 
-# KEYS: fans_seen   Returns the mark, epoch ms.
+# KEYS: fans_seen profile   Returns the mark, epoch ms; -1 when the user is not registered.
 MARK_FANS_SEEN = (
     _NOW
     + """
+if redis.call('EXISTS', KEYS[2]) == 0 then return -1 end
 local at = now_ms(nil)
 redis.call('SET', KEYS[1], at)
 return at

@@ -105,11 +105,11 @@ async def test_three_lists_cost_no_more_relationship_round_trips_than_one(counte
     assert three == fans_only
 
 
+NESTED = """{ user(userId: "star") { fans(first: %d) {
+  nodes { fans(first: 5) { nodes { name relationship } } } } } }"""
+
+
 async def test_nested_connections_are_batched_per_depth(counted: Counted) -> None:
-    shallow = await counted.round_trips(
-        '{ user(userId: "star") { fans(first: 2) { nodes { fans(first: 5) { nodes { name relationship } } } } } }'
-    )
-    deep = await counted.round_trips(
-        '{ user(userId: "star") { fans(first: 50) { nodes { fans(first: 5) { nodes { name relationship } } } } } }'
-    )
+    shallow = await counted.round_trips(NESTED % 2)
+    deep = await counted.round_trips(NESTED % 50)
     assert shallow == deep

@@ -42,7 +42,9 @@ def test_every_type_field_argument_and_value_of_the_contract_is_served() -> None
             stype, GraphQLObjectType | GraphQLInterfaceType
         ):
             served_interfaces = {i.name for i in stype.interfaces}
-            gaps += [f"{name} implements {i.name}" for i in ctype.interfaces if i.name not in served_interfaces]
+            gaps += [
+                f"{name} implements {i.name}" for i in ctype.interfaces if i.name not in served_interfaces
+            ]
             for fname, cfield in ctype.fields.items():
                 sfield = stype.fields.get(fname)
                 if sfield is None or str(sfield.type) != str(cfield.type):

@@ -1,0 +1,29 @@
+"""Request checks that graphql-core leaves to the transport."""
+
+from collections.abc import Iterator
+
+from graphql import GraphQLError, OperationDefinitionNode
+from strawberry.extensions import SchemaExtension
+
+
+class RequireOperationName(SchemaExtension):
+    """A document with several operations must say which to run (Strawberry would run the first)."""
+
+    def on_validate(self) -> Iterator[None]:
+        self._check()
+        yield
+
+    def _check(self) -> None:
+        context = self.execution_context
+        # ExecutionContext.operation_name falls back to the first operation's name; the name the
+        # client sent is kept privately.
+        document = context.graphql_document
+        if context._provided_operation_name is not None or document is None:
+            return
+        operations = sum(isinstance(d, OperationDefinitionNode) for d in document.definitions)
+        if operations > 1:
+            error = GraphQLError(
+                "The document has several operations: give the operation name to run in `operationName`."
+            )
+            # Set before validation runs, so the document is refused without being validated.
+            context.pre_execution_errors = [error]
