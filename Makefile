@@ -15,9 +15,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-## run: serve the API on http://127.0.0.1:8000/graphql with an embedded Redis
+## run: serve the API on http://127.0.0.1:8000/graphql with an embedded Redis and demo data
 run: $(STAMP)
-	$(BIN)/followgraph serve
+	$(BIN)/followgraph serve --demo
 
 ## test: lint, type-check and run the whole test suite (real Redis included)
 test: lint typecheck pytest

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dataloaders.base import BatchObserver, StoreDataLoader
 from dataloaders.counts import CountsDataLoader
 from dataloaders.page import PageDataLoader
 from dataloaders.profile import ProfileDataLoader
@@ -19,12 +20,14 @@ class DataLoaders:
     page: PageDataLoader
 
     @classmethod
-    def create(cls, store: FollowStore, viewer_id: str | None) -> DataLoaders:
+    def create(
+        cls, store: FollowStore, viewer_id: str | None, *, observe: BatchObserver | None = None
+    ) -> DataLoaders:
         return cls(
-            relation=RelationDataLoader(store, viewer_id),
-            profile=ProfileDataLoader(store),
-            counts=CountsDataLoader(store),
-            page=PageDataLoader(store),
+            relation=RelationDataLoader(store, viewer_id, observe=observe),
+            profile=ProfileDataLoader(store, observe=observe),
+            counts=CountsDataLoader(store, observe=observe),
+            page=PageDataLoader(store, observe=observe),
         )
 
     def clear_all(self) -> None:
@@ -33,4 +36,12 @@ class DataLoaders:
             loader.clear_all()
 
 
-__all__ = ["CountsDataLoader", "DataLoaders", "PageDataLoader", "ProfileDataLoader", "RelationDataLoader"]
+__all__ = [
+    "BatchObserver",
+    "CountsDataLoader",
+    "DataLoaders",
+    "PageDataLoader",
+    "ProfileDataLoader",
+    "RelationDataLoader",
+    "StoreDataLoader",
+]

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from strawberry.dataloader import DataLoader
+from dataloaders.base import StoreDataLoader
+from store import Counts
 
-from store import Counts, FollowStore
 
+class CountsDataLoader(StoreDataLoader[str, Counts]):
+    name = "counts"
 
-class CountsDataLoader(DataLoader[str, Counts]):
-    def __init__(self, store: FollowStore) -> None:
-        super().__init__(load_fn=self._load)
-        self._store = store
-
-    async def _load(self, user_ids: Sequence[str]) -> list[Counts]:
-        return await self._store.counts(user_ids)
+    async def fetch(self, user_ids: Sequence[str]) -> list[Counts]:
+        return await self.store.counts(user_ids)

@@ -8,15 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from strawberry.dataloader import DataLoader
+from dataloaders.base import StoreDataLoader
+from store import ListQuery, Page
 
-from store import FollowStore, ListQuery, Page
 
+class PageDataLoader(StoreDataLoader[ListQuery, Page]):
+    name = "page"
 
-class PageDataLoader(DataLoader[ListQuery, Page]):
-    def __init__(self, store: FollowStore) -> None:
-        super().__init__(load_fn=self._load)
-        self._store = store
-
-    async def _load(self, queries: Sequence[ListQuery]) -> list[Page]:
-        return await self._store.pages(queries)
+    async def fetch(self, queries: Sequence[ListQuery]) -> list[Page]:
+        return await self.store.pages(queries)

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from strawberry.dataloader import DataLoader
-
+from dataloaders.base import BatchObserver, StoreDataLoader
 from store import FollowStore, Relation
 
 
-class RelationDataLoader(DataLoader[str, Relation]):
+class RelationDataLoader(StoreDataLoader[str, Relation]):
     """One pipelined round trip (two ZMSCOREs on the viewer's slot) for every user loaded together."""
 
-    def __init__(self, store: FollowStore, viewer_id: str | None) -> None:
-        super().__init__(load_fn=self._load)
-        self._store = store
-        self._viewer_id = viewer_id
+    name = "relation"
 
-    async def _load(self, user_ids: Sequence[str]) -> list[Relation]:
-        return await self._store.relations(self._viewer_id, user_ids)
+    def __init__(
+        self, store: FollowStore, viewer_id: str | None, *, observe: BatchObserver | None = None
+    ) -> None:
+        super().__init__(store, observe=observe)
+        self.viewer_id = viewer_id
+
+    async def fetch(self, user_ids: Sequence[str]) -> list[Relation]:
+        return await self.store.relations(self.viewer_id, user_ids)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dataloaders import DataLoaders
+from dataloaders import BatchObserver, DataLoaders
 from store import FollowStore
 
 ADMIN_SCOPE = "admin"
@@ -26,8 +26,10 @@ class Context:
         viewer_id: str | None = None,
         scopes: frozenset[str] = frozenset(),
         request_id: str = "-",
+        observe: BatchObserver | None = None,
     ) -> Context:
-        return cls(store, DataLoaders.create(store, viewer_id), viewer_id, scopes, request_id)
+        loaders = DataLoaders.create(store, viewer_id, observe=observe)
+        return cls(store, loaders, viewer_id, scopes, request_id)
 
     @property
     def is_admin(self) -> bool:

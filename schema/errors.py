@@ -16,6 +16,8 @@ MASKED_MESSAGE = "Internal server error."
 def is_expected(error: GraphQLError) -> bool:
     """Errors of the request itself (parse, validation, variables) and ApiErrors are shown."""
     original = error.original_error
+    if (error.extensions or {}).get("code") == INTERNAL_SERVER_ERROR:
+        return True  # already masked
     return original is None or isinstance(original, ApiError | GraphQLError)
 
 
@@ -45,4 +47,6 @@ class MaskUnexpectedErrors(SchemaExtension):
             nodes=error.nodes,
             path=error.path,
             extensions={"code": INTERNAL_SERVER_ERROR, "requestId": request_id},
+            # Kept for the server's own accounting (metrics); never serialized to the client.
+            original_error=error.original_error,
         )

@@ -10,12 +10,14 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from strawberry.extensions import DisableIntrospection, SchemaExtension
 
 from schema import build_schema
 from server.graphql_http import GraphQLEndpoint
+from server.logs import configure_logging
+from server.metrics import Metrics
 from server.redis_client import connect
 from server.settings import Settings
 from store import FollowStore, Keys
@@ -30,11 +32,13 @@ def create_app(settings: Settings, *, redis: aioredis.Redis | None = None) -> St
     extensions: list[type[SchemaExtension] | SchemaExtension] = []
     if not settings.introspection:
         extensions.append(DisableIntrospection)
+    metrics = Metrics()
     endpoint = GraphQLEndpoint(
         build_schema(extensions=extensions),
         auth=settings.auth_config(),
         graphiql=settings.graphiql,
         max_body_bytes=settings.max_body_bytes,
+        metrics=metrics,
     )
 
     @asynccontextmanager
@@ -59,9 +63,20 @@ def create_app(settings: Settings, *, redis: aioredis.Redis | None = None) -> St
             return JSONResponse({"status": "unavailable", "redis": type(exc).__name__}, status_code=503)
         return JSONResponse({"status": "ok", "redis": "ok"})
 
+    async def metrics_endpoint(request: Request) -> Response:
+        return Response(metrics.render(), media_type=metrics.content_type)
+
     routes = [
         Route("/graphql", endpoint.handle, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
+        Route("/metrics", metrics_endpoint, methods=["GET"]),
     ]
     return Starlette(routes=routes, lifespan=lifespan)
+
+
+def app_from_env() -> Starlette:
+    """The application configured by FOLLOWGRAPH_* variables (uvicorn's factory for worker processes)."""
+    settings = Settings.from_env()
+    configure_logging(settings.log_level)
+    return create_app(settings)

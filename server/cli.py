@@ -2,19 +2,53 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+import os
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import IO, Annotated, Any, TypeVar
 
 import typer
 import uvicorn
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from server.auth import mint_token
+from server.demo import DEFAULT_SEED, DEFAULT_USERS, DemoSpec, is_empty, load_demo
+from server.embedded import redis_url as resolve_redis_url
 from server.logs import configure_logging
-from server.redis_server import RedisServer, RedisServerError
+from server.redis_client import connect
+from server.redis_server import RedisServerError
 from server.settings import ConfigError, Settings
+from server.transfer import (
+    Format,
+    OnError,
+    Summary,
+    edge_rows,
+    export_edges,
+    export_users,
+    import_edges,
+    import_users,
+    user_rows,
+)
+from store import FollowStore, Keys, StoreError
 
 log = logging.getLogger("followgraph")
+console = Console(stderr=True)
+T = TypeVar("T")
+
+DEMO_VIEWER = "42"
 
 app = typer.Typer(
     help="FollowGraph: a GraphQL follow graph on Redis.", no_args_is_help=True, add_completion=False
@@ -22,11 +56,19 @@ app = typer.Typer(
 
 RedisUrl = Annotated[
     str | None,
-    typer.Option(help="Redis or Redis Cluster URL [env FOLLOWGRAPH_REDIS_URL]; default: an embedded Redis."),
+    typer.Option(
+        help="Redis URL [env FOLLOWGRAPH_REDIS_URL]; default: the embedded Redis of the data directory."
+    ),
 ]
 DataDir = Annotated[
     Path | None,
     typer.Option(help="Where the embedded Redis and the JWT secret live [env FOLLOWGRAPH_DATA_DIR]."),
+]
+FormatOption = Annotated[
+    str | None, typer.Option("--format", help="csv or jsonl; default: from the file name.")
+]
+Kind = Annotated[
+    str, typer.Option(help="edges (follower,followee,followed_at) or users (userId,name,avatarUrl).")
 ]
 
 
@@ -34,16 +76,77 @@ def _settings(**overrides: Any) -> Settings:
     try:
         return Settings.from_env(None, **overrides)
     except ConfigError as exc:
-        typer.echo(f"Configuration error: {exc}", err=True)
+        console.print(f"[red]Configuration error:[/red] {exc}")
         raise typer.Exit(2) from None
+
+
+@contextlib.contextmanager
+def _redis(settings: Settings) -> Iterator[Settings]:
+    """Settings whose redis_url is set, starting the embedded Redis for the duration if needed."""
+    try:
+        with resolve_redis_url(settings) as url:
+            yield settings.with_(redis_url=url)
+    except RedisServerError as exc:
+        console.print(f"[red]Could not start the embedded Redis:[/red] {exc}")
+        raise typer.Exit(1) from None
+
+
+async def _with_store(settings: Settings, work: Callable[[FollowStore], Awaitable[T]]) -> T:
+    client = connect(settings.redis_url or "")
+    try:
+        return await work(FollowStore(client, keys=Keys(settings.key_prefix)))
+    finally:
+        await client.aclose()
+
+
+def _progress(unit: str, total: int | None = None) -> Progress:
+    columns: list[Any] = [SpinnerColumn(), TextColumn("{task.description}"), BarColumn()]
+    columns += [MofNCompleteColumn(), TextColumn(unit), TimeElapsedColumn()]
+    return Progress(*columns, console=console, transient=False)
+
+
+async def _demo(settings: Settings, spec: DemoSpec) -> bool:
+    """Load the demo graph into an empty store; False when the store already has users."""
+
+    async def work(store: FollowStore) -> bool:
+        if not await is_empty(store):
+            return False
+        with _progress("follows") as bar:
+            task = bar.add_task("demo graph", total=None)
+            started = time.perf_counter()
+            users, follows = await load_demo(
+                store,
+                spec,
+                now_ms=int(time.time() * 1000),
+                progress=lambda _u, f: bar.update(task, completed=f),
+            )
+        console.print(f"Loaded {users} users and {follows} follows in {time.perf_counter() - started:.1f}s.")
+        return True
+
+    return await _with_store(settings, work)
+
+
+def _print_welcome(settings: Settings) -> None:
+    token = mint_token(settings.auth_config(), DEMO_VIEWER, ttl_seconds=7 * 86400)
+    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::") else settings.host
+    typer.echo(
+        f"\nFollowGraph on http://{host}:{settings.port}/graphql (GraphiQL in a browser)\n"
+        f'Token of demo user {DEMO_VIEWER} (Headers pane: {{"Authorization": "Bearer <token>"}}):\n\n'
+        f"{token}\n"
+    )
 
 
 @app.command()
 def serve(
     host: Annotated[str | None, typer.Option(help="Interface to listen on [env FOLLOWGRAPH_HOST].")] = None,
     port: Annotated[int | None, typer.Option(help="TCP port [env FOLLOWGRAPH_PORT].")] = None,
+    workers: Annotated[int | None, typer.Option(help="Server processes [env FOLLOWGRAPH_WORKERS].")] = None,
     redis_url: RedisUrl = None,
     data_dir: DataDir = None,
+    appendfsync: Annotated[
+        str | None,
+        typer.Option(help="Embedded Redis AOF fsync: everysec or always [env FOLLOWGRAPH_APPENDFSYNC]."),
+    ] = None,
     production: Annotated[
         bool | None,
         typer.Option("--production/--development", help="Production mode [env FOLLOWGRAPH_PRODUCTION]."),
@@ -51,39 +154,167 @@ def serve(
     log_level: Annotated[
         str | None, typer.Option(help="debug, info, warning or error [env FOLLOWGRAPH_LOG_LEVEL].")
     ] = None,
+    demo: Annotated[bool, typer.Option(help="Load the demo graph first when the store is empty.")] = False,
 ) -> None:
     """Serve the GraphQL API (GraphiQL at /graphql in a browser)."""
-    from server.app import create_app
-
     settings = _settings(
         host=host,
         port=port,
+        workers=workers,
         redis_url=redis_url,
         data_dir=data_dir,
+        appendfsync=appendfsync,
         production=production,
         log_level=log_level,
     )
     configure_logging(settings.log_level)
-    embedded: RedisServer | None = None
-    if settings.redis_url is None:
-        embedded = RedisServer(settings.data_dir / "redis", appendonly=True)
+    with _redis(settings) as settings:
         try:
-            embedded.start()
-        except RedisServerError as exc:
-            typer.echo(f"Could not start the embedded Redis: {exc}", err=True)
-            raise typer.Exit(1) from None
-        settings = settings.with_(redis_url=embedded.url)
-        log.info("embedded redis at %s (data in %s)", embedded.url, embedded.directory)
+            settings.auth_config()
+        except ConfigError as exc:
+            console.print(f"[red]Configuration error:[/red] {exc}")
+            raise typer.Exit(2) from None
+        if demo and not asyncio.run(_demo(settings, DemoSpec())):
+            console.print("The store already has users: the demo graph was not loaded again.")
+        if demo:
+            _print_welcome(settings)
+        options: dict[str, Any] = {
+            "host": settings.host,
+            "port": settings.port,
+            "log_config": None,
+            "access_log": False,
+            "lifespan": "on",
+            "loop": "uvloop",
+            "http": "httptools",
+            "timeout_graceful_shutdown": 10,
+        }
+        log.info(
+            "serving http://%s:%d/graphql with %d worker(s)", settings.host, settings.port, settings.workers
+        )
+        if settings.workers == 1:
+            from server.app import create_app
+
+            uvicorn.run(create_app(settings), **options)
+        else:
+            os.environ.update(settings.to_env())
+            uvicorn.run("server.app:app_from_env", factory=True, workers=settings.workers, **options)
+
+
+@app.command()
+def demo(
+    users: Annotated[int, typer.Option(help="How many users.", min=10, max=1_000_000)] = DEFAULT_USERS,
+    seed: Annotated[
+        int, typer.Option(help="Random seed: the same seed gives the same graph.")
+    ] = DEFAULT_SEED,
+    redis_url: RedisUrl = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Load a realistic demo graph (power-law fans; user "1" is the biggest celebrity) into an empty store."""
+    settings = _settings(redis_url=redis_url, data_dir=data_dir)
+    with _redis(settings) as settings:
+        if not asyncio.run(_demo(settings, DemoSpec(users=users, seed=seed))):
+            console.print("[yellow]The store already has users: nothing loaded.[/yellow]")
+            raise typer.Exit(1)
+        _print_welcome(settings)
+
+
+def _count_lines(path: str) -> int | None:
+    if path == "-":
+        return None
+    with open(path, "rb") as f:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+
+
+def _report(summary: Summary, what: str) -> None:
+    console.print(
+        f"{summary.rows} rows in {summary.seconds:.1f}s ({summary.rate:,.0f} rows/s): "
+        f"{summary.written} {what} written, {summary.unchanged} already there, {summary.rejected} rejected."
+    )
+    for error in summary.errors:
+        console.print(f"  line {error.line}: {error.message}")
+    if summary.rejected > len(summary.errors):
+        console.print(f"  ... and {summary.rejected - len(summary.errors)} more rejected rows.")
+    if summary.stopped_at is not None:
+        console.print(f"[red]Stopped at line {summary.stopped_at}[/red]; rows before it were imported.")
+
+
+@app.command("import")
+def import_(
+    path: Annotated[str, typer.Argument(help="A .csv or .jsonl file, or - for standard input.")],
+    kind: Kind = "edges",
+    fmt: FormatOption = None,
+    on_error: Annotated[
+        OnError, typer.Option(help="skip bad rows (reported with line numbers) or stop.")
+    ] = OnError.SKIP,
+    register_missing: Annotated[
+        bool, typer.Option(help="Register users that edges name but that are not registered yet.")
+    ] = True,
+    redis_url: RedisUrl = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Import follows or users: streaming, pipelined, with a progress bar; safe to re-run."""
+    settings = _settings(redis_url=redis_url, data_dir=data_dir)
     try:
-        application = create_app(settings)
-        log.info("serving http://%s:%d/graphql", settings.host, settings.port)
-        uvicorn.run(application, host=settings.host, port=settings.port, log_config=None, lifespan="on")
-    except ConfigError as exc:
-        typer.echo(f"Configuration error: {exc}", err=True)
+        file_format = Format.of(path, fmt)
+    except ValueError as exc:
+        console.print(f"[red]{exc}[/red]")
         raise typer.Exit(2) from None
-    finally:
-        if embedded is not None:
-            embedded.stop()
+    total = _count_lines(path)
+    stream: IO[str] = sys.stdin if path == "-" else open(path, encoding="utf-8", newline="")
+    with stream, _redis(settings) as settings, _progress("rows", total) as bar:
+        task = bar.add_task(f"import {kind}", total=total)
+
+        def progress(rows: int) -> None:
+            bar.update(task, completed=rows)
+
+        async def work(store: FollowStore) -> Summary:
+            if kind == "users":
+                return await import_users(
+                    store, user_rows(stream, file_format), on_error=on_error, progress=progress
+                )
+            return await import_edges(
+                store,
+                edge_rows(stream, file_format),
+                on_error=on_error,
+                register_missing=register_missing,
+                progress=progress,
+            )
+
+        summary = asyncio.run(_with_store(settings, work))
+    _report(summary, "users" if kind == "users" else "follows")
+    if summary.stopped_at is not None:
+        raise typer.Exit(1)
+
+
+@app.command()
+def export(
+    path: Annotated[str, typer.Argument(help="A .csv or .jsonl file, or - for standard output.")],
+    kind: Kind = "edges",
+    fmt: FormatOption = None,
+    redis_url: RedisUrl = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Export every follow or user; an export re-imported into an empty store gives the same graph."""
+    settings = _settings(redis_url=redis_url, data_dir=data_dir)
+    try:
+        file_format = Format.of(path, fmt or ("csv" if path == "-" else None))
+    except ValueError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from None
+    out: IO[str] = sys.stdout if path == "-" else open(path, "w", encoding="utf-8", newline="")
+    with out, _redis(settings) as settings, _progress("rows") as bar:
+        task = bar.add_task(f"export {kind}", total=None)
+
+        def progress(rows: int) -> None:
+            bar.update(task, completed=rows)
+
+        async def work(store: FollowStore) -> int:
+            writer = export_users if kind == "users" else export_edges
+            return await writer(store, out, file_format, progress=progress)
+
+        started = time.perf_counter()
+        count = asyncio.run(_with_store(settings, work))
+    console.print(f"Exported {count} {kind} in {time.perf_counter() - started:.1f}s.")
 
 
 @app.command()
@@ -96,9 +327,9 @@ def token(
     """Print a bearer token signed with the configured key, to try the API."""
     settings = _settings(data_dir=data_dir)
     try:
-        print(mint_token(settings.auth_config(), user_id, admin=admin, ttl_seconds=ttl))
-    except (ConfigError, ValueError) as exc:
-        typer.echo(f"Cannot mint a token: {exc}", err=True)
+        typer.echo(mint_token(settings.auth_config(), user_id, admin=admin, ttl_seconds=ttl))
+    except (ConfigError, ValueError, StoreError) as exc:
+        console.print(f"[red]Cannot mint a token:[/red] {exc}")
         raise typer.Exit(2) from None
 
 
@@ -113,7 +344,7 @@ def export_schema(
 
     sdl = schema.as_str() + "\n"
     if output is None:
-        print(sdl, end="")
+        typer.echo(sdl, nl=False)
     else:
         output.write_text(sdl)
 

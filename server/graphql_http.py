@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 from graphql import GraphQLError
+from redis.exceptions import RedisError
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from strawberry.http.ides import get_graphql_ide_html
@@ -33,6 +34,7 @@ from resolvers.context import Context
 from resolvers.errors import BAD_USER_INPUT, INTERNAL_SERVER_ERROR, UNAUTHENTICATED
 from schema import FollowGraphSchema
 from server.auth import AuthConfig, AuthError, Principal, authenticate
+from server.metrics import Metrics
 from store import FollowStore
 
 log = logging.getLogger("followgraph.http")
@@ -131,7 +133,9 @@ class GraphQLEndpoint:
         auth: AuthConfig,
         graphiql: bool,
         max_body_bytes: int,
+        metrics: Metrics,
     ) -> None:
+        self.metrics = metrics
         self.schema = schema
         self.auth = auth
         self.graphiql = graphiql
@@ -143,11 +147,13 @@ class GraphQLEndpoint:
             request_id = uuid.uuid4().hex
         started = time.perf_counter()
         media_type = JSON
+        operation = "anonymous"
         try:
             if self._wants_graphiql(request):
                 return HTMLResponse(get_graphql_ide_html("graphiql"), headers={"x-request-id": request_id})
             media_type = negotiate(request.headers.get("accept"))
             params = await self._params(request)
+            operation = self.metrics.operation(params.operation_name)
             principal = self._principal(request)
             store: FollowStore = request.app.state.store
             context = Context.create(
@@ -155,15 +161,17 @@ class GraphQLEndpoint:
                 viewer_id=principal.user_id if principal else None,
                 scopes=principal.scopes if principal else frozenset(),
                 request_id=request_id,
+                observe=self.metrics.observe_batch,
             )
-            status, body = await self._execute(request, params, context, media_type)
+            status, body, outcome = await self._execute(request, params, context, media_type)
         except RequestError as exc:
             status, body = exc.status, {"errors": [{"message": str(exc), "extensions": {"code": exc.code}}]}
+            outcome = "unauthenticated" if exc.status == 401 else "rejected"
             response = self._respond(status, body, media_type, request_id)
             response.headers.update(exc.headers)
-            self._log(request, status, started, request_id)
+            self._finish(request, status, outcome, operation, started, request_id)
             return response
-        self._log(request, status, started, request_id)
+        self._finish(request, status, outcome, operation, started, request_id)
         return self._respond(status, body, media_type, request_id)
 
     def _wants_graphiql(self, request: Request) -> bool:
@@ -225,7 +233,7 @@ class GraphQLEndpoint:
 
     async def _execute(
         self, request: Request, params: GraphQLParams, context: Context, media_type: str
-    ) -> tuple[int, dict[str, Any]]:
+    ) -> tuple[int, dict[str, Any], str]:
         allowed = _QUERIES if request.method == "GET" else _QUERIES_AND_MUTATIONS
         try:
             result = await self.schema.execute(
@@ -244,17 +252,20 @@ class GraphQLEndpoint:
                 f"The document has no operation {wanted}to run.",
                 code="GRAPHQL_VALIDATION_FAILED",
             ) from None
-        errors = [_format_error(error) for error in result.errors or ()]
-        request_failed = (
-            result.data is None and bool(result.errors) and all(e.path is None for e in result.errors or ())
-        )
+        raw_errors = result.errors or []
+        errors = [_format_error(error) for error in raw_errors]
+        for error in raw_errors:
+            if isinstance(error.original_error, RedisError):
+                self.metrics.redis_errors.labels(type(error.original_error).__name__).inc()
         body: dict[str, Any] = {}
         if errors:
             body["errors"] = errors
-        if request_failed:
-            return (400 if media_type == GRAPHQL_RESPONSE else 200), body
+        if result.data is None and raw_errors and all(e.path is None for e in raw_errors):
+            return (400 if media_type == GRAPHQL_RESPONSE else 200), body, "rejected"
         body["data"] = result.data
-        return 200, body
+        if any(e["extensions"]["code"] == INTERNAL_SERVER_ERROR for e in errors):
+            return 200, body, "internal"
+        return 200, body, "error" if errors else "ok"
 
     @staticmethod
     def _respond(status: int, body: dict[str, Any], media_type: str, request_id: str) -> Response:
@@ -265,15 +276,19 @@ class GraphQLEndpoint:
             headers={"x-request-id": request_id},
         )
 
-    @staticmethod
-    def _log(request: Request, status: int, started: float, request_id: str) -> None:
+    def _finish(
+        self, request: Request, status: int, outcome: str, operation: str, started: float, request_id: str
+    ) -> None:
+        seconds = time.perf_counter() - started
+        self.metrics.observe_request(operation, outcome, seconds)
         log.info(
-            "%s %s %d %.1fms",
+            "%s %s %d %s %.1fms",
             request.method,
             request.url.path,
             status,
-            (time.perf_counter() - started) * 1000,
-            extra={"request_id": request_id},
+            outcome,
+            seconds * 1000,
+            extra={"request_id": request_id, "operation": operation},
         )
 
 

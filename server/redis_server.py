@@ -6,6 +6,7 @@ or `redis-server` on PATH, or the one FOLLOWGRAPH_REDIS_SERVER names.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import shutil
@@ -53,6 +54,30 @@ def find_redis_server() -> str:
     )
 
 
+def socket_path_for(directory: Path) -> Path:
+    """Where the server of `directory` listens: inside it, or (for a long path) a fixed place in /tmp."""
+    candidate = directory.resolve() / "redis.sock"
+    if len(str(candidate)) <= _MAX_SOCKET_PATH:
+        return candidate
+    digest = hashlib.sha256(str(directory.resolve()).encode()).hexdigest()[:16]
+    short = Path(tempfile.gettempdir()) / f"fg-redis-{digest}"
+    short.mkdir(mode=0o700, exist_ok=True)
+    return short / "redis.sock"
+
+
+def answers(socket_path: Path) -> bool:
+    """Whether a Redis server answers PING on `socket_path`."""
+    if not socket_path.exists():
+        return False
+    client = redis.Redis(unix_socket_path=str(socket_path), socket_timeout=1.0)
+    try:
+        return bool(client.ping())
+    except (redis.RedisError, OSError):
+        return False
+    finally:
+        client.close()
+
+
 @dataclass
 class RedisServer:
     """One redis-server process with its data in `directory`, reachable on a unix socket.
@@ -68,16 +93,10 @@ class RedisServer:
     extra_args: tuple[str, ...] = ()
     binary: str = field(default_factory=find_redis_server)
     process: subprocess.Popen[bytes] | None = field(default=None, init=False)
-    _socket_dir: Path | None = field(default=None, init=False)
 
     @property
     def socket_path(self) -> Path:
-        candidate = self.directory.resolve() / "redis.sock"
-        if len(str(candidate)) <= _MAX_SOCKET_PATH:
-            return candidate
-        if self._socket_dir is None:
-            self._socket_dir = Path(tempfile.mkdtemp(prefix="fg-redis-"))
-        return self._socket_dir / "redis.sock"
+        return socket_path_for(self.directory)
 
     @property
     def url(self) -> str:

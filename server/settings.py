@@ -12,6 +12,7 @@ from server.auth import AuthConfig, AuthConfigError
 
 ENV_PREFIX = "FOLLOWGRAPH_"
 LOG_LEVELS = ("debug", "info", "warning", "error")
+APPENDFSYNC = ("everysec", "always", "no")
 
 
 class ConfigError(ValueError):
@@ -54,6 +55,8 @@ class Settings:
     jwt_issuer: str | None = None
     jwt_audience: str | None = None
     max_body_bytes: int = 1_000_000
+    appendfsync: str = "everysec"
+    workers: int = 1
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -90,6 +93,10 @@ class Settings:
         for name in ("JWT_ISSUER", "JWT_AUDIENCE"):
             if (raw := get(name)) is not None:
                 values[name.lower()] = raw
+        if (raw := get("APPENDFSYNC")) is not None:
+            values["appendfsync"] = raw.lower()
+        if (raw := get("WORKERS")) is not None:
+            values["workers"] = _int("WORKERS", raw, low=1, high=64)
         if (raw := get("MAX_BODY_BYTES")) is not None:
             values["max_body_bytes"] = _int("MAX_BODY_BYTES", raw, low=1024, high=100_000_000)
         values.update({k: v for k, v in overrides.items() if v is not None})
@@ -102,6 +109,14 @@ class Settings:
         return settings
 
     def validate(self) -> None:
+        if self.appendfsync not in APPENDFSYNC:
+            raise ConfigError(
+                f"{ENV_PREFIX}APPENDFSYNC={self.appendfsync!r} is not one of {', '.join(APPENDFSYNC)}."
+            )
+        if not 1 <= self.workers <= 64:
+            raise ConfigError(f"{ENV_PREFIX}WORKERS={self.workers} is out of range: use 1 to 64.")
+        if not 0 <= self.port <= 65535:
+            raise ConfigError(f"{ENV_PREFIX}PORT={self.port} is out of range: use 0 to 65535.")
         if self.log_level not in LOG_LEVELS:
             raise ConfigError(
                 f"{ENV_PREFIX}LOG_LEVEL={self.log_level!r} is not one of {', '.join(LOG_LEVELS)}."
@@ -115,6 +130,18 @@ class Settings:
                 f"Set either {ENV_PREFIX}JWT_SECRET (HS256) or {ENV_PREFIX}JWT_PUBLIC_KEY_FILE (RS256), "
                 "not both."
             )
+
+    def to_env(self) -> dict[str, str]:
+        """FOLLOWGRAPH_* variables that make from_env() give these settings (for worker processes)."""
+        env: dict[str, str] = {}
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            if value is None:
+                continue
+            env[ENV_PREFIX + name.upper()] = (
+                ("1" if value else "0") if isinstance(value, bool) else str(value)
+            )
+        return env
 
     def with_(self, **changes: Any) -> Settings:
         return replace(self, **changes)

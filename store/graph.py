@@ -13,7 +13,7 @@ from store import scripts
 from store.errors import CannotFollowSelfError, InvalidInputError, UserNotFoundError
 from store.ids import validate_user_id, validate_user_ids
 from store.keys import Keys
-from store.lua import LuaScript, run_pipeline
+from store.lua import run_pipeline
 from store.model import (
     NO_RELATION,
     Counts,
@@ -31,12 +31,24 @@ DEFAULT_PAGE_SIZE = 20
 # Members fetched per round trip when a list is intersected with another.
 INTERSECTION_CHUNK = 5000
 
-_FOLLOW = LuaScript(scripts.FOLLOW)
-_UNFOLLOW = LuaScript(scripts.UNFOLLOW)
-_UPSERT_USER = LuaScript(scripts.UPSERT_USER)
-_MARK_FANS_SEEN = LuaScript(scripts.MARK_FANS_SEEN)
-_NEW_FANS_COUNT = LuaScript(scripts.NEW_FANS_COUNT)
-_PAGE = LuaScript(scripts.PAGE)
+
+def follow_keys(k: Keys, follower: str, followee: str) -> list[str]:
+    """The keys the FOLLOW script touches, in its order."""
+    return [
+        k.profile(follower), k.profile(followee),
+        k.following(follower), k.fans(follower), k.mutual(follower),
+        k.fans(followee), k.following(followee), k.mutual(followee),
+    ]  # fmt: skip
+
+
+def upsert_args(name: str | None, avatar_url: str | None, created_at: int | None) -> list[str]:
+    """The UPSERT_USER script's arguments for fields that are already valid."""
+    args = ["" if created_at is None else str(created_at)]
+    if name is not None:
+        args += ["name", name]
+    if avatar_url is not None:
+        args += ["avatarUrl", avatar_url]
+    return args
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,15 +87,12 @@ class FollowStore:
     ) -> tuple[Profile, bool]:
         """Register `user_id` or update the fields given; returns the profile and whether it is new."""
         validate_user_id(user_id)
-        fields: list[str] = []
-        if name is not None:
-            fields += ["name", validate_name(name)]
-        if avatar_url is not None:
-            fields += ["avatarUrl", validate_avatar_url(avatar_url)]
+        name = None if name is None else validate_name(name)
+        avatar_url = None if avatar_url is None else validate_avatar_url(avatar_url)
         if created_at is not None and created_at < 0:
             raise InvalidInputError("createdAt must be a non-negative epoch time in ms.", field="createdAt")
-        args = ["" if created_at is None else str(created_at), *fields]
-        created, stored_name, stored_avatar, stored_created = await _UPSERT_USER.run(
+        args = upsert_args(name, avatar_url, created_at)
+        created, stored_name, stored_avatar, stored_created = await scripts.UPSERT_USER_SCRIPT.run(
             self.redis, [self.keys.profile(user_id)], args
         )
         profile = Profile(user_id, stored_name or None, stored_avatar or None, int(stored_created))
@@ -121,14 +130,9 @@ class FollowStore:
         self._check_pair(follower, followee)
         if at is not None and at < 0:
             raise InvalidInputError("A follow time must be a non-negative epoch time in ms.", field="at")
-        k = self.keys
-        keys = [
-            k.profile(follower), k.profile(followee),
-            k.following(follower), k.fans(follower), k.mutual(follower),
-            k.fans(followee), k.following(followee), k.mutual(followee),
-        ]  # fmt: skip
+        keys = follow_keys(self.keys, follower, followee)
         args = [follower, followee, "" if at is None else str(at)]
-        status, changed, _, back = await _FOLLOW.run(self.redis, keys, args)
+        status, changed, _, back = await scripts.FOLLOW_SCRIPT.run(self.redis, keys, args)
         self._check_status(status, follower, followee)
         follows_back = back is not None
         return FollowResult(bool(changed), Relationship.of(viewer_follows=True, follows_viewer=follows_back))
@@ -143,7 +147,7 @@ class FollowStore:
             k.fans(followee), k.mutual(followee),
             k.fans(follower),
         ]  # fmt: skip
-        status, changed, back = await _UNFOLLOW.run(self.redis, keys, [follower, followee])
+        status, changed, back = await scripts.UNFOLLOW_SCRIPT.run(self.redis, keys, [follower, followee])
         self._check_status(status, follower, followee)
         return FollowResult(
             bool(changed), Relationship.of(viewer_follows=False, follows_viewer=back is not None)
@@ -163,7 +167,7 @@ class FollowStore:
         """Set the mark newFansCount counts from; returns it (epoch ms). The user must be registered."""
         validate_user_id(user_id)
         keys = [self.keys.fans_seen(user_id), self.keys.profile(user_id)]
-        seen = int(await _MARK_FANS_SEEN.run(self.redis, keys))
+        seen = int(await scripts.MARK_FANS_SEEN_SCRIPT.run(self.redis, keys))
         if seen < 0:
             raise UserNotFoundError(user_id)
         return seen
@@ -227,9 +231,9 @@ class FollowStore:
                     "" if cursor is None else cursor.member,
                     q.request.limit,
                 ]
-                _PAGE.queue(pipe, [self._list_key(q)], args)
+                scripts.PAGE_SCRIPT.queue(pipe, [self._list_key(q)], args)
 
-        results = await run_pipeline(self.redis, fill, [_PAGE])
+        results = await run_pipeline(self.redis, fill, [scripts.PAGE_SCRIPT])
         pages = []
         for q, (total, start, stop, flat) in zip(queries, results, strict=True):
             rows = [(int(float(flat[i + 1])), flat[i]) for i in range(0, len(flat), 2)]
@@ -340,7 +344,7 @@ class FollowStore:
         """Fans who followed `user_id` after their last mark_fans_seen (all fans without one)."""
         validate_user_id(user_id)
         keys = [self.keys.fans(user_id), self.keys.fans_seen(user_id)]
-        return int(await _NEW_FANS_COUNT.run(self.redis, keys))
+        return int(await scripts.NEW_FANS_COUNT_SCRIPT.run(self.redis, keys))
 
 
 def _slice(list_id: str, entries: list[tuple[int, str]], request: PageRequest) -> Page:

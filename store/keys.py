@@ -38,6 +38,12 @@ class Keys:
         """String: epoch ms of the user's last markFansSeen."""
         return f"{self._user(user_id)}:fans_seen"
 
-    def pattern(self) -> str:
-        """A SCAN pattern matching every key of the graph."""
-        return f"{self.prefix}{{u:*}}:*"
+    def pattern(self, suffix: str = "*") -> str:
+        """A SCAN pattern matching every user's key ending in `suffix` (all keys of the graph by default)."""
+        escaped = "".join("\\" + c if c in "*?[]\\" else c for c in self.prefix)
+        return f"{escaped}{{u:*}}:{suffix}"
+
+    def user_of(self, key: str) -> str:
+        """The user id inside one of this module's keys."""
+        start = len(self.prefix) + len("{u:")
+        return key[start : key.index("}", start)]

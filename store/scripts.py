@@ -11,6 +11,8 @@ the order of follows. Scores are whole numbers and are passed and returned as de
 
 from __future__ import annotations
 
+from store.lua import LuaScript
+
 # The current time, unless the caller supplied one (imports keep their original times).
 _NOW = """
 local function now_ms(given)
@@ -160,3 +162,11 @@ local rows = {}
 if stop > start then rows = redis.call('ZREVRANGE', key, start, stop - 1, 'WITHSCORES') end
 return {total, start, stop, rows}
 """
+
+
+FOLLOW_SCRIPT = LuaScript(FOLLOW)
+UNFOLLOW_SCRIPT = LuaScript(UNFOLLOW)
+UPSERT_USER_SCRIPT = LuaScript(UPSERT_USER)
+MARK_FANS_SEEN_SCRIPT = LuaScript(MARK_FANS_SEEN)
+NEW_FANS_COUNT_SCRIPT = LuaScript(NEW_FANS_COUNT)
+PAGE_SCRIPT = LuaScript(PAGE)

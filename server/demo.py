@@ -1,0 +1,121 @@
+"""A realistic demo graph: power-law fans, a few celebrities, mutuals, months of follow times.
+
+User ids are "1" to "N"; popularity falls with the id (Zipf), so "1" is the biggest celebrity
+and README examples can name it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from bisect import bisect_left
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from store import FollowStore
+from store.bulk import Edge, UserRow, follow_many, upsert_many
+
+DAY_MS = 86_400_000
+BATCH = 2000
+
+_SURNAMES = (
+    "Wang Li Zhang Liu Chen Yang Zhao Huang Zhou Wu Xu Sun Hu Zhu Gao Lin He Guo Ma Luo "
+    "Smith Garcia Kim Nguyen Silva Müller Rossi Dubois Tanaka Sato Cohen Novak Ivanova Kowalski"
+).split()
+_GIVEN = (
+    "Wei Fang Min Jing Lei Yan Hao Yue Xin Jun Ling Tao Ning Qing Rui Bo Hui Lan Kai Mei "
+    "Alex Maria Sam Noah Emma Lucas Mia Leo Sofia Omar Aiko Ivan Ana Jonas Lena Ravi Zoe"
+).split()
+
+
+DEFAULT_USERS = 5000
+DEFAULT_SEED = 2026
+
+
+@dataclass(frozen=True, slots=True)
+class DemoSpec:
+    users: int = DEFAULT_USERS
+    mean_following: int = 20
+    reciprocity: float = 0.3
+    days: int = 180
+    zipf: float = 1.0
+    seed: int = DEFAULT_SEED
+
+
+def demo_users(spec: DemoSpec) -> list[UserRow]:
+    rng = random.Random(spec.seed)
+    return [
+        UserRow(
+            str(i),
+            name=f"{rng.choice(_GIVEN)} {rng.choice(_SURNAMES)}",
+            avatar_url=f"https://api.dicebear.com/9.x/thumbs/png?seed=fg{i}",
+        )
+        for i in range(1, spec.users + 1)
+    ]
+
+
+def demo_edges(spec: DemoSpec, *, now_ms: int) -> Iterator[Edge]:
+    """The follows of the demo graph, each once, with times in the last `spec.days` days."""
+    rng = random.Random(spec.seed + 1)
+    n = spec.users
+    cumulative = list(itertools.accumulate(1 / (i**spec.zipf) for i in range(1, n + 1)))
+    total = cumulative[-1]
+    start = now_ms - spec.days * DAY_MS
+    seen: set[tuple[int, int]] = set()
+    for follower in range(1, n + 1):
+        wanted = min(n - 1, max(1, round(rng.expovariate(1 / spec.mean_following))))
+        targets: set[int] = set()
+        for _ in range(wanted * 3):
+            if len(targets) >= wanted:
+                break
+            target = bisect_left(cumulative, rng.random() * total) + 1
+            if target != follower:
+                targets.add(target)
+        for target in sorted(targets):
+            if (follower, target) in seen:
+                continue
+            seen.add((follower, target))
+            at = rng.randint(start, now_ms)
+            yield Edge(str(follower), str(target), at)
+            # Small accounts often follow back; celebrities, with thousands of fans, rarely do.
+            expected_fans = n * spec.mean_following * (1 / target**spec.zipf) / total
+            back = spec.reciprocity * min(1.0, 50 / (1 + expected_fans))
+            if (target, follower) not in seen and rng.random() < back:
+                seen.add((target, follower))
+                yield Edge(str(target), str(follower), rng.randint(at, now_ms))
+
+
+async def is_empty(store: FollowStore) -> bool:
+    async for _ in store.redis.scan_iter(match=store.keys.pattern("profile"), count=100):
+        return False
+    return True
+
+
+async def load_demo(
+    store: FollowStore,
+    spec: DemoSpec,
+    *,
+    now_ms: int,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[int, int]:
+    """Write the demo graph; returns (users, follows). `progress(users, follows)` after each batch."""
+    users = demo_users(spec)
+    for i in range(0, len(users), BATCH):
+        await upsert_many(store, users[i : i + BATCH])
+        if progress:
+            progress(min(i + BATCH, len(users)), 0)
+    follows = 0
+    batch: list[Edge] = []
+    for edge in demo_edges(spec, now_ms=now_ms):
+        batch.append(edge)
+        if len(batch) >= BATCH:
+            await follow_many(store, batch)
+            follows += len(batch)
+            batch = []
+            if progress:
+                progress(len(users), follows)
+    await follow_many(store, batch)
+    follows += len(batch)
+    if progress:
+        progress(len(users), follows)
+    return len(users), follows

@@ -1,0 +1,84 @@
+"""Prometheus metrics: requests by operation and outcome, latency, Redis errors, batch sizes.
+
+With several worker processes, PROMETHEUS_MULTIPROC_DIR makes every process write its values to
+that directory and /metrics adds them up (prometheus-client's multiprocess mode).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
+
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+_OPERATION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+# Operation names come from clients: past this many distinct names, the rest count as "other".
+MAX_OPERATION_NAMES = 200
+
+
+class Metrics:
+    content_type = CONTENT_TYPE_LATEST
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry()
+        self.requests = Counter(
+            "followgraph_requests",
+            "GraphQL requests by operation name and outcome.",
+            ["operation", "outcome"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "followgraph_request_duration_seconds",
+            "Time to answer a GraphQL request.",
+            ["operation"],
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+            registry=self.registry,
+        )
+        self.redis_errors = Counter(
+            "followgraph_redis_errors",
+            "Requests that failed on a Redis error, by error type.",
+            ["error"],
+            registry=self.registry,
+        )
+        self.batch_size = Histogram(
+            "followgraph_dataloader_batch_size",
+            "Keys per DataLoader batch (one Redis round trip each).",
+            ["loader"],
+            buckets=(1, 2, 5, 10, 20, 50, 100, 200, 500, 1000),
+            registry=self.registry,
+        )
+        self._names: set[str] = set()
+
+    def operation(self, name: str | None) -> str:
+        """A bounded label for a client-chosen operation name."""
+        if not name:
+            return "anonymous"
+        if not _OPERATION_NAME.fullmatch(name):
+            return "other"
+        if name not in self._names:
+            if len(self._names) >= MAX_OPERATION_NAMES:
+                return "other"
+            self._names.add(name)
+        return name
+
+    def observe_request(self, operation: str, outcome: str, seconds: float) -> None:
+        self.requests.labels(operation, outcome).inc()
+        self.latency.labels(operation).observe(seconds)
+
+    def observe_batch(self, loader: str, size: int) -> None:
+        self.batch_size.labels(loader).observe(size)
+
+    def render(self) -> bytes:
+        if os.environ.get(MULTIPROC_ENV):
+            registry = CollectorRegistry()
+            multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+            return generate_latest(registry)
+        return generate_latest(self.registry)

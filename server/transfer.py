@@ -1,0 +1,288 @@
+"""Import and export of follows and users as CSV or JSON Lines, streaming and pipelined.
+
+Edges: `follower,followee,followed_at` (followed_at in epoch ms or ISO-8601; empty means now).
+Users: `userId,name,avatarUrl[,createdAt]`. JSON Lines use the same names as object keys.
+"""
+
+from __future__ import annotations
+
+import csv
+import enum
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import IO, Any
+
+from store import FollowStore, InvalidInputError, validate_user_id
+from store.bulk import Edge, EdgeStatus, UserRow, follow_many, scan_edges, scan_users, upsert_many
+from store.profiles import validate_avatar_url, validate_name
+
+BATCH = 2000
+EDGE_FIELDS = ("follower", "followee", "followed_at")
+USER_FIELDS = ("userId", "name", "avatarUrl", "createdAt")
+MAX_REPORTED_ERRORS = 20
+
+
+class Format(enum.Enum):
+    CSV = "csv"
+    JSONL = "jsonl"
+
+    @classmethod
+    def of(cls, path: str, explicit: str | None = None) -> Format:
+        """The format named, or the one the file name ends with (.csv, .jsonl, .ndjson)."""
+        if explicit:
+            return cls(explicit.lower())
+        lowered = path.lower()
+        if lowered.endswith(".csv"):
+            return cls.CSV
+        if lowered.endswith((".jsonl", ".ndjson", ".json")):
+            return cls.JSONL
+        raise ValueError(f"Cannot tell the format of {path!r}: name it *.csv or *.jsonl, or pass --format.")
+
+
+class OnError(enum.Enum):
+    SKIP = "skip"
+    STOP = "stop"
+
+
+@dataclass(frozen=True, slots=True)
+class RowError:
+    line: int
+    message: str
+
+
+@dataclass
+class Summary:
+    rows: int = 0
+    written: int = 0
+    unchanged: int = 0
+    rejected: int = 0
+    errors: list[RowError] = field(default_factory=list)
+    stopped_at: int | None = None
+    started: float = field(default_factory=time.perf_counter)
+    seconds: float = 0.0
+
+    def reject(self, error: RowError) -> None:
+        self.rejected += 1
+        if len(self.errors) < MAX_REPORTED_ERRORS:
+            self.errors.append(error)
+
+    def finish(self) -> Summary:
+        self.seconds = time.perf_counter() - self.started
+        return self
+
+    @property
+    def rate(self) -> float:
+        return self.rows / self.seconds if self.seconds > 0 else 0.0
+
+
+def parse_time(raw: Any) -> int | None:
+    """Epoch ms from an integer (or its digits) or an ISO-8601 string with a zone; None when empty."""
+    if raw is None or raw == "":
+        return None
+    if isinstance(raw, int) and not isinstance(raw, bool) and raw >= 0:
+        return raw
+    if isinstance(raw, str):
+        text = raw.strip()
+        if text.isdigit():
+            return int(text)
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            pass
+        else:
+            if moment.tzinfo is not None:
+                return round(moment.timestamp() * 1000)
+    raise ValueError(f"bad time {str(raw)[:40]!r}: use epoch milliseconds or ISO-8601 with a zone")
+
+
+def _records(
+    lines: Iterable[str], fmt: Format, fields: tuple[str, ...]
+) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    """(line number, record or a parse error message) for every data line."""
+    if fmt is Format.JSONL:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                yield number, f"not JSON: {exc.msg}"
+                continue
+            yield number, record if isinstance(record, dict) else "not a JSON object"
+        return
+    reader = csv.reader(lines)
+    for row in reader:
+        number = reader.line_num
+        if not row or (len(row) == 1 and not row[0].strip()):
+            continue
+        if number == 1 and row[0].strip() == fields[0]:
+            continue  # the header
+        yield number, dict(zip(fields, row, strict=False))
+
+
+def edge_rows(lines: Iterable[str], fmt: Format) -> Iterator[tuple[int, Edge | RowError]]:
+    for number, record in _records(lines, fmt, EDGE_FIELDS):
+        if isinstance(record, str):
+            yield number, RowError(number, record)
+            continue
+        try:
+            follower = validate_user_id(str(record.get("follower", "")), field="follower")
+            followee = validate_user_id(str(record.get("followee", "")), field="followee")
+            if follower == followee:
+                raise ValueError("a user cannot follow themselves")
+            yield number, Edge(follower, followee, parse_time(record.get("followed_at")))
+        except (InvalidInputError, ValueError) as exc:
+            yield number, RowError(number, str(exc))
+
+
+def user_rows(lines: Iterable[str], fmt: Format) -> Iterator[tuple[int, UserRow | RowError]]:
+    for number, record in _records(lines, fmt, USER_FIELDS):
+        if isinstance(record, str):
+            yield number, RowError(number, record)
+            continue
+        try:
+            user_id = validate_user_id(str(record.get("userId", "")))
+            name = record.get("name") or None
+            avatar = record.get("avatarUrl") or None
+            yield (
+                number,
+                UserRow(
+                    user_id,
+                    name=None if name is None else validate_name(str(name)),
+                    avatar_url=None if avatar is None else validate_avatar_url(str(avatar)),
+                    created_at=parse_time(record.get("createdAt")),
+                ),
+            )
+        except (InvalidInputError, ValueError) as exc:
+            yield number, RowError(number, str(exc))
+
+
+Progress = Callable[[int], None]
+
+
+async def import_edges(
+    store: FollowStore,
+    rows: Iterable[tuple[int, Edge | RowError]],
+    *,
+    on_error: OnError = OnError.SKIP,
+    register_missing: bool = True,
+    progress: Progress | None = None,
+) -> Summary:
+    """Apply every valid edge; each is one atomic, idempotent script, so a re-run is safe."""
+    summary = Summary()
+    known: set[str] = set()
+    batch: list[tuple[int, Edge]] = []
+
+    async def flush() -> None:
+        edges = [edge for _, edge in batch]
+        if register_missing:
+            new = {u for e in edges for u in (e.follower, e.followee)} - known
+            await upsert_many(store, [UserRow(user_id) for user_id in sorted(new)])
+            known.update(new)
+        for (number, edge), status in zip(batch, await follow_many(store, edges), strict=True):
+            if status is EdgeStatus.ADDED:
+                summary.written += 1
+            elif status is EdgeStatus.EXISTED:
+                summary.unchanged += 1
+            else:
+                unknown = edge.follower if status is EdgeStatus.FOLLOWER_UNKNOWN else edge.followee
+                summary.reject(RowError(number, f"user {unknown!r} is not registered"))
+        batch.clear()
+        if progress:
+            progress(summary.rows)
+
+    for number, row in rows:
+        summary.rows += 1
+        if isinstance(row, RowError):
+            summary.reject(row)
+            if on_error is OnError.STOP:
+                summary.stopped_at = number
+                break
+            continue
+        batch.append((number, row))
+        if len(batch) >= BATCH:
+            await flush()
+    await flush()
+    return summary.finish()
+
+
+async def import_users(
+    store: FollowStore,
+    rows: Iterable[tuple[int, UserRow | RowError]],
+    *,
+    on_error: OnError = OnError.SKIP,
+    progress: Progress | None = None,
+) -> Summary:
+    summary = Summary()
+    batch: list[UserRow] = []
+    for number, row in rows:
+        summary.rows += 1
+        if isinstance(row, RowError):
+            summary.reject(row)
+            if on_error is OnError.STOP:
+                summary.stopped_at = number
+                break
+            continue
+        batch.append(row)
+        if len(batch) >= BATCH:
+            await upsert_many(store, batch)
+            summary.written += len(batch)
+            batch = []
+            if progress:
+                progress(summary.rows)
+    await upsert_many(store, batch)
+    summary.written += len(batch)
+    if progress:
+        progress(summary.rows)
+    return summary.finish()
+
+
+async def export_edges(
+    store: FollowStore, out: IO[str], fmt: Format, *, progress: Progress | None = None
+) -> int:
+    writer = csv.writer(out, lineterminator="\n")
+    if fmt is Format.CSV:
+        writer.writerow(EDGE_FIELDS)
+    count = 0
+    async for edges in scan_edges(store):
+        for edge in edges:
+            if fmt is Format.CSV:
+                writer.writerow((edge.follower, edge.followee, edge.at))
+            else:
+                out.write(
+                    json.dumps({"follower": edge.follower, "followee": edge.followee, "followed_at": edge.at})
+                )
+                out.write("\n")
+        count += len(edges)
+        if progress:
+            progress(count)
+    return count
+
+
+async def export_users(
+    store: FollowStore, out: IO[str], fmt: Format, *, progress: Progress | None = None
+) -> int:
+    writer = csv.writer(out, lineterminator="\n")
+    if fmt is Format.CSV:
+        writer.writerow(USER_FIELDS)
+    count = 0
+    async for profiles in scan_users(store):
+        for p in profiles:
+            if fmt is Format.CSV:
+                writer.writerow((p.user_id, p.name or "", p.avatar_url or "", p.created_at))
+            else:
+                record = {
+                    "userId": p.user_id,
+                    "name": p.name,
+                    "avatarUrl": p.avatar_url,
+                    "createdAt": p.created_at,
+                }
+                out.write(json.dumps(record, ensure_ascii=False))
+                out.write("\n")
+        count += len(profiles)
+        if progress:
+            progress(count)
+    return count

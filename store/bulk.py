@@ -1,0 +1,110 @@
+"""Bulk loading and scanning of the graph: imports, exports and demo data.
+
+Writes go through the same idempotent scripts as single follows, many to a pipeline, so an
+import never leaves a half-written edge and can be re-run after an interruption.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+
+from redis.asyncio.client import Pipeline
+
+from store.graph import FollowStore, follow_keys, upsert_args
+from store.lua import run_pipeline
+from store.model import Profile
+from store.scripts import FOLLOW_SCRIPT, UPSERT_USER_SCRIPT
+
+SCAN_COUNT = 500
+
+
+class EdgeStatus(enum.IntEnum):
+    ADDED = 1
+    EXISTED = 0
+    FOLLOWER_UNKNOWN = -1
+    FOLLOWEE_UNKNOWN = -2
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    follower: str
+    followee: str
+    at: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UserRow:
+    user_id: str
+    name: str | None = None
+    avatar_url: str | None = None
+    created_at: int | None = None
+
+
+async def follow_many(store: FollowStore, edges: Sequence[Edge]) -> list[EdgeStatus]:
+    """Apply `edges` in one round trip. Ids and times must be valid and no edge a self-follow."""
+    if not edges:
+        return []
+
+    def fill(pipe: Pipeline) -> None:
+        for edge in edges:
+            args = [edge.follower, edge.followee, "" if edge.at is None else str(edge.at)]
+            FOLLOW_SCRIPT.queue(pipe, follow_keys(store.keys, edge.follower, edge.followee), args)
+
+    results = await run_pipeline(store.redis, fill, [FOLLOW_SCRIPT])
+    return [EdgeStatus(changed if status == 0 else status) for status, changed, *_ in results]
+
+
+async def upsert_many(store: FollowStore, users: Sequence[UserRow]) -> None:
+    """Register or update `users` in one round trip. Fields must be valid already."""
+    if not users:
+        return
+
+    def fill(pipe: Pipeline) -> None:
+        for user in users:
+            args = upsert_args(user.name, user.avatar_url, user.created_at)
+            UPSERT_USER_SCRIPT.queue(pipe, [store.keys.profile(user.user_id)], args)
+
+    await run_pipeline(store.redis, fill, [UPSERT_USER_SCRIPT])
+
+
+async def scan_edges(store: FollowStore) -> AsyncIterator[list[Edge]]:
+    """Every follow, a batch of followers at a time (SCAN: consistent enough for a live export)."""
+    batch: list[str] = []
+    async for key in store.redis.scan_iter(match=store.keys.pattern("following"), count=SCAN_COUNT):
+        batch.append(key)
+        if len(batch) >= SCAN_COUNT:
+            yield await _edges_of(store, batch)
+            batch = []
+    if batch:
+        yield await _edges_of(store, batch)
+
+
+async def _edges_of(store: FollowStore, keys: list[str]) -> list[Edge]:
+    def fill(pipe: Pipeline) -> None:
+        for key in keys:
+            pipe.zrange(key, 0, -1, withscores=True)
+
+    edges: list[Edge] = []
+    for key, rows in zip(keys, await run_pipeline(store.redis, fill), strict=True):
+        follower = store.keys.user_of(key)
+        edges += [Edge(follower, member, int(score)) for member, score in rows]
+    return edges
+
+
+async def scan_users(store: FollowStore) -> AsyncIterator[list[Profile]]:
+    """Every registered user's profile, a batch at a time."""
+    batch: list[str] = []
+    async for key in store.redis.scan_iter(match=store.keys.pattern("profile"), count=SCAN_COUNT):
+        batch.append(store.keys.user_of(key))
+        if len(batch) >= SCAN_COUNT:
+            yield [p for p in await store.profiles(batch) if p is not None]
+            batch = []
+    if batch:
+        yield [p for p in await store.profiles(batch) if p is not None]
+
+
+async def count_keys(store: FollowStore) -> int:
+    """Keys in the database: an upper bound for progress bars."""
+    return int(await store.redis.dbsize())
