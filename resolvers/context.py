@@ -17,6 +17,8 @@ class Context:
     viewer_id: str | None = None
     scopes: frozenset[str] = field(default_factory=frozenset)
     request_id: str = "-"
+    # The operation that ran, once the document is parsed (for logs and metrics).
+    operation_name: str | None = None
 
     @classmethod
     def create(

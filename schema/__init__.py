@@ -13,7 +13,7 @@ from schema.mutations import Mutation
 from schema.query import Query
 from schema.scalars import SCALAR_MAP
 from schema.user import User
-from schema.validation import RequireOperationName
+from schema.validation import RecordOperationName, RequireOperationName
 
 
 class FollowGraphSchema(Schema):
@@ -31,7 +31,7 @@ def build_schema(*, extensions: Sequence[Any] = ()) -> FollowGraphSchema:
         mutation=Mutation,
         types=[User],
         config=StrawberryConfig(scalar_map=SCALAR_MAP),
-        extensions=[MaskUnexpectedErrors, RequireOperationName, *extensions],
+        extensions=[MaskUnexpectedErrors, RequireOperationName, RecordOperationName, *extensions],
     )
 
 

@@ -6,6 +6,16 @@ from graphql import GraphQLError, OperationDefinitionNode
 from strawberry.extensions import SchemaExtension
 
 
+class RecordOperationName(SchemaExtension):
+    """Tells the context which operation of the document runs (for logs and metrics)."""
+
+    def on_validate(self) -> Iterator[None]:
+        context = self.execution_context.context
+        if hasattr(context, "operation_name"):
+            context.operation_name = self.execution_context.operation_name
+        yield
+
+
 class RequireOperationName(SchemaExtension):
     """A document with several operations must say which to run (Strawberry would run the first)."""
 

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -28,6 +29,7 @@ from server.auth import mint_token
 from server.demo import DEFAULT_SEED, DEFAULT_USERS, DemoSpec, is_empty, load_demo
 from server.embedded import redis_url as resolve_redis_url
 from server.logs import configure_logging
+from server.metrics import MULTIPROC_ENV
 from server.redis_client import connect
 from server.redis_server import RedisServerError
 from server.settings import ConfigError, Settings
@@ -197,6 +199,11 @@ def serve(
             uvicorn.run(create_app(settings), **options)
         else:
             os.environ.update(settings.to_env())
+            # Every worker writes its metrics here and /metrics adds them up.
+            metrics_dir = settings.data_dir.resolve() / "metrics"
+            shutil.rmtree(metrics_dir, ignore_errors=True)
+            metrics_dir.mkdir(parents=True)
+            os.environ[MULTIPROC_ENV] = str(metrics_dir)
             uvicorn.run("server.app:app_from_env", factory=True, workers=settings.workers, **options)
 
 

@@ -164,6 +164,7 @@ class GraphQLEndpoint:
                 observe=self.metrics.observe_batch,
             )
             status, body, outcome = await self._execute(request, params, context, media_type)
+            operation = self.metrics.operation(context.operation_name or params.operation_name)
         except RequestError as exc:
             status, body = exc.status, {"errors": [{"message": str(exc), "extensions": {"code": exc.code}}]}
             outcome = "unauthenticated" if exc.status == 401 else "rejected"

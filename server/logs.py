@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 
+from pythonjsonlogger.core import RESERVED_ATTRS
 from pythonjsonlogger.json import JsonFormatter
 
 
@@ -15,6 +16,9 @@ def configure_logging(level: str = "info") -> None:
             "{asctime}{levelname}{name}{message}",
             style="{",
             rename_fields={"asctime": "time", "levelname": "level", "name": "logger"},
+            datefmt="%Y-%m-%dT%H:%M:%S%z",
+            # uvicorn adds an ANSI-coloured copy of each message; JSON logs want the plain one only.
+            reserved_attrs=[*RESERVED_ATTRS, "color_message"],
         )
     )
     root = logging.getLogger()

@@ -133,7 +133,9 @@ class RedisServer:
         try:
             while True:
                 if self.process.poll() is not None:
-                    raise RedisServerError(f"redis-server exited at start: {self._diagnostics()}")
+                    diagnostics = self._diagnostics()
+                    self._close()
+                    raise RedisServerError(f"redis-server exited at start: {diagnostics}")
                 try:
                     if client.ping():
                         break

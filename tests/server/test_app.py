@@ -1,0 +1,68 @@
+"""The application's operational endpoints against a Redis that goes away and comes back."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from server.app import create_app
+from server.redis_server import RedisServer
+from server.settings import Settings
+from tests.conftest import TEST_SECRET, Api
+
+
+@pytest.fixture
+async def own_redis(tmp_path: Path) -> AsyncIterator[RedisServer]:
+    server = RedisServer(tmp_path / "redis")
+    server.start()
+    yield server
+    server.stop()
+
+
+async def test_readyz_follows_redis_without_a_restart(own_redis: RedisServer, tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path, jwt_secret=TEST_SECRET, redis_url=own_redis.url)
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            assert (await client.get("/readyz")).json() == {"status": "ok", "redis": "ok"}
+            assert (await client.get("/healthz")).status_code == 200
+
+            own_redis.stop()
+            down = await client.get("/readyz")
+            assert down.status_code == 503
+            assert down.json()["status"] == "unavailable"
+            assert (await client.get("/healthz")).status_code == 200
+            query = await client.post("/graphql", json={"query": '{ user(userId: "a") { name } }'})
+            body = query.json()
+            assert body["errors"][0]["message"] == "Internal server error."
+            assert body["errors"][0]["extensions"]["code"] == "INTERNAL_SERVER_ERROR"
+
+            own_redis.start()
+            assert (await client.get("/readyz")).status_code == 200
+            again = await client.post("/graphql", json={"query": '{ user(userId: "a") { name } }'})
+            assert again.json() == {"data": {"user": None}}
+
+
+async def test_metrics_count_requests_outcomes_and_batches(api: Api) -> None:
+    await api.register("alice", "bob")
+    await api.data('mutation Follow { follow(input: {userId: "bob"}) { changed } }', as_user="alice")
+    await api.data('query Fans { user(userId: "bob") { fans { nodes { name relationship } } } }')
+    await api.post("query Broken { nope }")
+    await api.client.post("/graphql", json={"query": "{ viewer { userId } }"}, headers={"authorization": "x"})
+    text = (await api.client.get("/metrics")).text
+    assert 'followgraph_requests_total{operation="Follow",outcome="ok"} 1.0' in text
+    assert 'followgraph_requests_total{operation="Fans",outcome="ok"} 1.0' in text
+    assert 'followgraph_requests_total{operation="Broken",outcome="rejected"} 1.0' in text
+    assert 'followgraph_requests_total{operation="anonymous",outcome="unauthenticated"} 1.0' in text
+    assert 'followgraph_request_duration_seconds_count{operation="Fans"} 1.0' in text
+    assert 'followgraph_dataloader_batch_size_count{loader="page"}' in text
+    assert 'followgraph_dataloader_batch_size_sum{loader="relation"} 1.0' in text
+
+
+def test_create_app_needs_a_redis(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="FOLLOWGRAPH_REDIS_URL"):
+        create_app(Settings(data_dir=tmp_path, jwt_secret=TEST_SECRET))

@@ -1,0 +1,121 @@
+"""`followgraph serve` as a user runs it: a real uvicorn process on an embedded, persistent Redis."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from server.auth import mint_token
+from server.settings import Settings
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def followgraph(*args: str, env: dict[str, str] | None = None) -> list[str]:
+    return [sys.executable, "-m", "server", *args]
+
+
+class Served:
+    def __init__(self, data_dir: Path, port: int) -> None:
+        self.data_dir = data_dir
+        self.port = port
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        args = followgraph("serve", "--port", str(self.port), "--data-dir", str(self.data_dir))
+        self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            assert self.process.poll() is None, self.process.communicate()
+            try:
+                if httpx.get(f"{self.url}/readyz", timeout=1).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+        raise AssertionError("the server did not become ready")
+
+    def stop(self) -> str:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGINT)
+        _, err = self.process.communicate(timeout=30)
+        assert self.process.returncode == 0, err.decode()
+        return err.decode()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def graphql(self, query: str, user: str | None = None) -> Any:
+        headers = {}
+        if user is not None:
+            token = mint_token(Settings(data_dir=self.data_dir).auth_config(), user)
+            headers["authorization"] = f"Bearer {token}"
+        response = httpx.post(f"{self.url}/graphql", json={"query": query}, headers=headers, timeout=10)
+        assert response.status_code == 200, response.text
+        return response.json()
+
+
+def _env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("FOLLOWGRAPH_")}
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Served]:
+    demo = subprocess.run(
+        followgraph("demo", "--users", "60", "--data-dir", str(tmp_path)),
+        capture_output=True,
+        env=_env(),
+        timeout=60,
+    )
+    assert demo.returncode == 0, demo.stderr.decode()
+    server = Served(tmp_path, free_port())
+    yield server
+    if server.process is not None and server.process.poll() is None:
+        server.process.kill()
+        server.process.wait()
+
+
+def test_a_follow_survives_a_restart_of_the_server_and_its_embedded_redis(served: Served) -> None:
+    served.start()
+    served.graphql('mutation { unfollow(input: {userId: "1"}) { changed } }', user="60")
+    before = served.graphql('{ user(userId: "1") { fansCount viewerIsFollowing } }', user="60")
+    assert before["data"]["user"]["viewerIsFollowing"] is False
+    follow = served.graphql('mutation { follow(input: {userId: "1"}) { changed relationship } }', user="60")
+    assert follow["data"]["follow"]["changed"] is True
+    log = served.stop()
+    assert "embedded redis stopped" in log
+    assert not list(served.data_dir.glob("redis/*.sock"))
+
+    served.start()
+    after = served.graphql('{ user(userId: "1") { fansCount viewerIsFollowing } }', user="60")
+    assert after["data"]["user"] == {
+        "fansCount": before["data"]["user"]["fansCount"] + 1,
+        "viewerIsFollowing": True,
+    }
+    served.stop()
+
+
+def test_the_served_endpoints(served: Served) -> None:
+    served.start()
+    page = served.graphql('{ user(userId: "1") { fans(first: 2) { edges { followedAt relationship } } } }')
+    assert len(page["data"]["user"]["fans"]["edges"]) == 2
+    assert httpx.get(f"{served.url}/healthz").json() == {"status": "ok"}
+    assert "followgraph_requests_total" in httpx.get(f"{served.url}/metrics").text
+    graphiql = httpx.get(f"{served.url}/graphql", headers={"accept": "text/html"})
+    assert graphiql.status_code == 200 and "graphiql" in graphiql.text.lower()
+    served.stop()
