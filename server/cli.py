@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
 import logging
 import os
 import shutil
@@ -69,17 +70,29 @@ DataDir = Annotated[
 FormatOption = Annotated[
     str | None, typer.Option("--format", help="csv or jsonl; default: from the file name.")
 ]
-Kind = Annotated[
-    str, typer.Option(help="edges (follower,followee,followed_at) or users (userId,name,avatarUrl).")
+
+
+class Kind(enum.Enum):
+    EDGES = "edges"
+    USERS = "users"
+
+
+KindOption = Annotated[
+    Kind, typer.Option(help="edges (follower,followee,followed_at) or users (userId,name,avatarUrl).")
 ]
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    """Print `message` (verbatim: it may quote user data) and return the Exit to raise."""
+    console.print(message, markup=False, highlight=False, style="red")
+    return typer.Exit(code)
 
 
 def _settings(**overrides: Any) -> Settings:
     try:
         return Settings.from_env(None, **overrides)
     except ConfigError as exc:
-        console.print(f"[red]Configuration error:[/red] {exc}")
-        raise typer.Exit(2) from None
+        raise _fail(f"Configuration error: {exc}") from None
 
 
 @contextlib.contextmanager
@@ -89,8 +102,7 @@ def _redis(settings: Settings) -> Iterator[Settings]:
         with resolve_redis_url(settings) as url:
             yield settings.with_(redis_url=url)
     except RedisServerError as exc:
-        console.print(f"[red]Could not start the embedded Redis:[/red] {exc}")
-        raise typer.Exit(1) from None
+        raise _fail(f"Could not start the embedded Redis: {exc}", 1) from None
 
 
 async def _with_store(settings: Settings, work: Callable[[FollowStore], Awaitable[T]]) -> T:
@@ -128,12 +140,13 @@ async def _demo(settings: Settings, spec: DemoSpec) -> bool:
     return await _with_store(settings, work)
 
 
-def _print_welcome(settings: Settings) -> None:
-    token = mint_token(settings.auth_config(), DEMO_VIEWER, ttl_seconds=7 * 86400)
+def _print_welcome(settings: Settings, users: int = DEFAULT_USERS) -> None:
+    viewer = DEMO_VIEWER if int(DEMO_VIEWER) <= users else str(users)
+    token = mint_token(settings.auth_config(), viewer, ttl_seconds=7 * 86400)
     host = "127.0.0.1" if settings.host in ("0.0.0.0", "::") else settings.host
     typer.echo(
         f"\nFollowGraph on http://{host}:{settings.port}/graphql (GraphiQL in a browser)\n"
-        f'Token of demo user {DEMO_VIEWER} (Headers pane: {{"Authorization": "Bearer <token>"}}):\n\n'
+        f'Token of demo user {viewer} (Headers pane: {{"Authorization": "Bearer <token>"}}):\n\n'
         f"{token}\n"
     )
 
@@ -174,8 +187,7 @@ def serve(
         try:
             settings.auth_config()
         except ConfigError as exc:
-            console.print(f"[red]Configuration error:[/red] {exc}")
-            raise typer.Exit(2) from None
+            raise _fail(f"Configuration error: {exc}") from None
         if demo and not asyncio.run(_demo(settings, DemoSpec())):
             console.print("The store already has users: the demo graph was not loaded again.")
         if demo:
@@ -222,7 +234,7 @@ def demo(
         if not asyncio.run(_demo(settings, DemoSpec(users=users, seed=seed))):
             console.print("[yellow]The store already has users: nothing loaded.[/yellow]")
             raise typer.Exit(1)
-        _print_welcome(settings)
+        _print_welcome(settings, users)
 
 
 def _count_lines(path: str) -> int | None:
@@ -238,7 +250,7 @@ def _report(summary: Summary, what: str) -> None:
         f"{summary.written} {what} written, {summary.unchanged} already there, {summary.rejected} rejected."
     )
     for error in summary.errors:
-        console.print(f"  line {error.line}: {error.message}")
+        console.print(f"  line {error.line}: {error.message}", markup=False, highlight=False)
     if summary.rejected > len(summary.errors):
         console.print(f"  ... and {summary.rejected - len(summary.errors)} more rejected rows.")
     if summary.stopped_at is not None:
@@ -248,7 +260,7 @@ def _report(summary: Summary, what: str) -> None:
 @app.command("import")
 def import_(
     path: Annotated[str, typer.Argument(help="A .csv or .jsonl file, or - for standard input.")],
-    kind: Kind = "edges",
+    kind: KindOption = Kind.EDGES,
     fmt: FormatOption = None,
     on_error: Annotated[
         OnError, typer.Option(help="skip bad rows (reported with line numbers) or stop.")
@@ -261,34 +273,38 @@ def import_(
 ) -> None:
     """Import follows or users: streaming, pipelined, with a progress bar; safe to re-run."""
     settings = _settings(redis_url=redis_url, data_dir=data_dir)
+    source: contextlib.AbstractContextManager[IO[str]]
     try:
-        file_format = Format.of(path, fmt)
+        file_format = Format.of(path, fmt or ("csv" if path == "-" else None))
+        total = _count_lines(path)
+        # utf-8-sig: files saved by spreadsheets start with a byte-order mark.
+        source = (
+            contextlib.nullcontext(sys.stdin) if path == "-" else open(path, encoding="utf-8-sig", newline="")
+        )
     except ValueError as exc:
-        console.print(f"[red]{exc}[/red]")
-        raise typer.Exit(2) from None
-    total = _count_lines(path)
-    stream: IO[str] = sys.stdin if path == "-" else open(path, encoding="utf-8", newline="")
-    with stream, _redis(settings) as settings, _progress("rows", total) as bar:
-        task = bar.add_task(f"import {kind}", total=total)
+        raise _fail(str(exc)) from None
+    except OSError as exc:
+        raise _fail(f"Cannot read {path}: {exc.strerror}.") from None
+    with source as lines, _redis(settings) as settings, _progress("rows", total) as bar:
+        task = bar.add_task(f"import {kind.value}", total=total)
 
         def progress(rows: int) -> None:
             bar.update(task, completed=rows)
 
         async def work(store: FollowStore) -> Summary:
-            if kind == "users":
-                return await import_users(
-                    store, user_rows(stream, file_format), on_error=on_error, progress=progress
-                )
+            if kind is Kind.USERS:
+                rows = user_rows(lines, file_format)
+                return await import_users(store, rows, on_error=on_error, progress=progress)
             return await import_edges(
                 store,
-                edge_rows(stream, file_format),
+                edge_rows(lines, file_format),
                 on_error=on_error,
                 register_missing=register_missing,
                 progress=progress,
             )
 
         summary = asyncio.run(_with_store(settings, work))
-    _report(summary, "users" if kind == "users" else "follows")
+    _report(summary, "users" if kind is Kind.USERS else "follows")
     if summary.stopped_at is not None:
         raise typer.Exit(1)
 
@@ -296,32 +312,38 @@ def import_(
 @app.command()
 def export(
     path: Annotated[str, typer.Argument(help="A .csv or .jsonl file, or - for standard output.")],
-    kind: Kind = "edges",
+    kind: KindOption = Kind.EDGES,
     fmt: FormatOption = None,
     redis_url: RedisUrl = None,
     data_dir: DataDir = None,
 ) -> None:
     """Export every follow or user; an export re-imported into an empty store gives the same graph."""
     settings = _settings(redis_url=redis_url, data_dir=data_dir)
+    target: contextlib.AbstractContextManager[IO[str]]
     try:
         file_format = Format.of(path, fmt or ("csv" if path == "-" else None))
+        target = (
+            contextlib.nullcontext(sys.stdout)
+            if path == "-"
+            else open(path, "w", encoding="utf-8", newline="")
+        )
     except ValueError as exc:
-        console.print(f"[red]{exc}[/red]")
-        raise typer.Exit(2) from None
-    out: IO[str] = sys.stdout if path == "-" else open(path, "w", encoding="utf-8", newline="")
-    with out, _redis(settings) as settings, _progress("rows") as bar:
-        task = bar.add_task(f"export {kind}", total=None)
+        raise _fail(str(exc)) from None
+    except OSError as exc:
+        raise _fail(f"Cannot write {path}: {exc.strerror}.") from None
+    with target as out, _redis(settings) as settings, _progress("rows") as bar:
+        task = bar.add_task(f"export {kind.value}", total=None)
 
         def progress(rows: int) -> None:
             bar.update(task, completed=rows)
 
         async def work(store: FollowStore) -> int:
-            writer = export_users if kind == "users" else export_edges
+            writer = export_users if kind is Kind.USERS else export_edges
             return await writer(store, out, file_format, progress=progress)
 
         started = time.perf_counter()
         count = asyncio.run(_with_store(settings, work))
-    console.print(f"Exported {count} {kind} in {time.perf_counter() - started:.1f}s.")
+    console.print(f"Exported {count} {kind.value} in {time.perf_counter() - started:.1f}s.")
 
 
 @app.command()
@@ -336,8 +358,7 @@ def token(
     try:
         typer.echo(mint_token(settings.auth_config(), user_id, admin=admin, ttl_seconds=ttl))
     except (ConfigError, ValueError, StoreError) as exc:
-        console.print(f"[red]Cannot mint a token:[/red] {exc}")
-        raise typer.Exit(2) from None
+        raise _fail(f"Cannot mint a token: {exc}") from None
 
 
 @app.command("export-schema")

@@ -93,9 +93,11 @@ def parse_time(raw: Any) -> int | None:
         except ValueError:
             pass
         else:
-            if moment.tzinfo is not None:
+            if moment.tzinfo is not None and moment.timestamp() >= 0:
                 return round(moment.timestamp() * 1000)
-    raise ValueError(f"bad time {str(raw)[:40]!r}: use epoch milliseconds or ISO-8601 with a zone")
+    raise ValueError(
+        f"bad time {str(raw)[:40]!r}: use epoch milliseconds or ISO-8601 with a zone, from 1970 on"
+    )
 
 
 def _records(
@@ -123,19 +125,36 @@ def _records(
         yield number, dict(zip(fields, row, strict=False))
 
 
+def _text(record: dict[str, Any], name: str) -> str:
+    """A text field of a record: strings, and whole numbers as their digits (JSON ids are often
+    numbers); missing or null is empty; anything else (true, 1.5, objects) is an error."""
+    value = record.get(name, "")
+    if value is None:
+        return ""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if not isinstance(value, str):
+        raise InvalidInputError(f"must be a string, got {json.dumps(value)[:40]}", field=name)
+    return value
+
+
+def _row_error(number: int, exc: Exception) -> RowError:
+    return RowError(number, str(exc))
+
+
 def edge_rows(lines: Iterable[str], fmt: Format) -> Iterator[tuple[int, Edge | RowError]]:
     for number, record in _records(lines, fmt, EDGE_FIELDS):
         if isinstance(record, str):
             yield number, RowError(number, record)
             continue
         try:
-            follower = validate_user_id(str(record.get("follower", "")), field="follower")
-            followee = validate_user_id(str(record.get("followee", "")), field="followee")
+            follower = validate_user_id(_text(record, "follower"), field="follower")
+            followee = validate_user_id(_text(record, "followee"), field="followee")
             if follower == followee:
                 raise ValueError("a user cannot follow themselves")
             yield number, Edge(follower, followee, parse_time(record.get("followed_at")))
         except (InvalidInputError, ValueError) as exc:
-            yield number, RowError(number, str(exc))
+            yield number, _row_error(number, exc)
 
 
 def user_rows(lines: Iterable[str], fmt: Format) -> Iterator[tuple[int, UserRow | RowError]]:
@@ -144,20 +163,20 @@ def user_rows(lines: Iterable[str], fmt: Format) -> Iterator[tuple[int, UserRow 
             yield number, RowError(number, record)
             continue
         try:
-            user_id = validate_user_id(str(record.get("userId", "")))
-            name = record.get("name") or None
-            avatar = record.get("avatarUrl") or None
+            user_id = validate_user_id(_text(record, "userId"))
+            name = _text(record, "name") or None
+            avatar = _text(record, "avatarUrl") or None
             yield (
                 number,
                 UserRow(
                     user_id,
-                    name=None if name is None else validate_name(str(name)),
-                    avatar_url=None if avatar is None else validate_avatar_url(str(avatar)),
+                    name=None if name is None else validate_name(name),
+                    avatar_url=None if avatar is None else validate_avatar_url(avatar),
                     created_at=parse_time(record.get("createdAt")),
                 ),
             )
         except (InvalidInputError, ValueError) as exc:
-            yield number, RowError(number, str(exc))
+            yield number, _row_error(number, exc)
 
 
 Progress = Callable[[int], None]
@@ -176,23 +195,41 @@ async def import_edges(
     known: set[str] = set()
     batch: list[tuple[int, Edge]] = []
 
-    async def flush() -> None:
-        edges = [edge for _, edge in batch]
+    async def flush() -> bool:
+        """Apply the batch; False when the import has to stop."""
+        new = {user for _, edge in batch for user in (edge.follower, edge.followee)} - known
         if register_missing:
-            new = {u for e in edges for u in (e.follower, e.followee)} - known
             await upsert_many(store, [UserRow(user_id) for user_id in sorted(new)])
             known.update(new)
-        for (number, edge), status in zip(batch, await follow_many(store, edges), strict=True):
+        else:
+            ids = sorted(new)
+            known.update(
+                user for user, present in zip(ids, await store.registered(ids), strict=True) if present
+            )
+        ready: list[tuple[int, Edge]] = []
+        for number, edge in batch:
+            missing = next((user for user in (edge.follower, edge.followee) if user not in known), None)
+            if missing is None:
+                ready.append((number, edge))
+                continue
+            summary.reject(RowError(number, f"user {missing!r} is not registered"))
+            if on_error is OnError.STOP:
+                summary.stopped_at = number
+                break
+        for (number, edge), status in zip(
+            ready, await follow_many(store, [e for _, e in ready]), strict=True
+        ):
             if status is EdgeStatus.ADDED:
                 summary.written += 1
             elif status is EdgeStatus.EXISTED:
                 summary.unchanged += 1
-            else:
+            else:  # unregistered meanwhile
                 unknown = edge.follower if status is EdgeStatus.FOLLOWER_UNKNOWN else edge.followee
                 summary.reject(RowError(number, f"user {unknown!r} is not registered"))
         batch.clear()
         if progress:
             progress(summary.rows)
+        return summary.stopped_at is None
 
     for number, row in rows:
         summary.rows += 1
@@ -203,9 +240,10 @@ async def import_edges(
                 break
             continue
         batch.append((number, row))
-        if len(batch) >= BATCH:
-            await flush()
-    await flush()
+        if len(batch) >= BATCH and not await flush():
+            break
+    if batch:
+        await flush()
     return summary.finish()
 
 

@@ -1,0 +1,356 @@
+"""The `followgraph` command line, run in-process with typer's CliRunner against the test Redis."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import cast
+
+import pytest
+import redis
+from rich.console import Console
+from typer.testing import CliRunner, Result
+
+import server.cli as cli
+from server.auth import Principal, authenticate
+from server.demo import DemoSpec, demo_edges
+from server.redis_server import RedisServer, answers, socket_path_for
+from server.settings import Settings
+from store import Keys
+
+KEYS = Keys()
+
+
+@dataclass
+class Target:
+    """The session's private Redis (flushed), a sync client on it, and a data directory."""
+
+    url: str
+    db: redis.Redis
+    data_dir: Path
+
+    def options(self) -> list[str]:
+        return ["--redis-url", self.url, "--data-dir", str(self.data_dir)]
+
+    def profiles(self) -> int:
+        return sum(1 for _ in self.db.scan_iter(match=KEYS.pattern("profile"), count=500))
+
+    def following(self, user_id: str) -> dict[str, int]:
+        rows = cast(
+            "list[tuple[str, float]]", self.db.zrange(KEYS.following(user_id), 0, -1, withscores=True)
+        )
+        return {member: int(score) for member, score in rows}
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No FOLLOWGRAPH_* setting of the machine leaks in (the redis-server binary choice may stay)."""
+    for name in list(os.environ):
+        if name.startswith("FOLLOWGRAPH_") and name != "FOLLOWGRAPH_REDIS_SERVER":
+            monkeypatch.delenv(name)
+
+
+@pytest.fixture
+def console(monkeypatch: pytest.MonkeyPatch) -> io.StringIO:
+    """What the CLI prints to its rich console (stderr), wide enough that nothing wraps."""
+    buffer = io.StringIO()
+    monkeypatch.setattr(cli, "console", Console(file=buffer, width=1000, color_system=None))
+    return buffer
+
+
+@pytest.fixture
+def target(redis_server: RedisServer, tmp_path: Path) -> Iterator[Target]:
+    db = redis.Redis(unix_socket_path=str(redis_server.socket_path), decode_responses=True)
+    db.flushall()
+    yield Target(f"unix://{redis_server.socket_path}", db, tmp_path / "data")
+    db.close()
+
+
+def invoke(*args: str, env: dict[str, str] | None = None, input: str | None = None) -> Result:
+    return CliRunner().invoke(cli.app, list(args), env=env, input=input)
+
+
+def principal(token: str, data_dir: Path) -> Principal | None:
+    return authenticate("Bearer " + token, Settings(data_dir=data_dir).auth_config())
+
+
+# -- token and export-schema ----------------------------------------------------------------------
+
+
+def test_token_is_accepted_by_the_server(tmp_path: Path, console: io.StringIO) -> None:
+    result = invoke("token", "alice", "--data-dir", str(tmp_path))
+    assert result.exit_code == 0, console.getvalue()
+    token = result.stdout.strip()
+    assert result.stdout == token + "\n"
+    assert token.count(".") == 2
+    assert principal(token, tmp_path) == Principal("alice", frozenset())
+    assert (tmp_path / "jwt-secret").exists()
+
+
+def test_admin_token(tmp_path: Path, console: io.StringIO) -> None:
+    result = invoke("token", "alice", "--admin", "--data-dir", str(tmp_path))
+    assert result.exit_code == 0, console.getvalue()
+    who = principal(result.stdout.strip(), tmp_path)
+    assert who == Principal("alice", frozenset({"admin"}))
+    assert who.is_admin
+
+
+def test_token_for_a_malformed_user_id(tmp_path: Path, console: io.StringIO) -> None:
+    result = invoke("token", "not valid!", "--data-dir", str(tmp_path))
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert "Cannot mint a token: Invalid user id 'not valid!'" in console.getvalue()
+
+
+def test_export_schema(tmp_path: Path) -> None:
+    printed = invoke("export-schema")
+    assert printed.exit_code == 0
+    assert "type User implements Node" in printed.stdout
+    assert "type Query" in printed.stdout
+    path = tmp_path / "schema.graphql"
+    written = invoke("export-schema", "-o", str(path))
+    assert written.exit_code == 0
+    assert written.stdout == ""
+    assert path.read_text() == printed.stdout
+
+
+# -- demo -----------------------------------------------------------------------------------------
+
+
+def test_demo_loads_once(target: Target, console: io.StringIO) -> None:
+    # The edge set of a spec does not depend on now_ms (only the times do).
+    follows = len(list(demo_edges(DemoSpec(users=200), now_ms=0)))
+    result = invoke("demo", "--users", "200", *target.options())
+    assert result.exit_code == 0, console.getvalue()
+    assert f"Loaded 200 users and {follows} follows" in console.getvalue()
+    assert "FollowGraph on http://127.0.0.1:8000/graphql" in result.stdout
+    token = result.stdout.strip().splitlines()[-1]
+    assert principal(token, target.data_dir) == Principal("42", frozenset())
+    assert target.profiles() == 200
+    assert sum(len(target.following(str(i))) for i in range(1, 201)) == follows
+
+    console.seek(0)
+    console.truncate()
+    again = invoke("demo", "--users", "200", *target.options())
+    assert again.exit_code == 1
+    assert "The store already has users: nothing loaded." in console.getvalue()
+    assert again.stdout == ""
+    assert target.profiles() == 200
+
+
+# -- import and export ----------------------------------------------------------------------------
+
+EDGES = [
+    ("alice", "bob", 1_700_000_000_000),
+    ("bob", "alice", 1_700_000_000_100),
+    ("alice", "carol", 1_700_000_000_200),
+    ("carol", "dave", 1_700_000_000_300),
+    ("dave", "alice", 1_700_000_000_400),
+    ("erin", "alice", 1_700_000_000_500),
+]
+
+
+def edges_csv(path: Path, rows: list[str] | None = None) -> Path:
+    lines = ["follower,followee,followed_at", *(rows or [f"{a},{b},{t}" for a, b, t in EDGES])]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_import_then_export_round_trip(target: Target, tmp_path: Path, console: io.StringIO) -> None:
+    source = edges_csv(tmp_path / "edges.csv")
+    result = invoke("import", str(source), *target.options())
+    assert result.exit_code == 0, console.getvalue()
+    assert "6 follows written, 0 already there, 0 rejected." in console.getvalue()
+    assert target.following("alice") == {"bob": 1_700_000_000_000, "carol": 1_700_000_000_200}
+
+    out = tmp_path / "out.csv"
+    exported = invoke("export", str(out), *target.options())
+    assert exported.exit_code == 0, console.getvalue()
+    assert "Exported 6 edges" in console.getvalue()
+    header, *rows = out.read_text().splitlines()
+    assert header == "follower,followee,followed_at"
+    assert sorted(rows) == sorted(f"{a},{b},{t}" for a, b, t in EDGES)
+
+    out_jsonl = tmp_path / "out.jsonl"
+    assert invoke("export", str(out_jsonl), *target.options()).exit_code == 0
+    records = [json.loads(line) for line in out_jsonl.read_text().splitlines()]
+    assert sorted((r["follower"], r["followee"], r["followed_at"]) for r in records) == sorted(EDGES)
+
+    console.seek(0)
+    console.truncate()
+    again = invoke("import", str(out), *target.options())
+    assert again.exit_code == 0, console.getvalue()
+    assert "6 rows" in console.getvalue()
+    assert "0 follows written, 6 already there, 0 rejected." in console.getvalue()
+
+
+def test_import_reports_bad_rows_by_line(target: Target, tmp_path: Path, console: io.StringIO) -> None:
+    source = edges_csv(tmp_path / "edges.csv", ["alice,bob,1", "carol,carol,2", "bob,carol,3", "x y,bob,4"])
+    result = invoke("import", str(source), *target.options())
+    assert result.exit_code == 0, console.getvalue()
+    text = console.getvalue()
+    assert "4 rows" in text
+    assert "2 follows written, 0 already there, 2 rejected." in text
+    assert "line 3: a user cannot follow themselves" in text
+    assert "line 5: Invalid user id 'x y'" in text
+    assert target.following("bob") == {"carol": 3}
+
+
+def test_import_on_error_stop(target: Target, tmp_path: Path, console: io.StringIO) -> None:
+    source = edges_csv(tmp_path / "edges.csv", ["alice,bob,1", "carol,carol,2", "bob,carol,3"])
+    result = invoke("import", str(source), "--on-error", "stop", *target.options())
+    assert result.exit_code == 1
+    text = console.getvalue()
+    assert "line 3: a user cannot follow themselves" in text
+    assert "Stopped at line 3; rows before it were imported." in text
+    assert target.following("alice") == {"bob": 1}
+    assert target.following("bob") == {}
+
+
+def test_import_without_registering_missing_users(
+    target: Target, tmp_path: Path, console: io.StringIO
+) -> None:
+    target.db.hset(KEYS.profile("alice"), "createdAt", "1")
+    target.db.hset(KEYS.profile("bob"), "createdAt", "1")
+    source = edges_csv(tmp_path / "edges.csv", ["alice,bob,1", "alice,zed,2"])
+    result = invoke("import", str(source), "--no-register-missing", *target.options())
+    assert result.exit_code == 0, console.getvalue()
+    assert "line 3: user 'zed' is not registered" in console.getvalue()
+    assert target.following("alice") == {"bob": 1}
+    assert target.profiles() == 2
+
+
+def test_import_users_jsonl(target: Target, tmp_path: Path, console: io.StringIO) -> None:
+    source = tmp_path / "users.jsonl"
+    records = [
+        {"userId": "alice", "name": "Alice", "avatarUrl": "https://img.example/a.png", "createdAt": 5},
+        {"userId": "bob", "name": "Bob"},
+        {"userId": "carol", "avatarUrl": "mailto:carol@example.com"},
+    ]
+    source.write_text("".join(json.dumps(r) + "\n" for r in records))
+    result = invoke("import", str(source), "--kind", "users", *target.options())
+    assert result.exit_code == 0, console.getvalue()
+    text = console.getvalue()
+    assert "3 rows" in text
+    assert "2 users written, 0 already there, 1 rejected." in text
+    assert "line 3: The avatar URL must be an absolute http:// or https:// URL." in text
+    assert target.db.hgetall(KEYS.profile("alice")) == {
+        "name": "Alice",
+        "avatarUrl": "https://img.example/a.png",
+        "createdAt": "5",
+    }
+    assert target.db.hget(KEYS.profile("bob"), "name") == "Bob"
+    assert target.profiles() == 2
+
+    out = tmp_path / "users-out.csv"
+    exported = invoke("export", str(out), "--kind", "users", *target.options())
+    assert exported.exit_code == 0, console.getvalue()
+    lines = out.read_text().splitlines()
+    assert lines[0] == "userId,name,avatarUrl,createdAt"
+    assert "alice,Alice,https://img.example/a.png,5" in lines[1:]
+
+
+def test_unknown_file_extension(target: Target, tmp_path: Path, console: io.StringIO) -> None:
+    source = tmp_path / "edges.txt"
+    source.write_text("alice,bob,1\n")
+    result = invoke("import", str(source), *target.options())
+    assert result.exit_code == 2
+    assert f"Cannot tell the format of '{source}': name it *.csv or *.jsonl, or pass --format." in (
+        console.getvalue()
+    )
+    assert target.profiles() == 0
+
+    out = tmp_path / "out.txt"
+    exported = invoke("export", str(out), *target.options())
+    assert exported.exit_code == 2
+    assert "Cannot tell the format of" in console.getvalue()
+    assert not out.exists()
+
+    explicit = invoke("import", str(source), "--format", "csv", *target.options())
+    assert explicit.exit_code == 0, console.getvalue()
+    assert target.following("alice") == {"bob": 1}
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        ("FOLLOWGRAPH_PORT", "abc", "FOLLOWGRAPH_PORT='abc' is not a whole number."),
+        ("FOLLOWGRAPH_WORKERS", "0", "FOLLOWGRAPH_WORKERS=0 is out of range: use 1 to 64."),
+        ("FOLLOWGRAPH_PRODUCTION", "maybe", "FOLLOWGRAPH_PRODUCTION='maybe' is not a boolean"),
+    ],
+)
+def test_bad_environment_variable(
+    target: Target, console: io.StringIO, variable: str, value: str, message: str
+) -> None:
+    result = invoke("demo", "--users", "10", *target.options(), env={variable: value})
+    assert result.exit_code == 2
+    assert f"Configuration error: {message}" in console.getvalue()
+    assert result.stdout == ""
+    assert target.profiles() == 0
+
+
+def test_rejected_rows_are_reported_verbatim(target: Target, tmp_path: Path, console: io.StringIO) -> None:
+    # Row data is shown as text, not interpreted as rich markup (a "[/x]" must not crash the report).
+    source = edges_csv(tmp_path / "edges.csv", ["[bold]x,bob,1", "[/x],bob,2", "alice,bob,3"])
+    result = invoke("import", str(source), *target.options())
+    assert result.exit_code == 0, repr(result.exception)
+    text = console.getvalue()
+    assert "line 2: Invalid user id '[bold]x'" in text
+    assert "line 3: Invalid user id '[/x]'" in text
+    assert "1 follows written, 0 already there, 2 rejected." in text
+
+
+def test_import_of_a_missing_file(target: Target, tmp_path: Path, console: io.StringIO) -> None:
+    missing = tmp_path / "missing.csv"
+    result = invoke("import", str(missing), *target.options())
+    assert result.exit_code != 0
+    assert isinstance(result.exception, SystemExit), repr(result.exception)  # a message, no traceback
+    assert "missing.csv" in console.getvalue() + result.output
+
+
+# -- the embedded Redis ---------------------------------------------------------------------------
+
+
+def redis_pids(directory: Path) -> list[int]:
+    """redis-server processes whose command line names `directory`."""
+    needle = str(directory.resolve()).encode()
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"redis-server" in command and needle in command:
+            pids.append(int(entry.name))
+    return pids
+
+
+def test_demo_with_the_embedded_redis(tmp_path: Path, console: io.StringIO) -> None:
+    data_dir = tmp_path / "data"
+    directory = data_dir / "redis"
+    try:
+        result = invoke("demo", "--users", "50", "--data-dir", str(data_dir))
+        assert result.exit_code == 0, console.getvalue()
+        assert "Loaded 50 users and" in console.getvalue()
+        token = result.stdout.strip().splitlines()[-1]
+        assert principal(token, data_dir) == Principal("42", frozenset())
+        assert redis_pids(directory) == []
+        assert not answers(socket_path_for(directory))
+        assert any(p.name.startswith("appendonly") for p in directory.iterdir())
+
+        console.seek(0)
+        console.truncate()
+        again = invoke("demo", "--users", "50", "--data-dir", str(data_dir))
+        assert again.exit_code == 1
+        assert "The store already has users: nothing loaded." in console.getvalue()
+        assert redis_pids(directory) == []
+    finally:
+        for pid in redis_pids(directory):  # only servers this test started, for its own directory
+            os.kill(pid, signal.SIGKILL)
