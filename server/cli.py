@@ -8,6 +8,7 @@ import enum
 import logging
 import os
 import shutil
+import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -140,6 +141,10 @@ async def _demo(settings: Settings, spec: DemoSpec) -> bool:
     return await _with_store(settings, work)
 
 
+def _exit_on_signal(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
 def _print_welcome(settings: Settings, users: int = DEFAULT_USERS) -> None:
     viewer = DEMO_VIEWER if int(DEMO_VIEWER) <= users else str(users)
     token = mint_token(settings.auth_config(), viewer, ttl_seconds=7 * 86400)
@@ -205,6 +210,9 @@ def serve(
         log.info(
             "serving http://%s:%d/graphql with %d worker(s)", settings.host, settings.port, settings.workers
         )
+        # uvicorn re-raises the signal that stopped it; as an exception it lets the embedded
+        # Redis be shut down cleanly below instead of dying with the process.
+        signal.signal(signal.SIGTERM, _exit_on_signal)
         if settings.workers == 1:
             from server.app import create_app
 

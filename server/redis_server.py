@@ -6,12 +6,14 @@ or `redis-server` on PATH, or the one FOLLOWGRAPH_REDIS_SERVER names.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import logging
 import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -78,6 +80,15 @@ def answers(socket_path: Path) -> bool:
         client.close()
 
 
+def _stop_with_parent() -> None:
+    """In the child: ask Linux to send SIGTERM when the parent dies, so an embedded Redis never
+    outlives a server that was killed (SIGTERM still flushes the AOF)."""
+    if sys.platform != "linux":
+        return
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
 @dataclass
 class RedisServer:
     """One redis-server process with its data in `directory`, reachable on a unix socket.
@@ -126,7 +137,11 @@ class RedisServer:
         self.directory.mkdir(parents=True, exist_ok=True)
         self.socket_path.unlink(missing_ok=True)
         self.process = subprocess.Popen(
-            self.command(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            self.command(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            preexec_fn=_stop_with_parent,
         )
         deadline = time.monotonic() + timeout
         client = redis.Redis(unix_socket_path=str(self.socket_path), socket_timeout=1.0)

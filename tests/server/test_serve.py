@@ -86,8 +86,12 @@ def served(tmp_path: Path) -> Iterator[Served]:
     server = Served(tmp_path, free_port())
     yield server
     if server.process is not None and server.process.poll() is None:
-        server.process.kill()
-        server.process.wait()
+        server.process.send_signal(signal.SIGINT)
+        try:
+            server.process.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.process.kill()
+            server.process.communicate()
 
 
 def test_a_follow_survives_a_restart_of_the_server_and_its_embedded_redis(served: Served) -> None:
@@ -118,4 +122,43 @@ def test_the_served_endpoints(served: Served) -> None:
     assert "followgraph_requests_total" in httpx.get(f"{served.url}/metrics").text
     graphiql = httpx.get(f"{served.url}/graphql", headers={"accept": "text/html"})
     assert graphiql.status_code == 200 and "graphiql" in graphiql.text.lower()
+    served.stop()
+
+
+def redis_processes_for(directory: Path) -> list[int]:
+    """Pids of redis-server processes whose command line names `directory`."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if "redis-server" in cmdline and str(directory) in cmdline:
+            pids.append(int(proc.name))
+    return pids
+
+
+def test_sigterm_stops_the_embedded_redis_cleanly(served: Served) -> None:
+    served.start()
+    assert served.process is not None
+    served.process.send_signal(signal.SIGTERM)
+    _, err = served.process.communicate(timeout=30)
+    assert "embedded redis stopped" in err.decode()
+    assert redis_processes_for(served.data_dir) == []
+
+
+def test_a_killed_server_does_not_leave_its_redis_behind(served: Served) -> None:
+    served.start()
+    assert served.process is not None
+    assert len(redis_processes_for(served.data_dir)) == 1
+    served.process.kill()
+    served.process.communicate()
+    deadline = time.monotonic() + 10
+    while redis_processes_for(served.data_dir) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert redis_processes_for(served.data_dir) == []
+    served.start()
+    assert served.graphql('{ user(userId: "1") { userId } }') == {"data": {"user": {"userId": "1"}}}
     served.stop()
