@@ -1,6 +1,6 @@
 """The User type and its follow-list connections."""
 
-from typing import Annotated, TypeAlias
+from typing import Annotated, Any, TypeAlias
 
 import strawberry
 
@@ -71,6 +71,25 @@ class FollowConnection:
                 end_cursor=page.end_cursor,
             ),
         )
+
+
+def _list_field(kind: ListKind, description: str) -> Any:
+    """A connection field over one of the user's sorted-set lists (the three differ only in kind)."""
+
+    async def resolve(
+        self: "User",
+        info: Info,
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+    ) -> FollowConnection:
+        page = await lists.list_page(
+            info.context, kind, self.user_id, first=first, after=after, last=last, before=before
+        )
+        return FollowConnection.of(page)
+
+    return strawberry.field(resolver=resolve, description=description)
 
 
 @strawberry.type(description="A registered user of the follow graph.")
@@ -149,61 +168,20 @@ class User(Node):
 
     # -- lists ----------------------------------------------------------------------------------
 
-    async def _list(
-        self,
-        info: Info,
-        kind: ListKind,
-        first: int | None,
-        after: str | None,
-        last: int | None,
-        before: str | None,
-    ) -> FollowConnection:
-        page = await lists.list_page(
-            info.context, kind, self.user_id, first=first, after=after, last=last, before=before
-        )
-        return FollowConnection.of(page)
-
-    @strawberry.field(
-        description="Users this user follows, newest follow first. "
-        "Each edge's followedAt is when this user followed them."
+    following = _list_field(
+        ListKind.FOLLOWING,
+        "Users this user follows, newest follow first. "
+        "Each edge's followedAt is when this user followed them.",
     )
-    async def following(
-        self,
-        info: Info,
-        first: First = None,
-        after: After = None,
-        last: Last = None,
-        before: Before = None,
-    ) -> FollowConnection:
-        return await self._list(info, ListKind.FOLLOWING, first, after, last, before)
-
-    @strawberry.field(
-        description="Users who follow this user, newest first. "
-        "Each edge's followedAt is when they followed this user."
+    fans = _list_field(
+        ListKind.FANS,
+        "Users who follow this user, newest first. Each edge's followedAt is when they followed this user.",
     )
-    async def fans(
-        self,
-        info: Info,
-        first: First = None,
-        after: After = None,
-        last: Last = None,
-        before: Before = None,
-    ) -> FollowConnection:
-        return await self._list(info, ListKind.FANS, first, after, last, before)
-
-    @strawberry.field(
-        description="Users this user follows who follow back (互粉), newest mutual first; "
-        "followedAt is when the relation became mutual."
+    mutuals = _list_field(
+        ListKind.MUTUAL,
+        "Users this user follows who follow back (互粉), newest mutual first; "
+        "followedAt is when the relation became mutual.",
     )
-    async def mutuals(
-        self,
-        info: Info,
-        first: First = None,
-        after: After = None,
-        last: Last = None,
-        before: Before = None,
-    ) -> FollowConnection:
-        return await self._list(info, ListKind.MUTUAL, first, after, last, before)
 
     @strawberry.field(
         description="Users followed by both this user and `userId` (共同关注), "

@@ -10,19 +10,21 @@ import csv
 import enum
 import json
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from store import FollowStore, InvalidInputError, validate_user_id
 from store.bulk import Edge, EdgeStatus, UserRow, follow_many, scan_edges, scan_users, upsert_many
+from store.model import MAX_TIME, Profile
 from store.profiles import validate_avatar_url, validate_name
 
 BATCH = 2000
 EDGE_FIELDS = ("follower", "followee", "followed_at")
 USER_FIELDS = ("userId", "name", "avatarUrl", "createdAt")
 MAX_REPORTED_ERRORS = 20
+T = TypeVar("T")
 
 
 class Format(enum.Enum):
@@ -82,18 +84,18 @@ def parse_time(raw: Any) -> int | None:
     """Epoch ms from an integer (or its digits) or an ISO-8601 string with a zone; None when empty."""
     if raw is None or raw == "":
         return None
-    if isinstance(raw, int) and not isinstance(raw, bool) and raw >= 0:
+    if isinstance(raw, int) and not isinstance(raw, bool) and 0 <= raw <= MAX_TIME:
         return raw
     if isinstance(raw, str):
         text = raw.strip()
-        if text.isdigit():
+        if text.isascii() and text.isdigit() and int(text) <= MAX_TIME:
             return int(text)
         try:
             moment = datetime.fromisoformat(text)
         except ValueError:
             pass
         else:
-            if moment.tzinfo is not None and moment.timestamp() >= 0:
+            if moment.tzinfo is not None and 0 <= moment.timestamp() * 1000 <= MAX_TIME:
                 return round(moment.timestamp() * 1000)
     raise ValueError(
         f"bad time {str(raw)[:40]!r}: use epoch milliseconds or ISO-8601 with a zone, from 1970 on"
@@ -278,49 +280,45 @@ async def import_users(
     return summary.finish()
 
 
-async def export_edges(
-    store: FollowStore, out: IO[str], fmt: Format, *, progress: Progress | None = None
+async def _export(
+    batches: AsyncIterator[list[T]],
+    out: IO[str],
+    fmt: Format,
+    fields: tuple[str, ...],
+    record: Callable[[T], dict[str, Any]],
+    progress: Progress | None,
 ) -> int:
     writer = csv.writer(out, lineterminator="\n")
     if fmt is Format.CSV:
-        writer.writerow(EDGE_FIELDS)
+        writer.writerow(fields)
     count = 0
-    async for edges in scan_edges(store):
-        for edge in edges:
+    async for batch in batches:
+        for item in batch:
+            values = record(item)
             if fmt is Format.CSV:
-                writer.writerow((edge.follower, edge.followee, edge.at))
+                writer.writerow(["" if values[f] is None else values[f] for f in fields])
             else:
-                out.write(
-                    json.dumps({"follower": edge.follower, "followee": edge.followee, "followed_at": edge.at})
-                )
+                out.write(json.dumps(values, ensure_ascii=False))
                 out.write("\n")
-        count += len(edges)
+        count += len(batch)
         if progress:
             progress(count)
     return count
+
+
+async def export_edges(
+    store: FollowStore, out: IO[str], fmt: Format, *, progress: Progress | None = None
+) -> int:
+    def record(edge: Edge) -> dict[str, Any]:
+        return {"follower": edge.follower, "followee": edge.followee, "followed_at": edge.at}
+
+    return await _export(scan_edges(store), out, fmt, EDGE_FIELDS, record, progress)
 
 
 async def export_users(
     store: FollowStore, out: IO[str], fmt: Format, *, progress: Progress | None = None
 ) -> int:
-    writer = csv.writer(out, lineterminator="\n")
-    if fmt is Format.CSV:
-        writer.writerow(USER_FIELDS)
-    count = 0
-    async for profiles in scan_users(store):
-        for p in profiles:
-            if fmt is Format.CSV:
-                writer.writerow((p.user_id, p.name or "", p.avatar_url or "", p.created_at))
-            else:
-                record = {
-                    "userId": p.user_id,
-                    "name": p.name,
-                    "avatarUrl": p.avatar_url,
-                    "createdAt": p.created_at,
-                }
-                out.write(json.dumps(record, ensure_ascii=False))
-                out.write("\n")
-        count += len(profiles)
-        if progress:
-            progress(count)
-    return count
+    def record(p: Profile) -> dict[str, Any]:
+        return {"userId": p.user_id, "name": p.name, "avatarUrl": p.avatar_url, "createdAt": p.created_at}
+
+    return await _export(scan_users(store), out, fmt, USER_FIELDS, record, progress)

@@ -15,6 +15,7 @@ from store.ids import validate_user_id, validate_user_ids
 from store.keys import Keys
 from store.lua import run_pipeline
 from store.model import (
+    MAX_TIME,
     NO_RELATION,
     Counts,
     FollowResult,
@@ -89,8 +90,10 @@ class FollowStore:
         validate_user_id(user_id)
         name = None if name is None else validate_name(name)
         avatar_url = None if avatar_url is None else validate_avatar_url(avatar_url)
-        if created_at is not None and created_at < 0:
-            raise InvalidInputError("createdAt must be a non-negative epoch time in ms.", field="createdAt")
+        if created_at is not None and not 0 <= created_at <= MAX_TIME:
+            raise InvalidInputError(
+                "createdAt must be an epoch time in ms from 1970 to 9999.", field="createdAt"
+            )
         args = upsert_args(name, avatar_url, created_at)
         created, stored_name, stored_avatar, stored_created = await scripts.UPSERT_USER_SCRIPT.run(
             self.redis, [self.keys.profile(user_id)], args
@@ -128,8 +131,10 @@ class FollowStore:
     async def follow(self, *, follower: str, followee: str, at: int | None = None) -> FollowResult:
         """`follower` follows `followee`; idempotent. `at` (epoch ms) keeps an imported follow's time."""
         self._check_pair(follower, followee)
-        if at is not None and at < 0:
-            raise InvalidInputError("A follow time must be a non-negative epoch time in ms.", field="at")
+        if at is not None and not 0 <= at <= MAX_TIME:
+            raise InvalidInputError(
+                "A follow time must be an epoch time in ms from 1970 to 9999.", field="at"
+            )
         keys = follow_keys(self.keys, follower, followee)
         args = [follower, followee, "" if at is None else str(at)]
         status, changed, _, back = await scripts.FOLLOW_SCRIPT.run(self.redis, keys, args)

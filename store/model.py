@@ -5,6 +5,9 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+# The last millisecond of year 9999: the latest time an ISO-8601 DateTime can show.
+MAX_TIME = 253_402_300_799_999
+
 
 class Relationship(enum.Enum):
     """How a user relates to a viewer."""
