@@ -34,6 +34,7 @@ from resolvers.context import Context
 from resolvers.errors import BAD_USER_INPUT, INTERNAL_SERVER_ERROR, UNAUTHENTICATED
 from schema import FollowGraphSchema
 from server.auth import AuthConfig, AuthError, Principal, authenticate
+from server.logs import request_id as request_id_var
 from server.metrics import Metrics
 from store import FollowStore
 
@@ -146,6 +147,7 @@ class GraphQLEndpoint:
         if not _REQUEST_ID.fullmatch(request_id):
             request_id = uuid.uuid4().hex
         started = time.perf_counter()
+        request_id_var.set(request_id)
         media_type = JSON
         operation = "anonymous"
         try:

@@ -4,13 +4,26 @@ from __future__ import annotations
 
 import logging
 import sys
+from contextvars import ContextVar
 
 from pythonjsonlogger.core import RESERVED_ATTRS
 from pythonjsonlogger.json import JsonFormatter
 
+# The id of the request being served, for every log line written while serving it.
+request_id: ContextVar[str | None] = ContextVar("request_id", default=None)
+
+
+class RequestIdFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        current = request_id.get()
+        if current is not None and not hasattr(record, "request_id"):
+            record.request_id = current
+        return True
+
 
 def configure_logging(level: str = "info") -> None:
     handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(RequestIdFilter())
     handler.setFormatter(
         JsonFormatter(
             "{asctime}{levelname}{name}{message}",

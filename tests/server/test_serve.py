@@ -34,9 +34,10 @@ class Served:
         self.data_dir = data_dir
         self.port = port
         self.process: subprocess.Popen[bytes] | None = None
+        self.args: tuple[str, ...] = ()
 
     def start(self) -> None:
-        args = followgraph("serve", "--port", str(self.port), "--data-dir", str(self.data_dir))
+        args = followgraph("serve", "--port", str(self.port), "--data-dir", str(self.data_dir), *self.args)
         self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -162,3 +163,27 @@ def test_a_killed_server_does_not_leave_its_redis_behind(served: Served) -> None
     served.start()
     assert served.graphql('{ user(userId: "1") { userId } }') == {"data": {"user": {"userId": "1"}}}
     served.stop()
+
+
+def test_serve_demo_loads_once_and_prints_a_working_token(tmp_path: Path) -> None:
+    server = Served(tmp_path, free_port())
+    server.args = ("--demo",)
+    try:
+        server.start()
+        assert server.process is not None and server.process.stdout is not None
+        banner = server.process.stdout.read1(4096).decode()  # type: ignore[attr-defined]
+        assert f"http://127.0.0.1:{server.port}/graphql" in banner
+        token = next(word for word in banner.split() if word.startswith("eyJ"))
+        response = httpx.post(
+            f"{server.url}/graphql",
+            json={"query": '{ viewer { userId } user(userId: "1") { fansCount } }'},
+            headers={"authorization": f"Bearer {token}"},
+        )
+        data = response.json()["data"]
+        assert data["viewer"] == {"userId": "42"}
+        assert data["user"]["fansCount"] > 1000
+    finally:
+        server.stop()
+    server.start()
+    log = server.stop()
+    assert "already has users" in log
