@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run test lint typecheck pytest fmt schema clean
+.PHONY: install run test lint typecheck pytest bench fmt schema clean
 
 ## install: create the virtualenv and install the project with its dev tools
 install: $(STAMP)
@@ -31,6 +31,10 @@ typecheck: $(STAMP)
 
 pytest: $(STAMP)
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+## bench: the benchmark harness (its own Redis and server; prints tables, writes bench/results/)
+bench: $(STAMP)
+	$(BIN)/python -m bench $(BENCH_ARGS)
 
 ## fmt: apply ruff's formatting and safe fixes
 fmt: $(STAMP)
