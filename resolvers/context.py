@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from dataloaders import BatchObserver, DataLoaders
 from store import FollowStore
+from store.ratelimit import FollowRateLimiter
 
 ADMIN_SCOPE = "admin"
 
@@ -17,6 +18,7 @@ class Context:
     viewer_id: str | None = None
     scopes: frozenset[str] = field(default_factory=frozenset)
     request_id: str = "-"
+    follow_limiter: FollowRateLimiter | None = None
     # The operation that ran, once the document is parsed (for logs and metrics).
     operation_name: str | None = None
 
@@ -29,9 +31,10 @@ class Context:
         scopes: frozenset[str] = frozenset(),
         request_id: str = "-",
         observe: BatchObserver | None = None,
+        follow_limiter: FollowRateLimiter | None = None,
     ) -> Context:
         loaders = DataLoaders.create(store, viewer_id, observe=observe)
-        return cls(store, loaders, viewer_id, scopes, request_id)
+        return cls(store, loaders, viewer_id, scopes, request_id, follow_limiter)
 
     @property
     def is_admin(self) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from resolvers.context import Context
 from resolvers.errors import forbidden, unauthenticated
@@ -16,6 +17,7 @@ from store import (
     StoreError,
     UserNotFoundError,
 )
+from store.ids import is_valid_user_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +79,13 @@ async def _act(context: Context, user_id: str, action: Action) -> FollowOutcome:
 
 
 async def follow(context: Context, user_id: str) -> FollowOutcome:
+    viewer_id = require_viewer(context)
+    if context.follow_limiter is not None and user_id != viewer_id and is_valid_user_id(user_id):
+        limited = await context.follow_limiter.hit(viewer_id)
+        if limited is not None:
+            retry = datetime.fromtimestamp(limited.retry_at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            message = f"Too many follows: the limit is {limited.limit}. Try again after {retry}."
+            return FollowOutcome(viewer_id, None, problems=[Problem("RATE_LIMITED", message)])
     return await _act(context, user_id, lambda me, other: context.store.follow(follower=me, followee=other))
 
 

@@ -1,14 +1,17 @@
 """The GraphQL schema: Strawberry types, the root Query and Mutation, and schema extensions."""
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from graphql import GraphQLError
 from strawberry import Schema
+from strawberry.extensions import DisableIntrospection, MaxTokensLimiter
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext
 
 from schema.errors import MaskUnexpectedErrors
+from schema.limits import EnforceQueryLimits, QueryLimits
 from schema.mutations import Mutation
 from schema.query import Query
 from schema.scalars import SCALAR_MAP
@@ -24,17 +27,33 @@ class FollowGraphSchema(Schema):
         return None
 
 
-def build_schema(*, extensions: Sequence[Any] = ()) -> FollowGraphSchema:
-    """The schema with the given extensions after the ones every deployment needs."""
+def build_schema(
+    *,
+    limits: QueryLimits | None = None,
+    introspection: bool = True,
+    suggestions: bool = True,
+    extensions: Sequence[Any] = (),
+) -> FollowGraphSchema:
+    """The schema, with the query limits, and introspection and "did you mean" suggestions on or off."""
+    limits = limits or QueryLimits()
+    standard: list[Any] = [
+        MaskUnexpectedErrors,
+        RequireOperationName,
+        RecordOperationName,
+        partial(MaxTokensLimiter, max_token_count=limits.max_tokens),
+        partial(EnforceQueryLimits, limits),
+    ]
+    if not introspection:
+        standard.append(DisableIntrospection)
     return FollowGraphSchema(
         query=Query,
         mutation=Mutation,
         types=[User],
-        config=StrawberryConfig(scalar_map=SCALAR_MAP),
-        extensions=[MaskUnexpectedErrors, RequireOperationName, RecordOperationName, *extensions],
+        config=StrawberryConfig(scalar_map=SCALAR_MAP, disable_field_suggestions=not suggestions),
+        extensions=[*standard, *extensions],
     )
 
 
 schema = build_schema()
 
-__all__ = ["FollowGraphSchema", "build_schema", "schema"]
+__all__ = ["FollowGraphSchema", "QueryLimits", "build_schema", "schema"]

@@ -9,18 +9,20 @@ from contextlib import asynccontextmanager
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from strawberry.extensions import DisableIntrospection, SchemaExtension
 
 from schema import build_schema
-from server.graphql_http import GraphQLEndpoint
+from server.graphql_http import EndpointConfig, GraphQLEndpoint
 from server.logs import configure_logging
 from server.metrics import Metrics
 from server.redis_client import connect
 from server.settings import Settings
 from store import FollowStore, Keys
+from store.ratelimit import FollowRateLimiter
 
 READY_TIMEOUT = 2.0
 
@@ -29,23 +31,32 @@ def create_app(settings: Settings, *, redis: aioredis.Redis | None = None) -> St
     """The application for `settings`; `redis` (not closed by the app) replaces settings.redis_url."""
     if redis is None and settings.redis_url is None:
         raise ValueError("create_app needs a Redis: pass redis= or set redis_url (FOLLOWGRAPH_REDIS_URL).")
-    extensions: list[type[SchemaExtension] | SchemaExtension] = []
-    if not settings.introspection:
-        extensions.append(DisableIntrospection)
-    metrics = Metrics()
-    endpoint = GraphQLEndpoint(
-        build_schema(extensions=extensions),
+    schema = build_schema(
+        limits=settings.query_limits, introspection=settings.introspection, suggestions=settings.suggestions
+    )
+    config = EndpointConfig(
         auth=settings.auth_config(),
         graphiql=settings.graphiql,
         max_body_bytes=settings.max_body_bytes,
-        metrics=metrics,
+        max_batch=settings.max_batch,
+        request_timeout=settings.request_timeout,
     )
+    metrics = Metrics()
+    endpoint = GraphQLEndpoint(schema, config, metrics)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        client = redis if redis is not None else connect(settings.redis_url or "")
+        client = (
+            redis if redis is not None else connect(settings.redis_url or "", timeout=settings.redis_timeout)
+        )
+        keys = Keys(settings.key_prefix)
         app.state.redis = client
-        app.state.store = FollowStore(client, keys=Keys(settings.key_prefix))
+        app.state.store = FollowStore(client, keys=keys)
+        app.state.follow_limiter = (
+            None
+            if settings.follow_rate_limit.lower() == "off"
+            else FollowRateLimiter(client, settings.follow_rate_limit, keys=keys)
+        )
         try:
             yield
         finally:
@@ -72,7 +83,19 @@ def create_app(settings: Settings, *, redis: aioredis.Redis | None = None) -> St
         Route("/readyz", readyz, methods=["GET"]),
         Route("/metrics", metrics_endpoint, methods=["GET"]),
     ]
-    return Starlette(routes=routes, lifespan=lifespan)
+    middleware = []
+    if settings.cors_origins:
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(settings.cors_origins),
+                allow_methods=["GET", "POST"],
+                allow_headers=["authorization", "content-type", "x-request-id"],
+                expose_headers=["x-request-id"],
+                max_age=600,
+            )
+        )
+    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
 
 
 def app_from_env() -> Starlette:

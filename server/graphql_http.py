@@ -13,6 +13,7 @@ operation to the Strawberry schema.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import time
@@ -36,7 +37,6 @@ from schema import FollowGraphSchema
 from server.auth import AuthConfig, AuthError, Principal, authenticate
 from server.logs import request_id as request_id_var
 from server.metrics import Metrics
-from store import FollowStore
 
 log = logging.getLogger("followgraph.http")
 
@@ -62,6 +62,9 @@ class RequestError(Exception):
         self.status = status
         self.code = code
         self.headers = dict(headers or {})
+
+    def body(self) -> dict[str, Any]:
+        return {"errors": [{"message": str(self), "extensions": {"code": self.code}}]}
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,23 +127,23 @@ def parse_params(data: Mapping[str, Any]) -> GraphQLParams:
     return GraphQLParams(query, variables, operation_name)
 
 
-class GraphQLEndpoint:
-    """The ASGI-level handler of /graphql, bound to one schema, store and auth configuration."""
+@dataclass(frozen=True, slots=True)
+class EndpointConfig:
+    auth: AuthConfig
+    graphiql: bool = True
+    max_body_bytes: int = 1_000_000
+    # Operations per JSON-array request; 0 refuses batches.
+    max_batch: int = 0
+    request_timeout: float = 10.0
 
-    def __init__(
-        self,
-        schema: FollowGraphSchema,
-        *,
-        auth: AuthConfig,
-        graphiql: bool,
-        max_body_bytes: int,
-        metrics: Metrics,
-    ) -> None:
-        self.metrics = metrics
+
+class GraphQLEndpoint:
+    """The handler of /graphql, bound to one schema, configuration and metrics."""
+
+    def __init__(self, schema: FollowGraphSchema, config: EndpointConfig, metrics: Metrics) -> None:
         self.schema = schema
-        self.auth = auth
-        self.graphiql = graphiql
-        self.max_body_bytes = max_body_bytes
+        self.config = config
+        self.metrics = metrics
 
     async def handle(self, request: Request) -> Response:
         request_id = request.headers.get("x-request-id", "")
@@ -154,21 +157,29 @@ class GraphQLEndpoint:
             if self._wants_graphiql(request):
                 return HTMLResponse(get_graphql_ide_html("graphiql"), headers={"x-request-id": request_id})
             media_type = negotiate(request.headers.get("accept"))
-            params = await self._params(request)
-            operation = self.metrics.operation(params.operation_name)
+            payload = await self._payload(request)
             principal = self._principal(request)
-            store: FollowStore = request.app.state.store
-            context = Context.create(
-                store,
-                viewer_id=principal.user_id if principal else None,
-                scopes=principal.scopes if principal else frozenset(),
-                request_id=request_id,
-                observe=self.metrics.observe_batch,
-            )
-            status, body, outcome = await self._execute(request, params, context, media_type)
-            operation = self.metrics.operation(context.operation_name or params.operation_name)
+
+            def context() -> Context:
+                return Context.create(
+                    request.app.state.store,
+                    viewer_id=principal.user_id if principal else None,
+                    scopes=principal.scopes if principal else frozenset(),
+                    request_id=request_id,
+                    observe=self.metrics.observe_batch,
+                    follow_limiter=request.app.state.follow_limiter,
+                )
+
+            if isinstance(payload, list):
+                bodies = [await self._run_one(request, params, context(), media_type) for params in payload]
+                self._finish(request, 200, "batch", "batch", started, request_id)
+                return self._respond(200, bodies, media_type, request_id)
+            run = context()
+            operation = self.metrics.operation(payload.operation_name)
+            status, body, outcome = await self._run(request, payload, run, media_type)
+            operation = self.metrics.operation(run.operation_name or payload.operation_name)
         except RequestError as exc:
-            status, body = exc.status, {"errors": [{"message": str(exc), "extensions": {"code": exc.code}}]}
+            status, body = exc.status, exc.body()
             outcome = "unauthenticated" if exc.status == 401 else "rejected"
             response = self._respond(status, body, media_type, request_id)
             response.headers.update(exc.headers)
@@ -177,15 +188,38 @@ class GraphQLEndpoint:
         self._finish(request, status, outcome, operation, started, request_id)
         return self._respond(status, body, media_type, request_id)
 
+    async def _run_one(
+        self, request: Request, params: GraphQLParams, context: Context, media_type: str
+    ) -> dict[str, Any]:
+        """One operation of a batch: its request errors become its own response."""
+        try:
+            return (await self._run(request, params, context, media_type))[1]
+        except RequestError as exc:
+            return exc.body()
+
+    async def _run(
+        self, request: Request, params: GraphQLParams, context: Context, media_type: str
+    ) -> tuple[int, dict[str, Any], str]:
+        timeout = self.config.request_timeout
+        try:
+            async with asyncio.timeout(timeout):
+                return await self._execute(request, params, context, media_type)
+        except TimeoutError:
+            raise RequestError(
+                503,
+                f"The request did not finish within {timeout:g} s and was cancelled.",
+                code="REQUEST_TIMEOUT",
+            ) from None
+
     def _wants_graphiql(self, request: Request) -> bool:
         return (
-            self.graphiql
+            self.config.graphiql
             and request.method == "GET"
             and "query" not in request.query_params
             and "text/html" in request.headers.get("accept", "")
         )
 
-    async def _params(self, request: Request) -> GraphQLParams:
+    async def _payload(self, request: Request) -> GraphQLParams | list[GraphQLParams]:
         if request.method == "GET":
             raw: dict[str, Any] = dict(request.query_params)
             if "variables" in raw:
@@ -203,29 +237,37 @@ class GraphQLEndpoint:
                 code="UNSUPPORTED_MEDIA_TYPE",
             )
         declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
-            raise RequestError(
-                413, f"The request body exceeds {self.max_body_bytes} bytes.", code="PAYLOAD_TOO_LARGE"
-            )
+        limit = self.config.max_body_bytes
+        too_large = RequestError(413, f"The request body exceeds {limit} bytes.", code="PAYLOAD_TOO_LARGE")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise too_large
         body = bytearray()
         async for chunk in request.stream():
             body += chunk
-            if len(body) > self.max_body_bytes:
-                raise RequestError(
-                    413, f"The request body exceeds {self.max_body_bytes} bytes.", code="PAYLOAD_TOO_LARGE"
-                )
+            if len(body) > limit:
+                raise too_large
         data = _json_object(bytes(body), "The request body")
         if isinstance(data, list):
-            raise RequestError(
-                400, "Batched requests (a JSON array) are not accepted: send one operation per request."
-            )
+            return self._batch(data)
         if not isinstance(data, dict):
             raise RequestError(400, "The request body must be a JSON object with a `query`.")
         return parse_params(data)
 
+    def _batch(self, items: list[Any]) -> list[GraphQLParams]:
+        most = self.config.max_batch
+        if most == 0:
+            raise RequestError(
+                400, "Batched requests (a JSON array) are not accepted: send one operation per request."
+            )
+        if not 0 < len(items) <= most:
+            raise RequestError(400, f"A batch holds 1 to {most} operations, got {len(items)}.")
+        if not all(isinstance(item, dict) for item in items):
+            raise RequestError(400, "Every operation of a batch must be a JSON object with a `query`.")
+        return [parse_params(item) for item in items]
+
     def _principal(self, request: Request) -> Principal | None:
         try:
-            return authenticate(request.headers.get("authorization"), self.auth)
+            return authenticate(request.headers.get("authorization"), self.config.auth)
         except AuthError as exc:
             raise RequestError(
                 401,
@@ -271,7 +313,7 @@ class GraphQLEndpoint:
         return 200, body, "error" if errors else "ok"
 
     @staticmethod
-    def _respond(status: int, body: dict[str, Any], media_type: str, request_id: str) -> Response:
+    def _respond(status: int, body: dict[str, Any] | list[Any], media_type: str, request_id: str) -> Response:
         return Response(
             orjson.dumps(body),
             status_code=status,

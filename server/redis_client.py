@@ -14,19 +14,20 @@ from redis.exceptions import ConnectionError, TimeoutError
 SOCKET_TIMEOUT = 5.0
 
 
-def connect(url: str, *, max_connections: int = 64) -> aioredis.Redis:
+def connect(url: str, *, max_connections: int = 64, timeout: float = SOCKET_TIMEOUT) -> aioredis.Redis:
     """A client for `url` (redis://, rediss:// or unix://) that decodes replies to str.
 
-    The pool blocks (up to SOCKET_TIMEOUT) when all its connections are busy, instead of failing
-    the request as redis-py's default pool does.
+    A command that gets no answer within `timeout` seconds fails (and is retried, then reported);
+    the pool blocks up to `timeout` when all its connections are busy, instead of failing the
+    request as redis-py's default pool does.
     """
     pool = aioredis.BlockingConnectionPool.from_url(
         url,
         decode_responses=True,
         max_connections=max_connections,
-        timeout=SOCKET_TIMEOUT,
-        socket_timeout=SOCKET_TIMEOUT,
-        socket_connect_timeout=SOCKET_TIMEOUT,
+        timeout=timeout,
+        socket_timeout=timeout,
+        socket_connect_timeout=timeout,
         retry=Retry(ExponentialBackoff(cap=0.5, base=0.02), retries=3),
         retry_on_error=[ConnectionError, TimeoutError],
         health_check_interval=30,

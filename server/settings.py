@@ -1,22 +1,49 @@
-"""Configuration: one frozen dataclass, built from the environment in one place."""
+"""Configuration: one frozen dataclass, built from the environment in one place.
+
+Every field `name` is read from FOLLOWGRAPH_NAME (upper case); a bad value fails at start with a
+sentence naming the variable.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+import types
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Union, get_args, get_origin, get_type_hints
 
+from limits import parse as parse_rate
+
+from schema import QueryLimits
 from server.auth import AuthConfig, AuthConfigError
 
 ENV_PREFIX = "FOLLOWGRAPH_"
 LOG_LEVELS = ("debug", "info", "warning", "error")
 APPENDFSYNC = ("everysec", "always", "no")
+# Whole-number settings and their ranges.
+RANGES: dict[str, tuple[int, int]] = {
+    "port": (0, 65535),
+    "workers": (1, 64),
+    "max_body_bytes": (1024, 100_000_000),
+    "max_batch": (0, 100),
+    "max_depth": (2, 100),
+    "max_aliases": (0, 1000),
+    "max_directives": (0, 100),
+    "max_cost": (1, 10_000_000),
+    "max_tokens": (100, 1_000_000),
+}
+
+
+_DEFAULT_LIMITS = QueryLimits()
 
 
 class ConfigError(ValueError):
     """A setting is missing or malformed; the message names the variable."""
+
+
+def _env_name(name: str) -> str:
+    return ENV_PREFIX + name.upper()
 
 
 def _bool(name: str, raw: str) -> bool:
@@ -25,122 +52,157 @@ def _bool(name: str, raw: str) -> bool:
         return True
     if value in {"0", "false", "no", "off", ""}:
         return False
-    raise ConfigError(f"{ENV_PREFIX}{name}={raw!r} is not a boolean: use 1/0, true/false, yes/no or on/off.")
+    raise ConfigError(f"{_env_name(name)}={raw!r} is not a boolean: use 1/0, true/false, yes/no or on/off.")
 
 
-def _int(name: str, raw: str, *, low: int, high: int) -> int:
+def _int(name: str, raw: str) -> int:
     try:
-        value = int(raw)
+        return int(raw)
     except ValueError:
-        raise ConfigError(f"{ENV_PREFIX}{name}={raw!r} is not a whole number.") from None
-    if not low <= value <= high:
-        raise ConfigError(f"{ENV_PREFIX}{name}={value} is out of range: use {low} to {high}.")
-    return value
+        raise ConfigError(f"{_env_name(name)}={raw!r} is not a whole number.") from None
+
+
+def _float(name: str, raw: str) -> float:
+    try:
+        return float(raw)
+    except ValueError:
+        raise ConfigError(f"{_env_name(name)}={raw!r} is not a number.") from None
+
+
+def _tuple(name: str, raw: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in raw.split(",") if part.strip())
+
+
+_PARSERS: dict[type, Callable[[str, str], Any]] = {
+    str: lambda _name, raw: raw,
+    int: _int,
+    float: _float,
+    bool: _bool,
+    Path: lambda _name, raw: Path(raw),
+    tuple: _tuple,
+}
+
+
+def _parser(annotation: Any) -> Callable[[str, str], Any]:
+    if get_origin(annotation) in (Union, types.UnionType):  # X | None
+        annotation = next(a for a in get_args(annotation) if a is not type(None))
+    return _PARSERS[get_origin(annotation) or annotation]
 
 
 @dataclass(frozen=True, slots=True)
 class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
+    workers: int = 1
     redis_url: str | None = None
     data_dir: Path = Path(".followgraph")
     key_prefix: str = "fg:"
+    appendfsync: str = "everysec"
     production: bool = False
     log_level: str = "info"
     graphiql: bool = True
     introspection: bool = True
+    suggestions: bool = True
+    cors_origins: tuple[str, ...] = ()
     jwt_secret: str | None = field(default=None, repr=False)
     jwt_public_key_file: Path | None = None
     jwt_private_key_file: Path | None = None
     jwt_issuer: str | None = None
     jwt_audience: str | None = None
     max_body_bytes: int = 1_000_000
-    appendfsync: str = "everysec"
-    workers: int = 1
+    max_batch: int = 0
+    request_timeout: float = 10.0
+    redis_timeout: float = 5.0
+    follow_rate_limit: str = "400/day"
+    max_depth: int = _DEFAULT_LIMITS.max_depth
+    max_aliases: int = _DEFAULT_LIMITS.max_aliases
+    max_directives: int = _DEFAULT_LIMITS.max_directives
+    max_cost: int = _DEFAULT_LIMITS.max_cost
+    max_tokens: int = _DEFAULT_LIMITS.max_tokens
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         """Settings from FOLLOWGRAPH_* variables; keyword overrides (CLI options) win."""
         env = os.environ if environ is None else environ
+        hints = get_type_hints(cls)
         values: dict[str, Any] = {}
-
-        def get(name: str) -> str | None:
-            raw = env.get(ENV_PREFIX + name)
-            return raw if raw not in (None, "") else None
-
-        if (raw := get("HOST")) is not None:
-            values["host"] = raw
-        if (raw := get("PORT")) is not None:
-            values["port"] = _int("PORT", raw, low=0, high=65535)
-        if (raw := get("REDIS_URL")) is not None:
-            values["redis_url"] = raw
-        if (raw := get("DATA_DIR")) is not None:
-            values["data_dir"] = Path(raw)
-        if (raw := get("KEY_PREFIX")) is not None:
-            values["key_prefix"] = raw
-        if (raw := get("PRODUCTION")) is not None:
-            values["production"] = _bool("PRODUCTION", raw)
-        if (raw := get("LOG_LEVEL")) is not None:
-            values["log_level"] = raw.lower()
-        for name in ("GRAPHIQL", "INTROSPECTION"):
-            if (raw := get(name)) is not None:
-                values[name.lower()] = _bool(name, raw)
-        if (raw := get("JWT_SECRET")) is not None:
-            values["jwt_secret"] = raw
-        for name in ("JWT_PUBLIC_KEY_FILE", "JWT_PRIVATE_KEY_FILE"):
-            if (raw := get(name)) is not None:
-                values[name.lower()] = Path(raw)
-        for name in ("JWT_ISSUER", "JWT_AUDIENCE"):
-            if (raw := get(name)) is not None:
-                values[name.lower()] = raw
-        if (raw := get("APPENDFSYNC")) is not None:
-            values["appendfsync"] = raw.lower()
-        if (raw := get("WORKERS")) is not None:
-            values["workers"] = _int("WORKERS", raw, low=1, high=64)
-        if (raw := get("MAX_BODY_BYTES")) is not None:
-            values["max_body_bytes"] = _int("MAX_BODY_BYTES", raw, low=1024, high=100_000_000)
+        for f in fields(cls):
+            raw = env.get(_env_name(f.name))
+            if raw not in (None, ""):
+                values[f.name] = _parser(hints[f.name])(f.name, raw)
         values.update({k: v for k, v in overrides.items() if v is not None})
         production = bool(values.get("production", False))
-        # Production turns the explorer and introspection off unless asked for explicitly.
-        values.setdefault("graphiql", not production)
-        values.setdefault("introspection", not production)
+        # Production turns the explorer, introspection and "did you mean" hints off unless asked for.
+        for name in ("graphiql", "introspection", "suggestions"):
+            values.setdefault(name, not production)
         settings = cls(**values)
         settings.validate()
         return settings
 
     def validate(self) -> None:
-        if self.appendfsync not in APPENDFSYNC:
-            raise ConfigError(
-                f"{ENV_PREFIX}APPENDFSYNC={self.appendfsync!r} is not one of {', '.join(APPENDFSYNC)}."
-            )
-        if not 1 <= self.workers <= 64:
-            raise ConfigError(f"{ENV_PREFIX}WORKERS={self.workers} is out of range: use 1 to 64.")
-        if not 0 <= self.port <= 65535:
-            raise ConfigError(f"{ENV_PREFIX}PORT={self.port} is out of range: use 0 to 65535.")
+        for name, (low, high) in RANGES.items():
+            value = getattr(self, name)
+            if not low <= value <= high:
+                raise ConfigError(f"{_env_name(name)}={value} is out of range: use {low} to {high}.")
         if self.log_level not in LOG_LEVELS:
             raise ConfigError(
-                f"{ENV_PREFIX}LOG_LEVEL={self.log_level!r} is not one of {', '.join(LOG_LEVELS)}."
+                f"{_env_name('log_level')}={self.log_level!r} is not one of {', '.join(LOG_LEVELS)}."
+            )
+        if self.appendfsync not in APPENDFSYNC:
+            raise ConfigError(
+                f"{_env_name('appendfsync')}={self.appendfsync!r} is not one of {', '.join(APPENDFSYNC)}."
             )
         if not self.key_prefix or any(c in self.key_prefix for c in "{}* "):
             raise ConfigError(
-                f"{ENV_PREFIX}KEY_PREFIX={self.key_prefix!r} must be non-empty, without {{, }}, * or spaces."
+                f"{_env_name('key_prefix')}={self.key_prefix!r} must be non-empty, "
+                "without {, }, * or spaces."
             )
+        if not 0.05 <= self.redis_timeout <= 60:
+            raise ConfigError(
+                f"{_env_name('redis_timeout')}={self.redis_timeout} is out of range: 0.05 to 60."
+            )
+        if not 0.1 <= self.request_timeout <= 600:
+            raise ConfigError(
+                f"{_env_name('request_timeout')}={self.request_timeout} is out of range: 0.1 to 600."
+            )
+        if self.follow_rate_limit.lower() != "off":
+            try:
+                parse_rate(self.follow_rate_limit)
+            except ValueError:
+                raise ConfigError(
+                    f"{_env_name('follow_rate_limit')}={self.follow_rate_limit!r} is not a rate such as "
+                    "'400/day', '20 per minute' or 'off'."
+                ) from None
         if self.jwt_secret is not None and self.jwt_public_key_file is not None:
             raise ConfigError(
-                f"Set either {ENV_PREFIX}JWT_SECRET (HS256) or {ENV_PREFIX}JWT_PUBLIC_KEY_FILE (RS256), "
-                "not both."
+                f"Set either {_env_name('jwt_secret')} (HS256) "
+                f"or {_env_name('jwt_public_key_file')} (RS256), not both."
             )
+
+    @property
+    def query_limits(self) -> QueryLimits:
+        return QueryLimits(
+            max_depth=self.max_depth,
+            max_aliases=self.max_aliases,
+            max_directives=self.max_directives,
+            max_cost=self.max_cost,
+            max_tokens=self.max_tokens,
+        )
 
     def to_env(self) -> dict[str, str]:
         """FOLLOWGRAPH_* variables that make from_env() give these settings (for worker processes)."""
         env: dict[str, str] = {}
-        for name in self.__dataclass_fields__:
-            value = getattr(self, name)
+        for f in fields(self):
+            value = getattr(self, f.name)
             if value is None:
                 continue
-            env[ENV_PREFIX + name.upper()] = (
-                ("1" if value else "0") if isinstance(value, bool) else str(value)
-            )
+            if isinstance(value, bool):
+                text = "1" if value else "0"
+            elif isinstance(value, tuple):
+                text = ",".join(value)
+            else:
+                text = str(value)
+            env[_env_name(f.name)] = text
         return env
 
     def with_(self, **changes: Any) -> Settings:
@@ -151,10 +213,10 @@ class Settings:
         common: dict[str, Any] = {"issuer": self.jwt_issuer, "audience": self.jwt_audience}
         try:
             if self.jwt_public_key_file is not None:
-                public = _read(self.jwt_public_key_file, "JWT_PUBLIC_KEY_FILE")
+                public = _read(self.jwt_public_key_file, "jwt_public_key_file")
                 private = None
                 if self.jwt_private_key_file is not None:
-                    private = _read(self.jwt_private_key_file, "JWT_PRIVATE_KEY_FILE")
+                    private = _read(self.jwt_private_key_file, "jwt_private_key_file")
                 return AuthConfig("RS256", public_key=public, private_key=private, **common)
             if self.jwt_secret is not None:
                 return AuthConfig("HS256", secret=self.jwt_secret.encode(), **common)
@@ -168,4 +230,4 @@ def _read(path: Path, name: str) -> str:
     try:
         return path.read_text()
     except OSError as exc:
-        raise ConfigError(f"{ENV_PREFIX}{name}={str(path)!r} cannot be read: {exc.strerror}.") from None
+        raise ConfigError(f"{_env_name(name)}={str(path)!r} cannot be read: {exc.strerror}.") from None

@@ -13,13 +13,17 @@ _USER_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 def validate_user_id(user_id: str, *, field: str = "userId") -> str:
     """Return `user_id` unchanged, or raise InvalidInputError saying what is wrong with it."""
-    if not isinstance(user_id, str) or _USER_ID.fullmatch(user_id) is None:
+    if not is_valid_user_id(user_id):
         shown = repr(user_id) if len(str(user_id)) <= 80 else repr(str(user_id)[:80]) + "..."
         raise InvalidInputError(
             f"Invalid user id {shown}: use 1 to {MAX_USER_ID_LENGTH} characters of A-Z, a-z, 0-9, _ and -.",
             field=field,
         )
     return user_id
+
+
+def is_valid_user_id(user_id: str) -> bool:
+    return isinstance(user_id, str) and _USER_ID.fullmatch(user_id) is not None
 
 
 def validate_user_ids(user_ids: Iterable[str], *, field: str = "userIds") -> list[str]:

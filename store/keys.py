@@ -38,6 +38,10 @@ class Keys:
         """String: epoch ms of the user's last markFansSeen."""
         return f"{self._user(user_id)}:fans_seen"
 
+    def rate_limit_prefix(self) -> str:
+        """Prefix of the rate limiter's keys (one per limited user and action)."""
+        return f"{self.prefix}limits"
+
     def pattern(self, suffix: str = "*") -> str:
         """A SCAN pattern matching every user's key ending in `suffix` (all keys of the graph by default)."""
         escaped = "".join("\\" + c if c in "*?[]\\" else c for c in self.prefix)
