@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from server.settings import ConfigError, Settings
+
+
+def test_defaults_are_development_friendly() -> None:
+    settings = Settings.from_env({})
+    assert (settings.host, settings.port, settings.workers) == ("127.0.0.1", 8000, 1)
+    assert settings.graphiql and settings.introspection and settings.suggestions
+    assert settings.follow_rate_limit == "400/day"
+    assert settings.max_batch == 0
+
+
+def test_production_turns_the_explorer_introspection_and_suggestions_off() -> None:
+    settings = Settings.from_env({"FOLLOWGRAPH_PRODUCTION": "1"})
+    assert not (settings.graphiql or settings.introspection or settings.suggestions)
+    explicit = Settings.from_env({"FOLLOWGRAPH_PRODUCTION": "yes", "FOLLOWGRAPH_INTROSPECTION": "on"})
+    assert explicit.introspection and not explicit.graphiql
+
+
+def test_every_field_is_read_from_its_variable() -> None:
+    settings = Settings.from_env(
+        {
+            "FOLLOWGRAPH_PORT": "9000",
+            "FOLLOWGRAPH_DATA_DIR": "/tmp/x",
+            "FOLLOWGRAPH_CORS_ORIGINS": "https://a.example, https://b.example",
+            "FOLLOWGRAPH_REQUEST_TIMEOUT": "2.5",
+            "FOLLOWGRAPH_MAX_COST": "500",
+            "FOLLOWGRAPH_FOLLOW_RATE_LIMIT": "10 per hour",
+        }
+    )
+    assert settings.port == 9000
+    assert settings.data_dir == Path("/tmp/x")
+    assert settings.cors_origins == ("https://a.example", "https://b.example")
+    assert settings.request_timeout == 2.5
+    assert settings.query_limits.max_cost == 500
+    assert settings.follow_rate_limit == "10 per hour"
+
+
+def test_overrides_win_over_the_environment() -> None:
+    settings = Settings.from_env({"FOLLOWGRAPH_PORT": "9000"}, port=9100, host=None)
+    assert (settings.port, settings.host) == (9100, "127.0.0.1")
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        ("FOLLOWGRAPH_PORT", "abc", "FOLLOWGRAPH_PORT='abc' is not a whole number"),
+        ("FOLLOWGRAPH_PORT", "70000", "FOLLOWGRAPH_PORT=70000 is out of range"),
+        ("FOLLOWGRAPH_PRODUCTION", "maybe", "FOLLOWGRAPH_PRODUCTION='maybe' is not a boolean"),
+        ("FOLLOWGRAPH_LOG_LEVEL", "loud", "FOLLOWGRAPH_LOG_LEVEL='loud' is not one of"),
+        ("FOLLOWGRAPH_APPENDFSYNC", "sometimes", "FOLLOWGRAPH_APPENDFSYNC='sometimes' is not one of"),
+        ("FOLLOWGRAPH_KEY_PREFIX", "a{b", "FOLLOWGRAPH_KEY_PREFIX='a{b' must be non-empty"),
+        ("FOLLOWGRAPH_REQUEST_TIMEOUT", "0", "FOLLOWGRAPH_REQUEST_TIMEOUT=0.0 is out of range"),
+        ("FOLLOWGRAPH_FOLLOW_RATE_LIMIT", "lots", "FOLLOWGRAPH_FOLLOW_RATE_LIMIT='lots' is not a rate"),
+        ("FOLLOWGRAPH_MAX_DEPTH", "1", "FOLLOWGRAPH_MAX_DEPTH=1 is out of range"),
+    ],
+)
+def test_a_bad_value_names_its_variable(variable: str, value: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace("{", r"\{")):
+        Settings.from_env({variable: value})
+
+
+def test_secret_and_public_key_together_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="not both"):
+        Settings.from_env(
+            {"FOLLOWGRAPH_JWT_SECRET": "x" * 40, "FOLLOWGRAPH_JWT_PUBLIC_KEY_FILE": str(tmp_path)}
+        )
+
+
+def test_an_unreadable_key_file_names_its_variable(tmp_path: Path) -> None:
+    settings = Settings.from_env({"FOLLOWGRAPH_JWT_PUBLIC_KEY_FILE": str(tmp_path / "missing.pem")})
+    with pytest.raises(ConfigError, match=r"FOLLOWGRAPH_JWT_PUBLIC_KEY_FILE=.*cannot be read"):
+        settings.auth_config()
+
+
+def test_to_env_round_trips() -> None:
+    settings = Settings(port=9001, cors_origins=("https://a.example",), production=True, graphiql=False)
+    assert Settings.from_env(settings.to_env()) == settings
