@@ -6,7 +6,12 @@ from typing import Any
 
 from graphql import GraphQLError
 from strawberry import Schema
-from strawberry.extensions import DisableIntrospection, MaxTokensLimiter
+from strawberry.extensions import (
+    DisableIntrospection,
+    MaxTokensLimiter,
+    ParserCache,
+    ValidationCache,
+)
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext
 
@@ -17,6 +22,9 @@ from schema.query import Query
 from schema.scalars import SCALAR_MAP
 from schema.user import User
 from schema.validation import RecordOperationName, RequireOperationName
+
+# Distinct documents whose parse and validation are kept: frontends send a few dozen.
+PARSE_CACHE_SIZE = 512
 
 
 class FollowGraphSchema(Schema):
@@ -36,11 +44,15 @@ def build_schema(
 ) -> FollowGraphSchema:
     """The schema, with the query limits, and introspection and "did you mean" suggestions on or off."""
     limits = limits or QueryLimits()
+    # Order matters: the caches come first, so that the checks after them can still refuse a
+    # document whose (cached) validation passed.
     standard: list[Any] = [
         MaskUnexpectedErrors,
+        partial(MaxTokensLimiter, max_token_count=limits.max_tokens),
+        partial(ParserCache, maxsize=PARSE_CACHE_SIZE),
+        partial(ValidationCache, maxsize=PARSE_CACHE_SIZE),
         RequireOperationName,
         RecordOperationName,
-        partial(MaxTokensLimiter, max_token_count=limits.max_tokens),
         partial(EnforceQueryLimits, limits),
     ]
     if not introspection:
