@@ -11,7 +11,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError, TimeoutError
 
-SOCKET_TIMEOUT = 5.0
+SOCKET_TIMEOUT = 1.0
 
 
 def connect(url: str, *, max_connections: int = 64, timeout: float = SOCKET_TIMEOUT) -> aioredis.Redis:
@@ -28,8 +28,11 @@ def connect(url: str, *, max_connections: int = 64, timeout: float = SOCKET_TIME
         timeout=timeout,
         socket_timeout=timeout,
         socket_connect_timeout=timeout,
-        retry=Retry(ExponentialBackoff(cap=0.5, base=0.02), retries=3),
+        # One retry: enough for a lost reply or a restarted server. redis-py applies this policy
+        # to the command and again to the reconnect inside it, so attempts multiply; a second
+        # layer of health-check PINGs would multiply them again, hence no health checks.
+        retry=Retry(ExponentialBackoff(cap=0.1, base=0.01), retries=1),
         retry_on_error=[ConnectionError, TimeoutError],
-        health_check_interval=30,
+        health_check_interval=0,
     )
     return aioredis.Redis.from_pool(pool)

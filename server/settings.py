@@ -112,7 +112,7 @@ class Settings:
     max_body_bytes: int = 1_000_000
     max_batch: int = 0
     request_timeout: float = 10.0
-    redis_timeout: float = 5.0
+    redis_timeout: float = 1.0
     follow_rate_limit: str = "400/day"
     max_depth: int = _DEFAULT_LIMITS.max_depth
     max_aliases: int = _DEFAULT_LIMITS.max_aliases
