@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import TypeVar
 
 from strawberry.dataloader import DataLoader
@@ -23,6 +24,12 @@ class StoreDataLoader(DataLoader[K, V]):
         super().__init__(load_fn=self._load)
         self.store = store
         self._observe = observe
+
+    def load(self, key: K) -> Awaitable[V]:
+        # Strawberry hands every caller of a key the same future. When graphql-core cancels one
+        # caller (a sibling field failed), cancelling that shared future would raise
+        # CancelledError in every other field waiting for the same key; shield it.
+        return asyncio.shield(super().load(key))
 
     async def _load(self, keys: Sequence[K]) -> Sequence[V]:
         if self._observe is not None:

@@ -21,7 +21,7 @@ from schema.mutations import Mutation
 from schema.query import Query
 from schema.scalars import SCALAR_MAP
 from schema.user import User
-from schema.validation import RecordOperationName, RequireOperationName
+from schema.validation import HideSuggestions, RecordOperationName, RequireOperationName
 
 # Distinct documents whose parse and validation are kept: frontends send a few dozen.
 PARSE_CACHE_SIZE = 512
@@ -57,6 +57,8 @@ def build_schema(
     ]
     if not introspection:
         standard.append(DisableIntrospection)
+    if not suggestions:
+        standard.append(HideSuggestions)
     return FollowGraphSchema(
         query=Query,
         mutation=Mutation,

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphql import (
-    BooleanValueNode,
     DocumentNode,
     FieldNode,
     FragmentDefinitionNode,
@@ -21,13 +20,13 @@ from graphql import (
     GraphQLObjectType,
     GraphQLSchema,
     InlineFragmentNode,
-    IntValueNode,
-    ListValueNode,
     OperationDefinitionNode,
     SelectionSetNode,
     ValueNode,
     VariableNode,
+    value_from_ast_untyped,
 )
+from graphql.execution.values import get_variable_values
 from strawberry.extensions import SchemaExtension
 
 CONNECTION_TYPE = "FollowConnection"
@@ -51,14 +50,23 @@ class LimitError(GraphQLError):
         super().__init__(message, extensions={"code": code, **extensions})
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class _Measure:
+    """What a selection set asks for: nesting depth, aliases, and cost per node it is asked on."""
+
     depth: int = 0
     aliases: int = 0
     cost: int = 0
 
+    def __add__(self, other: "_Measure") -> "_Measure":
+        return _Measure(max(self.depth, other.depth), self.aliases + other.aliases, self.cost + other.cost)
+
 
 class _Walker:
+    """Measures an operation in one pass over the document: each fragment is measured once and
+    reused wherever it is spread (cost is linear in the number of nodes it is asked on), so a
+    document that fans fragments out exponentially is measured in linear time."""
+
     def __init__(
         self, schema: GraphQLSchema, document: DocumentNode, variables: Mapping[str, Any], limits: QueryLimits
     ) -> None:
@@ -68,35 +76,38 @@ class _Walker:
         self.fragments = {
             d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
         }
-        self.measure = _Measure()
+        self.measured: dict[str, _Measure] = {}
+        self.in_progress: set[str] = set()
 
-    def walk(
-        self,
-        selections: SelectionSetNode | None,
-        parent: Any,
-        depth: int,
-        multiplier: int,
-        seen: frozenset[str],
-    ) -> None:
+    def selections(self, selections: SelectionSetNode | None, parent: Any) -> _Measure:
+        total = _Measure()
         if selections is None:
-            return
+            return total
         for node in selections.selections:
             self._directives(node)
             if isinstance(node, FieldNode):
-                self._field(node, parent, depth, multiplier, seen)
+                total += self._field(node, parent)
             elif isinstance(node, InlineFragmentNode):
                 inner = (
                     self.schema.get_type(node.type_condition.name.value) if node.type_condition else parent
                 )
-                self.walk(node.selection_set, inner, depth, multiplier, seen)
+                total += self.selections(node.selection_set, inner)
             elif isinstance(node, FragmentSpreadNode):
-                name = node.name.value
-                fragment = self.fragments.get(name)
-                if fragment is None or name in seen:
-                    continue  # unknown or cyclic: validation reports it
-                self._directives(fragment)
-                inner = self.schema.get_type(fragment.type_condition.name.value)
-                self.walk(fragment.selection_set, inner, depth, multiplier, seen | {name})
+                total += self._fragment(node.name.value)
+        return total
+
+    def _fragment(self, name: str) -> _Measure:
+        if name in self.measured:
+            return self.measured[name]
+        fragment = self.fragments.get(name)
+        if fragment is None or name in self.in_progress:
+            return _Measure()  # unknown or cyclic: validation refuses the document
+        self.in_progress.add(name)
+        self._directives(fragment)
+        inner = self.schema.get_type(fragment.type_condition.name.value)
+        measured = self.measured[name] = self.selections(fragment.selection_set, inner)
+        self.in_progress.discard(name)
+        return measured
 
     def _directives(self, node: Any) -> None:
         count = len(node.directives or ())
@@ -106,52 +117,22 @@ class _Walker:
                 "TOO_MANY_DIRECTIVES",
             )
 
-    def _field(self, node: FieldNode, parent: Any, depth: int, multiplier: int, seen: frozenset[str]) -> None:
-        name = node.name.value
-        if node.alias is not None:
-            self.measure.aliases += 1
-            if self.measure.aliases > self.limits.max_aliases:
-                raise LimitError(
-                    f"The query uses more than {self.limits.max_aliases} aliases.", "TOO_MANY_ALIASES"
-                )
-        if name.startswith("__"):
-            return  # introspection: served from memory, bounded by the token limit
-        depth += 1
-        if depth > self.limits.max_depth:
-            raise LimitError(
-                f"The query is nested deeper than {self.limits.max_depth} levels.", "QUERY_TOO_DEEP"
-            )
-        self.measure.depth = max(self.measure.depth, depth)
-        field = parent.fields.get(name) if isinstance(parent, GraphQLObjectType) else None
-        if field is None:
-            self.walk(node.selection_set, None, depth, multiplier, seen)
-            return
-        inner = field.type
+    def _field(self, node: FieldNode, parent: Any) -> _Measure:
+        aliases = 0 if node.alias is None else 1
+        if node.name.value.startswith("__"):
+            return _Measure(aliases=aliases)  # introspection: served from memory, bounded by tokens
+        field = parent.fields.get(node.name.value) if isinstance(parent, GraphQLObjectType) else None
+        inner = field.type if field is not None else None
         while isinstance(inner, GraphQLNonNull | GraphQLList):
             inner = inner.of_type
+        nested = self.selections(node.selection_set, inner)
+        cost = nested.cost
         if getattr(inner, "name", None) == CONNECTION_TYPE:
-            multiplier *= self._page_size(node)
-            self.measure.cost += multiplier
-            if self.measure.cost > self.limits.max_cost:
-                raise LimitError(
-                    f"The query could return more than {self.limits.max_cost} nodes (first/last of each "
-                    "connection times those of the connections around it): ask for smaller pages.",
-                    "QUERY_TOO_COMPLEX",
-                )
-        elif isinstance(field.type, GraphQLNonNull | GraphQLList) and self._list_length(node) is not None:
-            multiplier *= self._list_length(node) or 1
-        self.walk(node.selection_set, inner, depth, multiplier, seen)
-
-    def _value(self, node: ValueNode) -> Any:
-        if isinstance(node, VariableNode):
-            return self.variables.get(node.name.value)
-        if isinstance(node, IntValueNode):
-            return int(node.value)
-        if isinstance(node, ListValueNode):
-            return list(node.values)
-        if isinstance(node, BooleanValueNode):
-            return node.value
-        return None
+            size = self._page_size(node)
+            cost = size + size * nested.cost
+        elif field is not None and isinstance(field.type, GraphQLNonNull | GraphQLList):
+            cost = (self._list_length(node) or 1) * nested.cost
+        return _Measure(nested.depth + 1, nested.aliases + aliases, cost)
 
     def _page_size(self, node: FieldNode) -> int:
         size = DEFAULT_PAGE
@@ -177,6 +158,11 @@ class _Walker:
                 return len(value)
         return None
 
+    def _value(self, node: ValueNode) -> Any:
+        if isinstance(node, VariableNode):
+            return self.variables.get(node.name.value)
+        return value_from_ast_untyped(node)
+
 
 def _operation(document: DocumentNode, name: str | None) -> OperationDefinitionNode | None:
     operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
@@ -193,18 +179,34 @@ def measure(
     operation_name: str | None = None,
     variables: Mapping[str, Any] | None = None,
 ) -> tuple[int, int, int]:
-    """(depth, aliases, cost) of the operation to run; LimitError past a limit."""
+    """(depth, aliases, cost) of the operation to run; LimitError past a limit.
+
+    `variables` are the client's raw values: they are coerced as execution will coerce them
+    (defaults applied, 100.0 read as 100), so the measure is the one of what would run.
+    """
     operation = _operation(document, operation_name)
     if operation is None:
         return 0, 0, 0
+    coerced = get_variable_values(schema, operation.variable_definitions or (), dict(variables or {}))
+    if isinstance(coerced, list):
+        return 0, 0, 0  # bad variables: execution refuses them before anything runs
     root = schema.get_root_type(operation.operation)
-    walker = _Walker(schema, document, variables or {}, limits)
-    walker.walk(operation.selection_set, root, 0, 1, frozenset())
-    return walker.measure.depth, walker.measure.aliases, walker.measure.cost
+    total = _Walker(schema, document, coerced.coerced, limits).selections(operation.selection_set, root)
+    if total.depth > limits.max_depth:
+        raise LimitError(f"The query is nested deeper than {limits.max_depth} levels.", "QUERY_TOO_DEEP")
+    if total.aliases > limits.max_aliases:
+        raise LimitError(f"The query uses more than {limits.max_aliases} aliases.", "TOO_MANY_ALIASES")
+    if total.cost > limits.max_cost:
+        raise LimitError(
+            f"The query could return more than {limits.max_cost} nodes (first/last of each "
+            "connection times those of the connections around it): ask for smaller pages.",
+            "QUERY_TOO_COMPLEX",
+        )
+    return total.depth, total.aliases, total.cost
 
 
 class EnforceQueryLimits(SchemaExtension):
-    """Refuses, before validation and execution, an operation past any of the QueryLimits."""
+    """Refuses, before execution, an operation past any of the QueryLimits."""
 
     def __init__(self, limits: QueryLimits) -> None:
         self.limits = limits

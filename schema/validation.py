@@ -1,5 +1,6 @@
 """Request checks that graphql-core leaves to the transport."""
 
+import re
 from collections.abc import Iterator
 
 from graphql import GraphQLError, OperationDefinitionNode
@@ -37,3 +38,29 @@ class RequireOperationName(SchemaExtension):
             )
             # Set before validation runs, so the document is refused without being validated.
             context.pre_execution_errors = [error]
+
+
+_SUGGESTION = re.compile(r"\s*Did you mean [^?]*\?")
+
+
+class HideSuggestions(SchemaExtension):
+    """Removes graphql-core's "Did you mean ...?" hints from every error (they name schema members
+    that introspection, when off, would hide)."""
+
+    def on_operation(self) -> Iterator[None]:
+        yield
+        result = self.execution_context.result
+        if result is not None and result.errors:
+            result.errors = [_without_suggestion(error) for error in result.errors]
+
+
+def _without_suggestion(error: GraphQLError) -> GraphQLError:
+    if "Did you mean" not in error.message:
+        return error
+    return GraphQLError(
+        _SUGGESTION.sub("", error.message),
+        nodes=error.nodes,
+        path=error.path,
+        original_error=error.original_error,
+        extensions=error.extensions,
+    )

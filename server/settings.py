@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
-from limits import parse as parse_rate
+from limits import parse_many
 
 from schema import QueryLimits
 from server.auth import AuthConfig, AuthConfigError
@@ -167,10 +167,11 @@ class Settings:
             )
         if self.follow_rate_limit.lower() != "off":
             try:
-                parse_rate(self.follow_rate_limit)
+                if len(parse_many(self.follow_rate_limit)) != 1:
+                    raise ValueError("one rate only")
             except ValueError:
                 raise ConfigError(
-                    f"{_env_name('follow_rate_limit')}={self.follow_rate_limit!r} is not a rate such as "
+                    f"{_env_name('follow_rate_limit')}={self.follow_rate_limit!r} is not one rate such as "
                     "'400/day', '20 per minute' or 'off'."
                 ) from None
         if self.jwt_secret is not None and self.jwt_public_key_file is not None:

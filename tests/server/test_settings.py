@@ -56,7 +56,7 @@ def test_overrides_win_over_the_environment() -> None:
         ("FOLLOWGRAPH_APPENDFSYNC", "sometimes", "FOLLOWGRAPH_APPENDFSYNC='sometimes' is not one of"),
         ("FOLLOWGRAPH_KEY_PREFIX", "a{b", "FOLLOWGRAPH_KEY_PREFIX='a{b' must be non-empty"),
         ("FOLLOWGRAPH_REQUEST_TIMEOUT", "0", "FOLLOWGRAPH_REQUEST_TIMEOUT=0.0 is out of range"),
-        ("FOLLOWGRAPH_FOLLOW_RATE_LIMIT", "lots", "FOLLOWGRAPH_FOLLOW_RATE_LIMIT='lots' is not a rate"),
+        ("FOLLOWGRAPH_FOLLOW_RATE_LIMIT", "lots", "FOLLOWGRAPH_FOLLOW_RATE_LIMIT='lots' is not one rate"),
         ("FOLLOWGRAPH_MAX_DEPTH", "1", "FOLLOWGRAPH_MAX_DEPTH=1 is out of range"),
     ],
 )
