@@ -1,0 +1,92 @@
+"""`python -m bench` (`make bench`): FollowGraph's benchmark harness.
+
+Starts its own Redis (TCP on 127.0.0.1, no persistence), bulk-loads celebrities with 1k / 100k /
+1M fans and a viewer with mixed relationships, serves the real server (A) and hand-written
+comparisons (B: same reads without GraphQL, C: the seed document's temp-key algorithm, D: naive
+N+1), drives load over loopback, and reports throughput, latency, Redis commands, writes and
+round trips per request, ratios, and Redis memory per edge. Not a test: it asserts no timings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import time
+
+from rich.console import Console
+
+from bench.model import Options
+
+
+def parse(argv: list[str]) -> Options:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small graphs (1k/10k/100k fans) and short runs")
+    parser.add_argument("--duration", type=float, help="measured seconds per scenario (default 10; quick 3)")
+    parser.add_argument("--warmup", type=float, help="warm-up seconds per scenario (default 2; quick 1)")
+    parser.add_argument("--concurrency", type=int, default=32, help="connections (default 32)")
+    parser.add_argument("--skip-1m", action="store_true", help="no celebrity with 1,000,000 fans")
+    parser.add_argument("--no-pin", action="store_true", help="do not pin server, loader and Redis to CPUs")
+    parser.add_argument(
+        "--python-loader", action="store_true", help="use bench.loadgen even if wrk is on PATH"
+    )
+    parser.add_argument(
+        "--profile",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="py-spy profile of server A under the fans-page load (default: on when py-spy is installed)",
+    )
+    parser.add_argument(
+        "--redis-binary", help="redis-server to run (default: the project's, see RedisServer)"
+    )
+    parser.add_argument(
+        "--memory-users", type=int, help="users of the memory graph (default 100000; quick 10000)"
+    )
+    args = parser.parse_args(argv)
+    if args.concurrency < 1:
+        parser.error("--concurrency must be at least 1")
+    quick: bool = args.quick
+    return Options(
+        quick=quick,
+        warmup=args.warmup if args.warmup is not None else (1.0 if quick else 2.0),
+        duration=args.duration if args.duration is not None else (3.0 if quick else 10.0),
+        concurrency=args.concurrency,
+        skip_1m=args.skip_1m,
+        pin=not args.no_pin,
+        python_loader=args.python_loader,
+        profile=args.profile,
+        redis_binary=args.redis_binary,
+        memory_users=args.memory_users or (10_000 if quick else 100_000),
+    )
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def main(argv: list[str] | None = None) -> int:
+    options = parse(sys.argv[1:] if argv is None else argv)
+    # Wide tables even when stdout is a file or a pipe (make bench | tee).
+    console = Console(width=None if sys.stdout.isatty() else 160)
+    # Imported here so that --help is instant.
+    from bench.report import write
+    from bench.suite import Bench
+
+    signal.signal(signal.SIGTERM, _terminate)
+    started = time.perf_counter()
+    bench = Bench(options, lambda text: console.print(text, markup=False, highlight=False))
+    console.print(f"Load generator: {bench.loader.description}", highlight=False)
+    console.print(f"CPU pinning: {bench.layout.describe()}", highlight=False)
+    try:
+        results = bench.run()
+    except KeyboardInterrupt:
+        console.print("Interrupted: every process the harness started has been stopped.")
+        return 130
+    wall = time.perf_counter() - started
+    json_path, md_path = write(results, wall, console)
+    console.print(f"Wall time {wall:.0f}s. Results: {json_path}, report: {md_path}", highlight=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,138 @@
+"""The harness' options and results, as plain data (written to bench/results/*.json as is)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from bench.loadgen import LoadResult
+from bench.redisstats import RedisWork
+
+FULL_SIZES = (1_000, 100_000, 1_000_000)
+QUICK_SIZES = (1_000, 10_000, 100_000)
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    quick: bool = False
+    warmup: float = 2.0
+    duration: float = 10.0
+    concurrency: int = 32
+    skip_1m: bool = False
+    pin: bool = True
+    python_loader: bool = False
+    profile: bool = False
+    redis_binary: str | None = None
+    memory_users: int = 100_000
+    page_sizes: tuple[int, ...] = (1, 20, 100)
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        sizes = QUICK_SIZES if self.quick else FULL_SIZES
+        return tuple(n for n in sizes if not (self.skip_1m and n >= 1_000_000))
+
+    @property
+    def middle_size(self) -> int:
+        """The celebrity of the side-by-side comparison (c100k in a full run)."""
+        return 100_000 if 100_000 in self.sizes and not self.quick else self.sizes[len(self.sizes) // 2]
+
+
+@dataclass(frozen=True, slots=True)
+class CpuLayout:
+    app: set[int] | None
+    loader: set[int] | None
+    redis: set[int] | None
+
+    @classmethod
+    def choose(cls, pin: bool) -> CpuLayout:
+        cpus = sorted(os.sched_getaffinity(0))
+        if not pin or len(cpus) < 2:
+            return cls(None, None, None)
+        if len(cpus) < 4:
+            # Two cores: the server under test gets one to itself; the load generator and Redis
+            # (a few microseconds per request) share the other.
+            return cls({cpus[0]}, {cpus[1]}, {cpus[1]})
+        return cls({cpus[0]}, set(cpus[2:]), {cpus[1]})
+
+    def describe(self) -> str:
+        if self.app is None:
+            return "not pinned"
+
+        def show(cpus: set[int] | None) -> str:
+            return ",".join(map(str, sorted(cpus or ())))
+
+        return (
+            f"server under test on CPU {show(self.app)}; load generator on {show(self.loader)}; "
+            f"Redis on {show(self.redis)}"
+        )
+
+
+@dataclass
+class Row:
+    """One scenario's figures."""
+
+    name: str
+    load: LoadResult
+    work: RedisWork
+    round_trips: float | None
+    note: str = ""
+    other_cpu: float | None = None  # % of one core used by processes outside the harness
+    server_cpu_ms: float | None = None  # CPU time of the process under test per request
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "load": asdict(self.load),
+            "redis": {
+                "requests": self.work.requests,
+                "commands_per_request": self.work.commands_per_request,
+                "write_commands_per_request": self.work.write_commands_per_request,
+                "changes_per_request": self.work.changes_per_request,
+                "usec_per_request": self.work.usec_per_request,
+                "calls": self.work.calls,
+                "mix": self.work.mix(),
+            },
+            "round_trips_per_request": self.round_trips,
+            "other_processes_cpu_percent": self.other_cpu,
+            "server_cpu_ms_per_request": self.server_cpu_ms,
+            "note": self.note,
+        }
+
+
+@dataclass
+class Group:
+    key: str
+    title: str
+    rows: list[Row] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def row(self, name: str) -> Row:
+        return next(r for r in self.rows if r.name == name)
+
+
+@dataclass(frozen=True, slots=True)
+class Ratio:
+    name: str
+    value: float
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRow:
+    redis: str
+    users: int
+    edges: int
+    mutual_pairs: int
+    following: int
+    fans: int
+    mutual: int
+    profiles: int
+    seconds: float
+
+    @property
+    def sets(self) -> int:
+        return self.following + self.fans + self.mutual
+
+    def per_edge(self, value: int) -> float:
+        return value / self.edges if self.edges else 0.0

@@ -1,0 +1,86 @@
+"""What Redis did for a scenario: INFO commandstats and rdb_changes_since_last_save, as deltas."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+# Commands of the harness itself, not of the scenario.
+IGNORED = frozenset({"info"})
+WRITE_COMMANDS = frozenset(
+    {
+        "zadd", "zrem", "zincrby", "zinterstore", "zunionstore", "zdiffstore", "zremrangebyrank",
+        "zremrangebyscore", "del", "unlink", "hset", "hsetnx", "hmset", "hdel", "set", "setex",
+        "expire", "pexpire", "incr", "incrby", "sadd", "srem",
+    }
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    calls: dict[str, int]
+    usec: dict[str, int]
+    dirty: int
+
+    @classmethod
+    def take(cls, client: redis.Redis) -> Snapshot:
+        stats: dict[str, Any] = client.info("commandstats")
+        calls: dict[str, int] = {}
+        usec: dict[str, int] = {}
+        for key, value in stats.items():
+            name = key.removeprefix("cmdstat_").lower()
+            calls[name] = int(value["calls"])
+            usec[name] = int(value["usec"])
+        persistence: dict[str, Any] = client.info("persistence")
+        return cls(calls, usec, int(persistence["rdb_changes_since_last_save"]))
+
+
+@dataclass(frozen=True, slots=True)
+class RedisWork:
+    """Redis' work per request over `requests` requests."""
+
+    requests: int
+    calls: dict[str, int]  # per command, in total
+    usec: int  # Redis CPU time in commands, in total
+    dirty: int  # keys/elements changed, in total
+
+    @classmethod
+    def between(cls, before: Snapshot, after: Snapshot, requests: int) -> RedisWork:
+        calls = {
+            name: n - before.calls.get(name, 0)
+            for name, n in after.calls.items()
+            if name not in IGNORED and n - before.calls.get(name, 0) > 0
+        }
+        usec = sum(after.usec[name] - before.usec.get(name, 0) for name in after.usec if name not in IGNORED)
+        return cls(requests, calls, usec, after.dirty - before.dirty)
+
+    def _per(self, value: float) -> float:
+        return value / self.requests if self.requests else 0.0
+
+    @property
+    def commands_per_request(self) -> float:
+        return self._per(sum(self.calls.values()))
+
+    @property
+    def write_commands_per_request(self) -> float:
+        return self._per(sum(n for name, n in self.calls.items() if name in WRITE_COMMANDS))
+
+    @property
+    def changes_per_request(self) -> float:
+        return self._per(self.dirty)
+
+    @property
+    def usec_per_request(self) -> float:
+        return self._per(self.usec)
+
+    def mix(self, top: int = 6) -> str:
+        """The commands of one request on average, most frequent first: 'hmget 20, zmscore 2, ...'."""
+        ranked = sorted(self.calls.items(), key=lambda item: -item[1])[:top]
+        return ", ".join(f"{name} {self._per(n):.3g}" for name, n in ranked)
+
+
+def used_memory(client: redis.Redis) -> int:
+    info: dict[str, Any] = client.info("memory")
+    return int(info["used_memory"])

@@ -1,0 +1,324 @@
+"""The figures as tables: rich on stdout, Markdown in bench/benchmarks.md, JSON in bench/results/."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table as RichTable
+
+from bench.model import Group, MemoryRow, Row
+from bench.suite import Results
+
+BENCH_DIR = Path(__file__).resolve().parent
+PACKAGES = ("redis", "hiredis", "strawberry-graphql", "starlette", "uvicorn", "uvloop", "httptools", "orjson")
+
+
+@dataclass
+class Table:
+    title: str
+    headers: list[str]
+    rows: list[list[str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    numeric_from: int = 1  # columns from this one on are right-aligned
+
+
+def _package(name: str) -> str:
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def environment(results: Results, wall_seconds: float) -> dict[str, str]:
+    cpus = os.cpu_count() or 0
+    env = {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": f"{cpus} CPUs ({len(os.sched_getaffinity(0))} usable), {_cpu_model()}",
+        "kernel": platform.release(),
+        "python": sys.version.split()[0],
+        "redis server": f"{results.redis_version} ({results.redis_allocator})",
+    }
+    env.update({name: _package(name) for name in PACKAGES})
+    env["load generator"] = results.loader
+    env["CPU pinning"] = results.layout.describe()
+    opts = results.options
+    env["run"] = (
+        f"{'quick' if opts.quick else 'full'}: {opts.warmup:g}s warm-up + {opts.duration:g}s per scenario, "
+        f"{opts.concurrency} connections, HTTP/1.1 keep-alive over 127.0.0.1"
+    )
+    env["load average before the run"] = results.loadavg_start
+    env["wall time"] = f"{wall_seconds:.0f}s"
+    return env
+
+
+def _ms(value: float) -> str:
+    return f"{value:.2f}"
+
+
+def _opt(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"
+
+
+def scenario_table(group: Group) -> Table:
+    table = Table(
+        group.title,
+        [
+            "scenario",
+            "req/s",
+            "p50 ms",
+            "p99 ms",
+            "server CPU ms/req",
+            "round trips/req",
+            "Redis cmds/req",
+            "write cmds/req",
+            "changes/req",
+            "Redis µs/req",
+            "errors",
+            "others' CPU %",
+        ],
+        notes=[*group.notes, OTHERS_NOTE],
+    )
+    for row in group.rows:
+        table.rows.append(_scenario_cells(row))
+    table.notes[:0] = [f"{row.name}: {row.note}." for row in group.rows if row.note]
+    return table
+
+
+OTHERS_NOTE = (
+    "server CPU ms/req: CPU time of the process under test (server, or the harness for the script "
+    "loop) per request, warm-up included; unlike req/s it hardly depends on what else runs. "
+    "others' CPU %: CPU time that processes outside the harness took during the scenario, in % of "
+    "one core (this machine is shared); a high value means that row's req/s and latencies are disturbed."
+)
+
+
+def _scenario_cells(row: Row) -> list[str]:
+    load, work = row.load, row.work
+    return [
+        row.name,
+        f"{load.rps:,.0f}",
+        _ms(load.p50_ms),
+        _ms(load.p99_ms),
+        "-" if row.server_cpu_ms is None else f"{row.server_cpu_ms:.2f}",
+        _opt(row.round_trips),
+        f"{work.commands_per_request:.1f}",
+        f"{work.write_commands_per_request:.1f}",
+        f"{work.changes_per_request:.1f}",
+        f"{work.usec_per_request:.0f}",
+        str(load.errors + load.connection_errors),
+        "-" if row.other_cpu is None else f"{row.other_cpu:.0f}",
+    ]
+
+
+def command_mix_table(groups: list[Group]) -> Table:
+    table = Table("Redis commands of one request, on average (INFO commandstats)", ["scenario", "commands"])
+    table.numeric_from = 2
+    seen: set[int] = set()
+    for group in groups:
+        for row in group.rows:
+            if id(row.work) in seen:
+                continue
+            seen.add(id(row.work))
+            table.rows.append([row.name, row.work.mix(8)])
+    table.notes.append(
+        "Commands run inside Lua scripts are counted as well as the EVALSHA itself. changes/req is "
+        "rdb_changes_since_last_save per request (keys or elements written)."
+    )
+    return table
+
+
+def memory_table(rows: list[MemoryRow]) -> Table:
+    table = Table(
+        "Redis memory per edge: INFO used_memory growth while loading a typical graph",
+        [
+            "Redis",
+            "users",
+            "edges",
+            "mutual pairs",
+            "following B/edge",
+            "fans B/edge",
+            "both directions B/edge",
+            "mutual B/edge",
+            "all sets B/edge",
+            "profiles B/user",
+        ],
+    )
+    for m in rows:
+        table.rows.append(
+            [
+                m.redis,
+                f"{m.users:,}",
+                f"{m.edges:,}",
+                f"{m.mutual_pairs:,}",
+                f"{m.per_edge(m.following):.1f}",
+                f"{m.per_edge(m.fans):.1f}",
+                f"{m.per_edge(m.following + m.fans):.1f}",
+                f"{m.per_edge(m.mutual):.1f}",
+                f"{m.per_edge(m.sets):.1f}",
+                f"{m.profiles / m.users if m.users else 0:.1f}",
+            ]
+        )
+    table.notes.append(
+        "Each user follows 10 others: 3 in a community of 20 (which makes the mutual pairs), 3 popular "
+        "accounts (Zipf), 4 at random. Stages: following sets, then fans sets, then mutual sets, then "
+        "profile hashes; each figure is the growth of used_memory in its stage, divided by the edges "
+        "(mutual: also per edge, though only mutual pairs have entries)."
+    )
+    return table
+
+
+def tables(results: Results, wall_seconds: float) -> list[Table]:
+    out: list[Table] = []
+    env = Table("Environment", ["", ""], [[k, v] for k, v in environment(results, wall_seconds).items()])
+    env.numeric_from = 2
+    env.notes.append(
+        "This machine has 2 cores: the load generator competes with the server for CPU, and Redis "
+        "shares a core with the load generator. Absolute figures are modest; the ratios between "
+        "scenarios of the same run are the point."
+    )
+    out.append(env)
+    if results.load is not None:
+        load = results.load
+        out.append(
+            Table(
+                "Bulk load (raw ZADD/HSET pipelines, ~10k commands per round trip)",
+                ["users", "edges", "commands", "round trips", "seconds", "edges/s"],
+                [
+                    [
+                        f"{load.users:,}",
+                        f"{load.edges:,}",
+                        f"{load.commands:,}",
+                        f"{load.round_trips:,}",
+                        f"{load.seconds:.1f}",
+                        f"{load.edges_per_second:,.0f}",
+                    ]
+                ],
+                numeric_from=0,
+            )
+        )
+    checks = Table("Checks (before the load)", ["check", "result"])
+    checks.numeric_from = 2
+    checks.rows = [[k, str(v)] for k, v in results.checks.items()]
+    out.append(checks)
+    out += [scenario_table(g) for g in results.groups]
+    if results.groups:
+        out.append(command_mix_table(results.groups))
+    if results.ratios:
+        out.append(
+            Table(
+                "Ratios (same run)",
+                ["ratio", "value", "from"],
+                [[r.name, f"{r.value:.2f}", r.detail] for r in results.ratios],
+            )
+        )
+    if results.memory:
+        out.append(memory_table(results.memory))
+    if results.profile:
+        prof = Table("py-spy profile of server A under the fans-page load", ["", ""])
+        prof.numeric_from = 2
+        prof.rows = [[line, ""] for line in results.profile]
+        out.append(prof)
+    return out
+
+
+def print_tables(console: Console, items: list[Table]) -> None:
+    for t in items:
+        rich = RichTable(title=t.title, title_justify="left", show_lines=False)
+        for i, header in enumerate(t.headers):
+            rich.add_column(header, justify="right" if i >= t.numeric_from else "left", overflow="fold")
+        for row in t.rows:
+            rich.add_row(*row)
+        console.print(rich)
+        for note in t.notes:
+            console.print(f"[dim]{note}[/dim]")
+        console.print()
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def markdown(items: list[Table], results: Results) -> str:
+    lines = [
+        "# FollowGraph benchmarks",
+        "",
+        "Written by `make bench` (`python -m bench`); overwritten on every run. Not a test: nothing "
+        "here is asserted. Machine-readable results are in `bench/results/`.",
+        "",
+    ]
+    for t in items:
+        lines += [f"## {t.title}", ""]
+        if t.title.startswith("py-spy"):
+            lines += ["```", *(row[0] for row in t.rows), "```", ""]
+            continue
+        lines.append("| " + " | ".join(_md_cell(h) for h in t.headers) + " |")
+        aligns = ["---:" if i >= t.numeric_from else "---" for i in range(len(t.headers))]
+        lines.append("| " + " | ".join(aligns) + " |")
+        lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in t.rows]
+        lines.append("")
+        for note in t.notes:
+            lines += [note, ""]
+    return "\n".join(lines)
+
+
+def to_json(results: Results, wall_seconds: float) -> dict[str, Any]:
+    return {
+        "environment": environment(results, wall_seconds),
+        "options": asdict(results.options),
+        "load": None
+        if results.load is None
+        else {**asdict(results.load), "edges_per_second": results.load.edges_per_second},
+        "checks": results.checks,
+        "groups": [
+            {"key": g.key, "title": g.title, "rows": [r.to_json() for r in g.rows], "notes": g.notes}
+            for g in results.groups
+        ],
+        "ratios": [asdict(r) for r in results.ratios],
+        "memory": [
+            {
+                **asdict(m),
+                "bytes_per_edge": {
+                    "following": m.per_edge(m.following),
+                    "fans": m.per_edge(m.fans),
+                    "both_directions": m.per_edge(m.following + m.fans),
+                    "mutual": m.per_edge(m.mutual),
+                    "all_sets": m.per_edge(m.sets),
+                },
+                "profile_bytes_per_user": m.profiles / m.users if m.users else 0,
+            }
+            for m in results.memory
+        ],
+        "profile": results.profile,
+    }
+
+
+def write(results: Results, wall_seconds: float, console: Console) -> tuple[Path, Path]:
+    items = tables(results, wall_seconds)
+    print_tables(console, items)
+    out_dir = BENCH_DIR / "results"
+    out_dir.mkdir(exist_ok=True)
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    json_path = out_dir / f"bench-{stamp}{'-quick' if results.options.quick else ''}.json"
+    json_path.write_text(json.dumps(to_json(results, wall_seconds), indent=2, default=str) + "\n")
+    md_path = BENCH_DIR / "benchmarks.md"
+    md_path.write_text(markdown(items, results))
+    return json_path, md_path
