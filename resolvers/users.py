@@ -2,14 +2,50 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from resolvers.context import Context
 from resolvers.errors import bad_user_input
 from resolvers.node import from_global_id
-from store import InvalidInputError, validate_user_id
+from store import Counts, InvalidInputError, Profile, Relation, validate_user_id
+from store.model import NO_RELATION
 
 MAX_IDS = 100
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What is known of a user for one response: only the parts its selected fields need."""
+
+    user_id: str
+    profile: Profile | None = None
+    relation: Relation = NO_RELATION
+    counts: Counts | None = None
+
+
+async def facts(
+    context: Context, user_ids: Sequence[str], *, profile: bool, relation: bool, counts: bool
+) -> list[Facts]:
+    """Load the parts asked for, batched with the request's other loads of the same depth."""
+    loaders = context.loaders
+    wanted: list[Awaitable[list[Any]]] = []
+    if profile:
+        wanted.append(loaders.profile.load_many(user_ids))
+    if relation:
+        wanted.append(loaders.relation.load_many(user_ids))
+    if counts:
+        wanted.append(loaders.counts.load_many(user_ids))
+    loaded = iter(await asyncio.gather(*wanted))
+    profiles = next(loaded) if profile else [None] * len(user_ids)
+    relations = next(loaded) if relation else [NO_RELATION] * len(user_ids)
+    all_counts = next(loaded) if counts else [None] * len(user_ids)
+    return [
+        Facts(user_id, p, r, c)
+        for user_id, p, r, c in zip(user_ids, profiles, relations, all_counts, strict=True)
+    ]
 
 
 def checked_user_id(user_id: str, *, argument: str = "userId") -> str:

@@ -9,7 +9,7 @@ from resolvers.context import Context
 from resolvers.mutations import FollowOutcome, Problem
 from schema.enums import Relationship, UserErrorCode
 from schema.scalars import EpochMillis
-from schema.user import User
+from schema.user import User, users_at
 
 Info: TypeAlias = strawberry.Info[Context, None]
 
@@ -63,12 +63,15 @@ class FollowPayload:
     errors: list[UserError]
 
     @classmethod
-    def of(cls, outcome: FollowOutcome) -> "FollowPayload":
+    async def load(cls, info: Info, outcome: FollowOutcome) -> "FollowPayload":
+        """The payload, with the users' selected fields loaded after the write."""
+        others = [] if outcome.other_id is None else await users_at(info, [outcome.other_id], "user")
+        (viewer,) = await users_at(info, [outcome.viewer_id], "viewer")
         return cls(
             changed=outcome.changed,
             relationship=None if outcome.relationship is None else Relationship.of(outcome.relationship),
-            user=None if outcome.other_id is None else User.of(outcome.other_id),
-            viewer=User.of(outcome.viewer_id),
+            user=others[0] if others else None,
+            viewer=viewer,
             errors=[UserError.of(p) for p in outcome.problems],
         )
 
@@ -91,23 +94,24 @@ class UpsertUserPayload:
 class Mutation:
     @strawberry.mutation(description="The viewer follows userId. Requires a token.")
     async def follow(self, info: Info, input: FollowInput) -> FollowPayload:
-        return FollowPayload.of(await mutations.follow(info.context, input.user_id))
+        return await FollowPayload.load(info, await mutations.follow(info.context, input.user_id))
 
     @strawberry.mutation(description="The viewer unfollows userId. Requires a token.")
     async def unfollow(self, info: Info, input: UnfollowInput) -> FollowPayload:
-        return FollowPayload.of(await mutations.unfollow(info.context, input.user_id))
+        return await FollowPayload.load(info, await mutations.unfollow(info.context, input.user_id))
 
     @strawberry.mutation(
         description="Makes userId stop following the viewer (Mastodon's remove_from_followers). "
         "Requires a token."
     )
     async def remove_fan(self, info: Info, input: RemoveFanInput) -> FollowPayload:
-        return FollowPayload.of(await mutations.remove_fan(info.context, input.user_id))
+        return await FollowPayload.load(info, await mutations.remove_fan(info.context, input.user_id))
 
     @strawberry.mutation(description="Resets the viewer's newFansCount to zero. Requires a token.")
     async def mark_fans_seen(self, info: Info) -> MarkFansSeenPayload:
         viewer_id, seen_at = await mutations.mark_fans_seen(info.context)
-        return MarkFansSeenPayload(seen_at=EpochMillis(seen_at), viewer=User.of(viewer_id))
+        (viewer,) = await users_at(info, [viewer_id], "viewer")
+        return MarkFansSeenPayload(seen_at=EpochMillis(seen_at), viewer=viewer)
 
     @strawberry.mutation(
         description="Registers a user or updates the profile. Requires a token with the admin scope."
@@ -116,5 +120,7 @@ class Mutation:
         outcome = await mutations.upsert_user(
             info.context, input.user_id, name=input.name, avatar_url=input.avatar_url
         )
-        user = None if outcome.profile is None else User.of(outcome.profile.user_id)
-        return UpsertUserPayload(user=user, errors=[UserError.of(p) for p in outcome.problems])
+        found = [] if outcome.profile is None else await users_at(info, [outcome.profile.user_id], "user")
+        return UpsertUserPayload(
+            user=found[0] if found else None, errors=[UserError.of(p) for p in outcome.problems]
+        )

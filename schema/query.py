@@ -7,13 +7,15 @@ import strawberry
 from resolvers import users
 from resolvers.context import Context
 from schema.node import Node
-from schema.user import User
+from schema.user import User, users_at
 
 Info: TypeAlias = strawberry.Info[Context, None]
 
 
-def _user(user_id: str | None) -> User | None:
-    return None if user_id is None else User.of(user_id)
+async def _users(info: Info, user_ids: list[str | None]) -> list[User | None]:
+    """Users for the current field (None stays None), with what its selection needs loaded."""
+    found = iter(await users_at(info, [user_id for user_id in user_ids if user_id is not None]))
+    return [None if user_id is None else next(found) for user_id in user_ids]
 
 
 @strawberry.type(
@@ -25,23 +27,22 @@ class Query:
         viewer_id = info.context.viewer_id
         if viewer_id is None:
             return None
-        return _user(await users.registered_user(info.context, viewer_id))
+        return (await _users(info, [await users.registered_user(info.context, viewer_id)]))[0]
 
     @strawberry.field(description="Null when no such user is registered.")
     async def user(self, info: Info, user_id: strawberry.ID) -> User | None:
-        return _user(await users.registered_user(info.context, user_id))
+        return (await _users(info, [await users.registered_user(info.context, user_id)]))[0]
 
     @strawberry.field(description="One entry per id, in order, null for unknown ids. At most 100 ids.")
     async def users(self, info: Info, user_ids: list[strawberry.ID]) -> list[User | None]:
-        return [_user(user_id) for user_id in await users.registered_users(info.context, user_ids)]
+        return await _users(info, await users.registered_users(info.context, user_ids))
 
     @strawberry.field(description="Fetches an object by its global id; null when it no longer exists.")
     async def node(self, info: Info, id: strawberry.ID) -> Node | None:
-        (user_id,) = await users.nodes(info.context, [id])
-        return _user(user_id)
+        return (await _users(info, await users.nodes(info.context, [id])))[0]
 
     @strawberry.field(
         description="One entry per global id, in order, null where none exists. At most 100 ids."
     )
     async def nodes(self, info: Info, ids: list[strawberry.ID]) -> list[Node | None]:
-        return [_user(user_id) for user_id in await users.nodes(info.context, ids)]
+        return list(await _users(info, await users.nodes(info.context, ids)))

@@ -1,15 +1,17 @@
 """The User type and its follow-list connections."""
 
+from collections.abc import Sequence
 from typing import Annotated, Any, TypeAlias
 
 import strawberry
 
-from resolvers import lists
+from resolvers import lists, users
 from resolvers.context import Context
 from resolvers.node import USER_TYPE, to_global_id
 from schema.enums import Relationship
 from schema.node import Node
 from schema.scalars import EpochMillis
+from schema.selection import Wants, selected_names, wants
 from store import ListKind, Page
 
 Info: TypeAlias = strawberry.Info[Context, None]
@@ -40,30 +42,35 @@ class FollowEdge:
     )
     node: "User"
     followed_at: EpochMillis = strawberry.field(description="When the follow (or the mutual relation) began.")
-
-    @strawberry.field(description="node's relationship to the viewer (same value as node.relationship).")
-    async def relationship(self, info: Info) -> Relationship:
-        return Relationship.of((await info.context.loaders.relation.load(self.node.user_id)).relationship)
+    relationship: Relationship = strawberry.field(
+        description="node's relationship to the viewer (same value as node.relationship)."
+    )
 
 
 @strawberry.type(description="A page of users. first/last default to 20 and may not exceed 100.")
 class FollowConnection:
     total_count: int = strawberry.field(description="Size of the whole list, not of this page.")
     edges: list[FollowEdge]
+    nodes: list["User"] = strawberry.field(description="The users of `edges`, without the edge fields.")
     page_info: PageInfo
 
-    @strawberry.field(description="The users of `edges`, without the edge fields.")
-    def nodes(self) -> list["User"]:
-        return [edge.node for edge in self.edges]
-
     @classmethod
-    def of(cls, page: Page) -> "FollowConnection":
+    async def load(cls, info: Info, page: Page) -> "FollowConnection":
+        """The connection of `page`, with what the selected user fields need loaded in one go."""
+        needs = wants(info, ("edges", "node"), ("nodes",))
+        if "relationship" in selected_names(info, "edges"):
+            needs = Wants(needs.profile, True, needs.counts)
+        users = await load_users(info, [e.user_id for e in page.entries], needs)
+        edges = [
+            FollowEdge(
+                cursor=e.cursor, node=user, followed_at=EpochMillis(e.at), relationship=user.relationship
+            )
+            for e, user in zip(page.entries, users, strict=True)
+        ]
         return cls(
             total_count=page.total,
-            edges=[
-                FollowEdge(cursor=e.cursor, node=User.of(e.user_id), followed_at=EpochMillis(e.at))
-                for e in page.entries
-            ],
+            edges=edges,
+            nodes=users,
             page_info=PageInfo(
                 has_next_page=page.has_next,
                 has_previous_page=page.has_previous,
@@ -71,6 +78,19 @@ class FollowConnection:
                 end_cursor=page.end_cursor,
             ),
         )
+
+
+async def load_users(info: Info, user_ids: Sequence[str], needs: Wants) -> list["User"]:
+    """Users with the fields `needs` says are selected filled in."""
+    loaded = await users.facts(
+        info.context, user_ids, profile=needs.profile, relation=needs.relation, counts=needs.counts
+    )
+    return [User.of(f) for f in loaded]
+
+
+async def users_at(info: Info, user_ids: Sequence[str], *path: str) -> list["User"]:
+    """Users for the field at `path` below the current one (the current field itself when empty)."""
+    return await load_users(info, user_ids, wants(info, path))
 
 
 def _list_field(kind: ListKind, description: str) -> Any:
@@ -87,7 +107,7 @@ def _list_field(kind: ListKind, description: str) -> Any:
         page = await lists.list_page(
             info.context, kind, self.user_id, first=first, after=after, last=last, before=before
         )
-        return FollowConnection.of(page)
+        return await FollowConnection.load(info, page)
 
     return strawberry.field(resolver=resolve, description=description)
 
@@ -99,40 +119,45 @@ class User(Node):
         description="The application's own user id, as given to upsertUser / import."
     )
 
+    name: str | None = strawberry.field(description="Display name.")
+    avatar_url: str | None = strawberry.field(description="Absolute http(s) URL of the avatar image.")
+    created_at: EpochMillis | None = strawberry.field(description="When the user was registered.")
+    following_count: int = strawberry.field(description="Exact: always equal to following.totalCount.")
+    fans_count: int = strawberry.field(description="Exact: always equal to fans.totalCount.")
+    mutual_count: int = strawberry.field(description="Exact: always equal to mutuals.totalCount.")
+    relationship: Relationship = strawberry.field(description="This user's relationship to the viewer.")
+    viewer_is_following: bool = strawberry.field(description="Whether the viewer follows this user.")
+    is_following_viewer: bool = strawberry.field(description="Whether this user follows the viewer.")
+    viewer_followed_at: EpochMillis | None = strawberry.field(
+        description="When the viewer followed this user; null if the viewer does not."
+    )
+    followed_viewer_at: EpochMillis | None = strawberry.field(
+        description="When this user followed the viewer; null if they do not."
+    )
+
     @classmethod
-    def of(cls, user_id: str) -> "User":
-        return cls(id=strawberry.ID(to_global_id(USER_TYPE, user_id)), user_id=strawberry.ID(user_id))
-
-    # -- profile --------------------------------------------------------------------------------
-
-    @strawberry.field(description="Display name.")
-    async def name(self, info: Info) -> str | None:
-        profile = await info.context.loaders.profile.load(self.user_id)
-        return profile.name if profile else None
-
-    @strawberry.field(description="Absolute http(s) URL of the avatar image.")
-    async def avatar_url(self, info: Info) -> str | None:
-        profile = await info.context.loaders.profile.load(self.user_id)
-        return profile.avatar_url if profile else None
-
-    @strawberry.field(description="When the user was registered.")
-    async def created_at(self, info: Info) -> EpochMillis | None:
-        profile = await info.context.loaders.profile.load(self.user_id)
-        return EpochMillis(profile.created_at) if profile else None
-
-    # -- counts ---------------------------------------------------------------------------------
-
-    @strawberry.field(description="Exact: always equal to following.totalCount.")
-    async def following_count(self, info: Info) -> int:
-        return (await info.context.loaders.counts.load(self.user_id)).following
-
-    @strawberry.field(description="Exact: always equal to fans.totalCount.")
-    async def fans_count(self, info: Info) -> int:
-        return (await info.context.loaders.counts.load(self.user_id)).fans
-
-    @strawberry.field(description="Exact: always equal to mutuals.totalCount.")
-    async def mutual_count(self, info: Info) -> int:
-        return (await info.context.loaders.counts.load(self.user_id)).mutual
+    def of(cls, facts: users.Facts) -> "User":
+        """A User from what was loaded; fields of parts not loaded were not selected."""
+        profile, relation, counts = facts.profile, facts.relation, facts.counts
+        return cls(
+            id=strawberry.ID(to_global_id(USER_TYPE, facts.user_id)),
+            user_id=strawberry.ID(facts.user_id),
+            name=profile.name if profile else None,
+            avatar_url=profile.avatar_url if profile else None,
+            created_at=EpochMillis(profile.created_at) if profile else None,
+            following_count=counts.following if counts else 0,
+            fans_count=counts.fans if counts else 0,
+            mutual_count=counts.mutual if counts else 0,
+            relationship=Relationship.of(relation.relationship),
+            viewer_is_following=relation.viewer_follows,
+            is_following_viewer=relation.follows_viewer,
+            viewer_followed_at=None
+            if relation.viewer_followed_at is None
+            else EpochMillis(relation.viewer_followed_at),
+            followed_viewer_at=None
+            if relation.followed_viewer_at is None
+            else EpochMillis(relation.followed_viewer_at),
+        )
 
     @strawberry.field(
         description="Fans gained since the user last called markFansSeen. Null unless the user is the viewer."
@@ -141,30 +166,6 @@ class User(Node):
         if info.context.viewer_id != self.user_id:
             return None
         return await info.context.store.new_fans_count(self.user_id)
-
-    # -- relation to the viewer -----------------------------------------------------------------
-
-    @strawberry.field(description="This user's relationship to the viewer.")
-    async def relationship(self, info: Info) -> Relationship:
-        return Relationship.of((await info.context.loaders.relation.load(self.user_id)).relationship)
-
-    @strawberry.field(description="Whether the viewer follows this user.")
-    async def viewer_is_following(self, info: Info) -> bool:
-        return (await info.context.loaders.relation.load(self.user_id)).viewer_follows
-
-    @strawberry.field(description="Whether this user follows the viewer.")
-    async def is_following_viewer(self, info: Info) -> bool:
-        return (await info.context.loaders.relation.load(self.user_id)).follows_viewer
-
-    @strawberry.field(description="When the viewer followed this user; null if the viewer does not.")
-    async def viewer_followed_at(self, info: Info) -> EpochMillis | None:
-        at = (await info.context.loaders.relation.load(self.user_id)).viewer_followed_at
-        return None if at is None else EpochMillis(at)
-
-    @strawberry.field(description="When this user followed the viewer; null if they do not.")
-    async def followed_viewer_at(self, info: Info) -> EpochMillis | None:
-        at = (await info.context.loaders.relation.load(self.user_id)).followed_viewer_at
-        return None if at is None else EpochMillis(at)
 
     # -- lists ----------------------------------------------------------------------------------
 
@@ -195,7 +196,7 @@ class User(Node):
         after: After = None,
     ) -> FollowConnection:
         page = await lists.common_following(info.context, self.user_id, user_id, first=first, after=after)
-        return FollowConnection.of(page)
+        return await FollowConnection.load(info, page)
 
     @strawberry.field(
         description='Fans of this user whom the viewer follows ("followed by people you know"), newest first.'
@@ -207,4 +208,4 @@ class User(Node):
         after: After = None,
     ) -> FollowConnection:
         page = await lists.fans_you_follow(info.context, self.user_id, first=first, after=after)
-        return FollowConnection.of(page)
+        return await FollowConnection.load(info, page)

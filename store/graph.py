@@ -106,15 +106,10 @@ class FollowStore:
         ids = validate_user_ids(user_ids)
         if not ids:
             return []
-
-        def fill(pipe: Pipeline) -> None:
-            for user_id in ids:
-                pipe.hmget(self.keys.profile(user_id), ["name", "avatarUrl", "createdAt"])
-
-        rows = await run_pipeline(self.redis, fill)
+        flat = await scripts.PROFILES_SCRIPT.run(self.redis, [self.keys.profile(u) for u in ids])
         return [
-            None if created is None else Profile(user_id, name, avatar, int(created))
-            for user_id, (name, avatar, created) in zip(ids, rows, strict=True)
+            None if flat[i + 2] is None else Profile(user_id, flat[i], flat[i + 1], int(flat[i + 2]))
+            for user_id, i in zip(ids, range(0, len(flat), 3), strict=True)
         ]
 
     async def registered(self, user_ids: Sequence[str]) -> list[bool]:
@@ -335,14 +330,9 @@ class FollowStore:
         ids = validate_user_ids(user_ids)
         if not ids:
             return []
-
-        def fill(pipe: Pipeline) -> None:
-            for user_id in ids:
-                pipe.zcard(self.keys.following(user_id))
-                pipe.zcard(self.keys.fans(user_id))
-                pipe.zcard(self.keys.mutual(user_id))
-
-        n = await run_pipeline(self.redis, fill)
+        k = self.keys
+        keys = [key for u in ids for key in (k.following(u), k.fans(u), k.mutual(u))]
+        n = await scripts.COUNTS_SCRIPT.run(self.redis, keys)
         return [Counts(n[i], n[i + 1], n[i + 2]) for i in range(0, len(n), 3)]
 
     async def new_fans_count(self, user_id: str) -> int:

@@ -27,4 +27,7 @@ def is_valid_user_id(user_id: str) -> bool:
 
 
 def validate_user_ids(user_ids: Iterable[str], *, field: str = "userIds") -> list[str]:
-    return [validate_user_id(user_id, field=field) for user_id in user_ids]
+    ids = list(user_ids)
+    if all(isinstance(user_id, str) and _USER_ID.fullmatch(user_id) for user_id in ids):
+        return ids
+    return [validate_user_id(user_id, field=field) for user_id in ids]
