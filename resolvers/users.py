@@ -33,11 +33,11 @@ async def facts(
     loaders = context.loaders
     wanted: list[Awaitable[list[Any]]] = []
     if profile:
-        wanted.append(loaders.profile.load_many(user_ids))
+        wanted.append(loaders.profile.load_group(user_ids))
     if relation:
-        wanted.append(loaders.relation.load_many(user_ids))
+        wanted.append(loaders.relation.load_group(user_ids))
     if counts:
-        wanted.append(loaders.counts.load_many(user_ids))
+        wanted.append(loaders.counts.load_group(user_ids))
     loaded = iter(await asyncio.gather(*wanted))
     profiles = next(loaded) if profile else [None] * len(user_ids)
     relations = next(loaded) if relation else [NO_RELATION] * len(user_ids)

@@ -77,7 +77,7 @@ async def counted(redis_server: RedisServer, tmp_path: Path) -> AsyncIterator[Co
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
             counted = Counted(http, mint_token(settings.auth_config(), "viewer"))
             # Load the scripts once, so that no count includes a first-use SCRIPT LOAD.
-            await counted.round_trips('{ user(userId: "star") { fans(first: 1) { totalCount } } }')
+            await counted.round_trips(PAGE % 1)
             yield counted
     await client.aclose()
     await pool.disconnect()
