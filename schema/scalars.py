@@ -1,6 +1,7 @@
 """Custom scalars. Times travel inside the server as epoch milliseconds (Redis TIME)."""
 
-from datetime import UTC, datetime
+import time
+from datetime import datetime
 from typing import NewType
 
 import strawberry
@@ -12,8 +13,9 @@ EpochMillis = NewType("EpochMillis", int)
 def serialize_datetime(value: int) -> str:
     """Epoch ms as ISO-8601 UTC with millisecond precision, e.g. 2026-11-30T04:51:09.123Z."""
     seconds, millis = divmod(int(value), 1000)
-    moment = datetime.fromtimestamp(seconds, UTC).replace(microsecond=millis * 1000)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    t = time.gmtime(seconds)
+    date = f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}"
+    return f"{date}T{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}.{millis:03d}Z"
 
 
 def parse_datetime(value: object) -> int:

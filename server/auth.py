@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -158,6 +159,7 @@ class Principal:
 
     user_id: str
     scopes: frozenset[str] = frozenset()
+    expires_at: float | None = field(default=None, compare=False)  # epoch seconds: the exp claim
 
     @property
     def is_admin(self) -> bool:
@@ -179,7 +181,38 @@ def authenticate(header: str | None, config: AuthConfig) -> Principal | None:
         user_id = validate_user_id(claims["sub"], field="sub")
     except InvalidInputError:
         raise AuthError("The token's subject (sub) is not a valid user id.") from None
-    return Principal(user_id=user_id, scopes=_scopes(claims.get("scope")))
+    return Principal(user_id=user_id, scopes=_scopes(claims.get("scope")), expires_at=float(claims["exp"]))
+
+
+class VerifiedTokens:
+    """authenticate() with a memory of tokens already verified, until they expire.
+
+    A client sends the same token with every request; verifying its signature each time is a
+    measurable share of a request. Only valid tokens are kept, never longer than their `exp`
+    (or MAX_AGE), and at most `size` of them.
+    """
+
+    MAX_AGE = 300.0
+
+    def __init__(self, config: AuthConfig, *, size: int = 4096) -> None:
+        self.config = config
+        self.size = size
+        self._known: dict[str, tuple[Principal, float]] = {}
+
+    def authenticate(self, header: str | None) -> Principal | None:
+        if not header:
+            return authenticate(header, self.config)
+        now = time.time()
+        known = self._known.get(header)
+        if known is not None and known[1] > now:
+            return known[0]
+        principal = authenticate(header, self.config)
+        if principal is not None:
+            if len(self._known) >= self.size:
+                self._known.clear()
+            until = min(principal.expires_at or now, now + self.MAX_AGE)
+            self._known[header] = (principal, until)
+        return principal
 
 
 def mint_token(

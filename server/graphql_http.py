@@ -34,7 +34,7 @@ from strawberry.types.graphql import OperationType
 from resolvers.context import Context
 from resolvers.errors import BAD_USER_INPUT, INTERNAL_SERVER_ERROR, UNAUTHENTICATED
 from schema import FollowGraphSchema
-from server.auth import AuthConfig, AuthError, Principal, authenticate
+from server.auth import AuthConfig, AuthError, Principal, VerifiedTokens
 from server.logs import request_id as request_id_var
 from server.metrics import Metrics
 
@@ -144,6 +144,7 @@ class GraphQLEndpoint:
         self.schema = schema
         self.config = config
         self.metrics = metrics
+        self._tokens = VerifiedTokens(config.auth)
 
     async def handle(self, request: Request) -> Response:
         request_id = request.headers.get("x-request-id", "")
@@ -267,7 +268,7 @@ class GraphQLEndpoint:
 
     def _principal(self, request: Request) -> Principal | None:
         try:
-            return authenticate(request.headers.get("authorization"), self.config.auth)
+            return self._tokens.authenticate(request.headers.get("authorization"))
         except AuthError as exc:
             raise RequestError(
                 401,

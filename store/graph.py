@@ -221,19 +221,16 @@ class FollowStore:
         if not queries:
             return []
 
-        def fill(pipe: Pipeline) -> None:
-            for q in queries:
-                cursor = q.request.cursor
-                args = [
-                    q.request.direction.value,
-                    "0" if cursor is None else "1",
-                    "" if cursor is None else str(cursor.at),
-                    "" if cursor is None else cursor.member,
-                    q.request.limit,
-                ]
-                scripts.PAGE_SCRIPT.queue(pipe, [self._list_key(q)], args)
+        calls = [([self._list_key(q)], _page_args(q.request)) for q in queries]
+        if len(calls) == 1:  # the common case: one command, without a pipeline's bookkeeping
+            results = [await scripts.PAGE_SCRIPT.run(self.redis, *calls[0])]
+        else:
 
-        results = await run_pipeline(self.redis, fill, [scripts.PAGE_SCRIPT])
+            def fill(pipe: Pipeline) -> None:
+                for keys, args in calls:
+                    scripts.PAGE_SCRIPT.queue(pipe, keys, args)
+
+            results = await run_pipeline(self.redis, fill, [scripts.PAGE_SCRIPT])
         pages = []
         for q, (total, start, stop, flat) in zip(queries, results, strict=True):
             rows = [(int(float(flat[i + 1])), flat[i]) for i in range(0, len(flat), 2)]
@@ -310,12 +307,8 @@ class FollowStore:
         if viewer is None or not ids:
             return [NO_RELATION] * len(ids)
         validate_user_id(viewer, field="viewer")
-
-        def fill(pipe: Pipeline) -> None:
-            pipe.zmscore(self.keys.following(viewer), ids)
-            pipe.zmscore(self.keys.fans(viewer), ids)
-
-        followed_at, fan_at = await run_pipeline(self.redis, fill)
+        keys = [self.keys.following(viewer), self.keys.fans(viewer)]
+        followed_at, fan_at = await scripts.RELATIONS_SCRIPT.run(self.redis, keys, ids)
         relations = []
         for user_id, out, back in zip(ids, followed_at, fan_at, strict=True):
             if user_id == viewer:
@@ -340,6 +333,13 @@ class FollowStore:
         validate_user_id(user_id)
         keys = [self.keys.fans(user_id), self.keys.fans_seen(user_id)]
         return int(await scripts.NEW_FANS_COUNT_SCRIPT.run(self.redis, keys))
+
+
+def _page_args(request: PageRequest) -> list[str | int]:
+    cursor = request.cursor
+    if cursor is None:
+        return [request.direction.value, "0", "", "", request.limit]
+    return [request.direction.value, "1", str(cursor.at), cursor.member, request.limit]
 
 
 def _slice(list_id: str, entries: list[tuple[int, str]], request: PageRequest) -> Page:

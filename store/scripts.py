@@ -120,6 +120,13 @@ end
 return out
 """
 
+# KEYS: viewer's following, viewer's fans   ARGV: user ids
+# Returns {when the viewer followed each (or false), when each followed the viewer (or false)}.
+# Both keys are the viewer's, so this is one slot even on a cluster. Reads only.
+RELATIONS = """
+return {redis.call('ZMSCORE', KEYS[1], unpack(ARGV)), redis.call('ZMSCORE', KEYS[2], unpack(ARGV))}
+"""
+
 # KEYS: following, fans, mutual keys of each user in turn   Returns their ZCARDs, flat. Reads only.
 COUNTS = """
 local out = {}
@@ -191,4 +198,5 @@ MARK_FANS_SEEN_SCRIPT = LuaScript(MARK_FANS_SEEN)
 NEW_FANS_COUNT_SCRIPT = LuaScript(NEW_FANS_COUNT)
 PAGE_SCRIPT = LuaScript(PAGE)
 PROFILES_SCRIPT = LuaScript(PROFILES)
+RELATIONS_SCRIPT = LuaScript(RELATIONS)
 COUNTS_SCRIPT = LuaScript(COUNTS)
