@@ -23,8 +23,9 @@ from server.settings import Settings
 from store import FollowStore
 
 
-class CountingConnection(Connection):
-    """Counts every write to the socket (one per command, or one per pipeline), handshakes aside."""
+class RoundTripCounter:
+    """Mixin for a redis-py connection class: counts every write to the socket (one per command,
+    or one per pipeline), handshakes aside, in the class attribute `sent`."""
 
     sent = 0
     connecting = False
@@ -32,14 +33,18 @@ class CountingConnection(Connection):
     async def on_connect_check_health(self, check_health: bool = True) -> None:
         self.connecting = True
         try:
-            await super().on_connect_check_health(check_health)
+            await super().on_connect_check_health(check_health)  # type: ignore[misc]
         finally:
             self.connecting = False
 
     async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
         if not self.connecting:
             type(self).sent += 1
-        await super().send_packed_command(command, check_health)
+        await super().send_packed_command(command, check_health)  # type: ignore[misc]
+
+
+class CountingConnection(RoundTripCounter, Connection):
+    """A counting TCP connection."""
 
 
 async def counted(action: Callable[[], Awaitable[Any]]) -> tuple[int, Any]:

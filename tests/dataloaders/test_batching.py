@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 import redis.asyncio as aioredis
 from redis.asyncio.connection import UnixDomainSocketConnection
 
+from bench.roundtrips import RoundTripCounter
 from server.app import create_app
 from server.auth import mint_token
 from server.redis_server import RedisServer
@@ -20,23 +20,8 @@ from store import FollowStore
 FANS = 100
 
 
-class CountingConnection(UnixDomainSocketConnection):
-    """Counts every write to the socket (one per command, or one per pipeline), handshakes aside."""
-
-    sent = 0
-    connecting = False
-
-    async def on_connect_check_health(self, check_health: bool = True) -> None:
-        self.connecting = True
-        try:
-            await super().on_connect_check_health(check_health)
-        finally:
-            self.connecting = False
-
-    async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
-        if not self.connecting:
-            type(self).sent += 1
-        await super().send_packed_command(command, check_health)
+class CountingConnection(RoundTripCounter, UnixDomainSocketConnection):
+    """A counting unix-socket connection."""
 
 
 class Counted:
