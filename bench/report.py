@@ -319,6 +319,7 @@ def write(results: Results, wall_seconds: float, console: Console) -> tuple[Path
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     json_path = out_dir / f"bench-{stamp}{'-quick' if results.options.quick else ''}.json"
     json_path.write_text(json.dumps(to_json(results, wall_seconds), indent=2, default=str) + "\n")
-    md_path = BENCH_DIR / "benchmarks.md"
+    # The committed report records full runs; a --quick try-out writes its Markdown beside the JSON.
+    md_path = json_path.with_suffix(".md") if results.options.quick else BENCH_DIR / "benchmarks.md"
     md_path.write_text(markdown(items, results))
     return json_path, md_path
