@@ -47,6 +47,7 @@ from server.transfer import (
     user_rows,
 )
 from store import FollowStore, Keys, StoreError
+from store.repair import Report, verify
 
 log = logging.getLogger("followgraph")
 console = Console(stderr=True)
@@ -352,6 +353,47 @@ def export(
         started = time.perf_counter()
         count = asyncio.run(_with_store(settings, work))
     console.print(f"Exported {count} {kind.value} in {time.perf_counter() - started:.1f}s.")
+
+
+def _check_graph(fix: bool, redis_url: str | None, data_dir: Path | None) -> Report:
+    settings = _settings(redis_url=redis_url, data_dir=data_dir)
+    with _redis(settings) as settings, _progress("users") as bar:
+        task = bar.add_task("repair" if fix else "verify", total=None)
+
+        async def work(store: FollowStore) -> Report:
+            return await verify(store, fix=fix, progress=lambda users: bar.update(task, completed=users))
+
+        report = asyncio.run(_with_store(settings, work))
+    console.print(f"Checked {report.users} users and {report.follows} follows.")
+    for problem, count in sorted(report.problems.items(), key=lambda item: item[0].value):
+        console.print(f"  {count} x {problem.value}", markup=False)
+    for example in report.examples:
+        console.print(f"    e.g. {example}", markup=False, highlight=False)
+    return report
+
+
+@app.command("verify")
+def verify_command(redis_url: RedisUrl = None, data_dir: DataDir = None) -> None:
+    """Check that every fans and mutual entry agrees with the following sets (reads only).
+
+    Exits 1 when anything disagrees: run `followgraph repair`.
+    """
+    report = _check_graph(False, redis_url, data_dir)
+    if report.clean:
+        console.print("The graph is consistent.")
+    else:
+        console.print("[yellow]The graph has divergences: `followgraph repair` rewrites them.[/yellow]")
+        raise typer.Exit(1)
+
+
+@app.command()
+def repair(redis_url: RedisUrl = None, data_dir: DataDir = None) -> None:
+    """Rewrite fans and mutual entries from the following sets, the source of truth.
+
+    Best run when writes are quiet; a second run finds nothing left to do.
+    """
+    report = _check_graph(True, redis_url, data_dir)
+    console.print(f"Repaired {report.repaired} entries." if report.repaired else "Nothing to repair.")
 
 
 @app.command()

@@ -354,3 +354,25 @@ def test_demo_with_the_embedded_redis(tmp_path: Path, console: io.StringIO) -> N
     finally:
         for pid in redis_pids(directory):  # only servers this test started, for its own directory
             os.kill(pid, signal.SIGKILL)
+
+
+def test_verify_then_repair(target: Target, console: io.StringIO) -> None:
+    assert invoke("demo", "--users", "60", *target.options()).exit_code == 0
+    assert invoke("verify", *target.options()).exit_code == 0
+    assert "The graph is consistent." in console.getvalue()
+    follower, followee = next(
+        (user_id, member) for user_id in map(str, range(1, 61)) for member in target.following(user_id)
+    )
+    target.db.zrem(KEYS.fans(followee), follower)  # as a crash between the two steps would leave it
+    console.seek(0)
+    console.truncate()
+
+    found = invoke("verify", *target.options())
+    assert found.exit_code == 1
+    assert "1 x fan entry missing" in console.getvalue()
+    assert f"fan entry missing: {follower} follows {followee}" in console.getvalue()
+
+    assert invoke("repair", *target.options()).exit_code == 0
+    assert "Repaired" in console.getvalue()
+    assert target.db.zscore(KEYS.fans(followee), follower) == target.following(follower)[followee]
+    assert invoke("verify", *target.options()).exit_code == 0

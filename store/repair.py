@@ -1,0 +1,188 @@
+"""Verify and repair: make the fans and mutual sets agree with the following sets.
+
+Each user's `following` set is the source of truth. On a single Redis a follow updates both users
+atomically; on Redis Cluster it is two single-slot steps, and a crash between them leaves the
+second user's side behind. `verify` finds every disagreement by scanning (reads only, streaming,
+a batch of users at a time); `repair` rewrites the derived entries from `following`.
+
+Repair races with live writes (a follow or unfollow landing between the check and the fix), so it
+is meant for quiet moments; running it twice converges.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from redis.asyncio.client import Pipeline
+
+from store.graph import FollowStore
+from store.lua import run_pipeline
+
+BATCH = 500
+
+
+class Problem(enum.Enum):
+    FAN_MISSING = "fan entry missing"
+    FAN_TIME_WRONG = "fan entry with another time"
+    FAN_STALE = "fan entry without its follow"
+    MUTUAL_MISSING = "mutual entry missing"
+    MUTUAL_TIME_WRONG = "mutual entry with another time"
+    MUTUAL_STALE = "mutual entry without both follows"
+
+
+@dataclass
+class Report:
+    users: int = 0
+    follows: int = 0
+    problems: Counter[Problem] = field(default_factory=Counter)
+    examples: list[str] = field(default_factory=list)
+    repaired: int = 0
+
+    @property
+    def clean(self) -> bool:
+        return not self.problems
+
+    def found(self, problem: Problem, example: str) -> None:
+        self.problems[problem] += 1
+        if len(self.examples) < 20:
+            self.examples.append(f"{problem.value}: {example}")
+
+
+Progress = Callable[[int], None]
+
+
+async def verify(store: FollowStore, *, fix: bool = False, progress: Progress | None = None) -> Report:
+    """Scan the graph; with `fix`, rewrite every fans or mutual entry that disagrees."""
+    report = Report()
+    await _scan(store, "following", report, fix, progress, _check_following)
+    await _scan(store, "fans", report, fix, progress, _check_fans)
+    await _scan(store, "mutual", report, fix, progress, _check_mutual)
+    return report
+
+
+Check = Callable[[FollowStore, list[tuple[str, str, int]], Report, bool], Any]
+
+
+async def _scan(
+    store: FollowStore, suffix: str, report: Report, fix: bool, progress: Progress | None, check: Check
+) -> None:
+    keys: list[str] = []
+    async for key in store.redis.scan_iter(match=store.keys.pattern(suffix), count=BATCH):
+        keys.append(key)
+        if len(keys) >= BATCH:
+            await _batch(store, keys, report, fix, check, suffix)
+            keys = []
+            if progress:
+                progress(report.users)
+    if keys:
+        await _batch(store, keys, report, fix, check, suffix)
+    if progress:
+        progress(report.users)
+
+
+async def _batch(
+    store: FollowStore, keys: list[str], report: Report, fix: bool, check: Check, suffix: str
+) -> None:
+    def fill(pipe: Pipeline) -> None:
+        for key in keys:
+            pipe.zrange(key, 0, -1, withscores=True)
+
+    entries = [
+        (store.keys.user_of(key), member, int(score))
+        for key, rows in zip(keys, await run_pipeline(store.redis, fill), strict=True)
+        for member, score in rows
+    ]
+    if suffix == "following":
+        report.users += len(keys)
+        report.follows += len(entries)
+    await check(store, entries, report, fix)
+
+
+async def _scores(store: FollowStore, lookups: list[tuple[str, str]]) -> list[int | None]:
+    """ZSCORE of each (key, member), in one round trip."""
+
+    def fill(pipe: Pipeline) -> None:
+        for key, member in lookups:
+            pipe.zscore(key, member)
+
+    if not lookups:
+        return []
+    return [None if s is None else int(s) for s in await run_pipeline(store.redis, fill)]
+
+
+async def _apply(store: FollowStore, fixes: list[tuple[str, str, str, int | None]], report: Report) -> None:
+    """(command, key, member, score) fixes: ZADD with the score, or ZREM."""
+
+    def fill(pipe: Pipeline) -> None:
+        for command, key, member, score in fixes:
+            if command == "zadd":
+                pipe.zadd(key, {member: score or 0})
+            else:
+                pipe.zrem(key, member)
+
+    if fixes:
+        await run_pipeline(store.redis, fill)
+        report.repaired += len(fixes)
+
+
+async def _check_following(
+    store: FollowStore, edges: list[tuple[str, str, int]], report: Report, fix: bool
+) -> None:
+    """Every follow A->B at t: fans:B has A at t; mutual:A has B iff B follows A, at the later time."""
+    k = store.keys
+    fans = await _scores(store, [(k.fans(b), a) for a, b, _ in edges])
+    back = await _scores(store, [(k.following(b), a) for a, b, _ in edges])
+    mutual = await _scores(store, [(k.mutual(a), b) for a, b, _ in edges])
+    fixes: list[tuple[str, str, str, int | None]] = []
+    for (a, b, at), fan_at, back_at, mutual_at in zip(edges, fans, back, mutual, strict=True):
+        if fan_at is None:
+            report.found(Problem.FAN_MISSING, f"{a} follows {b}")
+            fixes.append(("zadd", k.fans(b), a, at))
+        elif fan_at != at:
+            report.found(Problem.FAN_TIME_WRONG, f"{a} follows {b}")
+            fixes.append(("zadd", k.fans(b), a, at))
+        if back_at is not None:
+            expected = max(at, back_at)
+            if mutual_at is None:
+                report.found(Problem.MUTUAL_MISSING, f"{a} and {b}")
+                fixes.append(("zadd", k.mutual(a), b, expected))
+            elif mutual_at != expected:
+                report.found(Problem.MUTUAL_TIME_WRONG, f"{a} and {b}")
+                fixes.append(("zadd", k.mutual(a), b, expected))
+    if fix:
+        await _apply(store, fixes, report)
+
+
+async def _check_fans(
+    store: FollowStore, entries: list[tuple[str, str, int]], report: Report, fix: bool
+) -> None:
+    """Every fan A of B is justified by B in following:A."""
+    k = store.keys
+    follows = await _scores(store, [(k.following(a), b) for b, a, _ in entries])
+    fixes: list[tuple[str, str, str, int | None]] = []
+    for (b, a, _), follow_at in zip(entries, follows, strict=True):
+        if follow_at is None:
+            report.found(Problem.FAN_STALE, f"{a} listed as a fan of {b}")
+            fixes.append(("zrem", k.fans(b), a, None))
+    if fix:
+        await _apply(store, fixes, report)
+
+
+async def _check_mutual(
+    store: FollowStore, entries: list[tuple[str, str, int]], report: Report, fix: bool
+) -> None:
+    """Every mutual entry B of A is justified by both follows."""
+    k = store.keys
+    out = await _scores(store, [(k.following(a), b) for a, b, _ in entries])
+    back = await _scores(store, [(k.following(b), a) for a, b, _ in entries])
+    fixes: list[tuple[str, str, str, int | None]] = []
+    for (a, b, _), out_at, back_at in zip(entries, out, back, strict=True):
+        if out_at is None or back_at is None:
+            report.found(Problem.MUTUAL_STALE, f"{b} listed as mutual of {a}")
+            fixes.append(("zrem", k.mutual(a), b, None))
+    if fix:
+        await _apply(store, fixes, report)
