@@ -24,27 +24,6 @@ class StoreDataLoader(DataLoader[K, V]):
         super().__init__(load_fn=self._load)
         self.store = store
         self._observe = observe
-        self._groups: DataLoader[tuple[K, ...], list[V]] | None = None
-
-    def load_group(self, keys: Sequence[K]) -> Awaitable[list[V]]:
-        """All of `keys` with one future (a page's users): batched like load(), without a future
-        and a shield per key, which would cost more than the load itself."""
-        if self._groups is None:
-            self._groups = DataLoader(load_fn=self._load_groups)
-        return asyncio.shield(self._groups.load(tuple(keys)))
-
-    async def _load_groups(self, groups: Sequence[tuple[K, ...]]) -> list[list[V]]:
-        values = await self._load([key for group in groups for key in group])
-        out, start = [], 0
-        for group in groups:
-            out.append(list(values[start : start + len(group)]))
-            start += len(group)
-        return out
-
-    def clear_all(self) -> None:
-        super().clear_all()
-        if self._groups is not None:
-            self._groups.clear_all()
 
     def load(self, key: K) -> Awaitable[V]:
         # Strawberry hands every caller of a key the same future. When graphql-core cancels one

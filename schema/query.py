@@ -1,5 +1,6 @@
 """The root Query type."""
 
+from collections.abc import Sequence
 from typing import TypeAlias
 
 import strawberry
@@ -7,15 +8,18 @@ import strawberry
 from resolvers import users
 from resolvers.context import Context
 from schema.node import Node
-from schema.user import User, users_at
+from schema.selection import wants
+from schema.user import User
 
 Info: TypeAlias = strawberry.Info[Context, None]
 
 
-async def _users(info: Info, user_ids: list[str | None]) -> list[User | None]:
-    """Users for the current field (None stays None), with what its selection needs loaded."""
-    found = iter(await users_at(info, [user_id for user_id in user_ids if user_id is not None]))
-    return [None if user_id is None else next(found) for user_id in user_ids]
+async def _users(info: Info, user_ids: Sequence[str | None]) -> list[User | None]:
+    """The registered users among `user_ids` (None otherwise), with what the current field's
+    selection needs loaded in the same round trip as the registration check."""
+    needs = wants(info, ())
+    found = await users.registered(info.context, user_ids, relation=needs.relation, counts=needs.counts)
+    return [None if facts is None else User.of(facts) for facts in found]
 
 
 @strawberry.type(
@@ -27,22 +31,22 @@ class Query:
         viewer_id = info.context.viewer_id
         if viewer_id is None:
             return None
-        return (await _users(info, [await users.registered_user(info.context, viewer_id)]))[0]
+        return (await _users(info, [viewer_id]))[0]
 
     @strawberry.field(description="Null when no such user is registered.")
     async def user(self, info: Info, user_id: strawberry.ID) -> User | None:
-        return (await _users(info, [await users.registered_user(info.context, user_id)]))[0]
+        return (await _users(info, [users.checked_user_id(user_id)]))[0]
 
     @strawberry.field(description="One entry per id, in order, null for unknown ids. At most 100 ids.")
     async def users(self, info: Info, user_ids: list[strawberry.ID]) -> list[User | None]:
-        return await _users(info, await users.registered_users(info.context, user_ids))
+        return await _users(info, users.checked_user_ids(user_ids))
 
     @strawberry.field(description="Fetches an object by its global id; null when it no longer exists.")
     async def node(self, info: Info, id: strawberry.ID) -> Node | None:
-        return (await _users(info, await users.nodes(info.context, [id])))[0]
+        return (await _users(info, users.node_user_ids([id])))[0]
 
     @strawberry.field(
         description="One entry per global id, in order, null where none exists. At most 100 ids."
     )
     async def nodes(self, info: Info, ids: list[strawberry.ID]) -> list[Node | None]:
-        return list(await _users(info, await users.nodes(info.context, ids)))
+        return list(await _users(info, users.node_user_ids(ids)))

@@ -12,7 +12,7 @@ from schema.enums import Relationship
 from schema.node import Node
 from schema.scalars import EpochMillis
 from schema.selection import Wants, selected_names, wants
-from store import ListKind, Page
+from store import ListKind, Page, UserFacts
 
 Info: TypeAlias = strawberry.Info[Context, None]
 
@@ -82,6 +82,8 @@ class FollowConnection:
 
 async def load_users(info: Info, user_ids: Sequence[str], needs: Wants) -> list["User"]:
     """Users with the fields `needs` says are selected filled in."""
+    if not (needs.profile or needs.relation or needs.counts):
+        return [User.of(UserFacts(user_id)) for user_id in user_ids]
     loaded = await users.facts(
         info.context, user_ids, profile=needs.profile, relation=needs.relation, counts=needs.counts
     )
@@ -136,7 +138,7 @@ class User(Node):
     )
 
     @classmethod
-    def of(cls, facts: users.Facts) -> "User":
+    def of(cls, facts: UserFacts) -> "User":
         """A User from what was loaded; fields of parts not loaded were not selected."""
         profile, relation, counts = facts.profile, facts.relation, facts.counts
         return cls(

@@ -11,7 +11,17 @@ from store.errors import (
 from store.graph import DEFAULT_PAGE_SIZE, FollowStore, ListQuery
 from store.ids import validate_user_id
 from store.keys import Keys
-from store.model import Counts, Entry, FollowResult, ListKind, Page, Profile, Relation, Relationship
+from store.model import (
+    Counts,
+    Entry,
+    FollowResult,
+    ListKind,
+    Page,
+    Profile,
+    Relation,
+    Relationship,
+    UserFacts,
+)
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
@@ -31,6 +41,7 @@ __all__ = [
     "Relation",
     "Relationship",
     "StoreError",
+    "UserFacts",
     "UserNotFoundError",
     "validate_user_id",
 ]

@@ -24,6 +24,7 @@ from store.model import (
     Profile,
     Relation,
     Relationship,
+    UserFacts,
 )
 from store.paging import Direction, PageRequest, build_page, window
 from store.profiles import validate_avatar_url, validate_name
@@ -106,11 +107,7 @@ class FollowStore:
         ids = validate_user_ids(user_ids)
         if not ids:
             return []
-        flat = await scripts.PROFILES_SCRIPT.run(self.redis, [self.keys.profile(u) for u in ids])
-        return [
-            None if flat[i + 2] is None else Profile(user_id, flat[i], flat[i + 1], int(flat[i + 2]))
-            for user_id, i in zip(ids, range(0, len(flat), 3), strict=True)
-        ]
+        return _profiles(ids, await scripts.PROFILES_SCRIPT.run(self.redis, self._profile_keys(ids)))
 
     async def registered(self, user_ids: Sequence[str]) -> list[bool]:
         ids = validate_user_ids(user_ids)
@@ -307,32 +304,86 @@ class FollowStore:
         if viewer is None or not ids:
             return [NO_RELATION] * len(ids)
         validate_user_id(viewer, field="viewer")
-        keys = [self.keys.following(viewer), self.keys.fans(viewer)]
-        followed_at, fan_at = await scripts.RELATIONS_SCRIPT.run(self.redis, keys, ids)
-        relations = []
-        for user_id, out, back in zip(ids, followed_at, fan_at, strict=True):
-            if user_id == viewer:
-                relations.append(Relation(Relationship.SELF))
-                continue
-            relationship = Relationship.of(viewer_follows=out is not None, follows_viewer=back is not None)
-            relations.append(Relation(relationship, _time(out), _time(back)))
-        return relations
+        reply = await scripts.RELATIONS_SCRIPT.run(self.redis, self._relation_keys(viewer), ids)
+        return _relations(viewer, ids, reply)
 
     async def counts(self, user_ids: Sequence[str]) -> list[Counts]:
         """Following, fans and mutual counts of each user: one round trip for all of them."""
         ids = validate_user_ids(user_ids)
         if not ids:
             return []
+        return _counts(await scripts.COUNTS_SCRIPT.run(self.redis, self._count_keys(ids)))
+
+    async def user_facts(
+        self, viewer: str | None, user_ids: Sequence[str], *, profile: bool, relation: bool, counts: bool
+    ) -> list[UserFacts]:
+        """The parts asked for of each user (profile, relation to `viewer`, counts): one round trip."""
+        ids = validate_user_ids(user_ids)
+        if viewer is not None:
+            validate_user_id(viewer, field="viewer")
+        relation = relation and viewer is not None
+        calls: list[tuple[Any, list[str], list[str]]] = []
+        if profile:
+            calls.append((scripts.PROFILES_SCRIPT, self._profile_keys(ids), []))
+        if relation and viewer is not None:
+            calls.append((scripts.RELATIONS_SCRIPT, self._relation_keys(viewer), ids))
+        if counts:
+            calls.append((scripts.COUNTS_SCRIPT, self._count_keys(ids), []))
+        replies: list[Any] = []
+        if ids and calls:
+
+            def fill(pipe: Pipeline) -> None:
+                for script, keys, args in calls:
+                    script.queue(pipe, keys, args)
+
+            replies = await run_pipeline(self.redis, fill, [script for script, _, _ in calls])
+        reply = iter(replies)
+        none: list[Any] = [None] * len(ids)
+        profiles = _profiles(ids, next(reply)) if profile and ids else none
+        relations = _relations(viewer, ids, next(reply)) if relation and ids else [NO_RELATION] * len(ids)
+        all_counts: list[Counts | None] = list(_counts(next(reply))) if counts and ids else none
+        return [
+            UserFacts(u, p, r, c) for u, p, r, c in zip(ids, profiles, relations, all_counts, strict=True)
+        ]
+
+    def _profile_keys(self, ids: list[str]) -> list[str]:
+        return [self.keys.profile(u) for u in ids]
+
+    def _relation_keys(self, viewer: str) -> list[str]:
+        return [self.keys.following(viewer), self.keys.fans(viewer)]
+
+    def _count_keys(self, ids: list[str]) -> list[str]:
         k = self.keys
-        keys = [key for u in ids for key in (k.following(u), k.fans(u), k.mutual(u))]
-        n = await scripts.COUNTS_SCRIPT.run(self.redis, keys)
-        return [Counts(n[i], n[i + 1], n[i + 2]) for i in range(0, len(n), 3)]
+        return [key for u in ids for key in (k.following(u), k.fans(u), k.mutual(u))]
 
     async def new_fans_count(self, user_id: str) -> int:
         """Fans who followed `user_id` after their last mark_fans_seen (all fans without one)."""
         validate_user_id(user_id)
         keys = [self.keys.fans(user_id), self.keys.fans_seen(user_id)]
         return int(await scripts.NEW_FANS_COUNT_SCRIPT.run(self.redis, keys))
+
+
+def _profiles(ids: list[str], flat: list[Any]) -> list[Profile | None]:
+    return [
+        None if flat[i + 2] is None else Profile(user_id, flat[i], flat[i + 1], int(flat[i + 2]))
+        for user_id, i in zip(ids, range(0, len(flat), 3), strict=True)
+    ]
+
+
+def _relations(viewer: str | None, ids: list[str], reply: list[Any]) -> list[Relation]:
+    followed_at, fan_at = reply
+    relations = []
+    for user_id, out, back in zip(ids, followed_at, fan_at, strict=True):
+        if user_id == viewer:
+            relations.append(Relation(Relationship.SELF))
+            continue
+        relationship = Relationship.of(viewer_follows=out is not None, follows_viewer=back is not None)
+        relations.append(Relation(relationship, _time(out), _time(back)))
+    return relations
+
+
+def _counts(n: list[int]) -> list[Counts]:
+    return [Counts(n[i], n[i + 1], n[i + 2]) for i in range(0, len(n), 3)]
 
 
 def _page_args(request: PageRequest) -> list[str | int]:

@@ -69,6 +69,16 @@ class Counts:
 
 
 @dataclass(frozen=True, slots=True)
+class UserFacts:
+    """What a response needs of a user: each part is loaded only when asked for."""
+
+    user_id: str
+    profile: Profile | None = None
+    relation: Relation = NO_RELATION
+    counts: Counts | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class FollowResult:
     """Outcome of follow / unfollow / remove_fan, seen from the acting user."""
 

@@ -26,7 +26,7 @@ from tests.security.helpers import GRAPHQL_RESPONSE, Served, accepted, full_dump
 # What the store is asked while a request runs: empty for a request refused before execution.
 StoreCalls = list[str]
 
-READS = ("profiles", "pages", "counts", "relations", "common_following", "fans_you_follow", "registered")
+READS = ("user_facts", "pages", "common_following", "fans_you_follow", "registered")
 
 
 @pytest.fixture
@@ -171,7 +171,7 @@ async def test_31_aliases_are_refused_30_accepted(served: Served, store_calls: S
     assert store_calls == []
     data = accepted(await served.post(aliases(30)))
     assert len(data) == 30
-    assert "profiles" in store_calls  # the spy sees what does run
+    assert "user_facts" in store_calls  # the spy sees what does run
 
 
 @pytest.mark.parametrize(
@@ -875,13 +875,13 @@ async def test_a_body_past_a_configured_limit_is_413_and_writes_nothing(
 async def test_a_request_past_the_timeout_is_503_and_the_server_goes_on(
     real_redis: aioredis.Redis, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async def stuck(self: FollowStore, user_ids: Any) -> Any:
+    async def stuck(self: FollowStore, *args: Any, **kwargs: Any) -> Any:
         await asyncio.sleep(5)
         raise AssertionError("not cancelled")
 
     async with serve(settings.with_(request_timeout=0.2), real_redis) as app:
         await app.register("a")
-        monkeypatch.setattr(FollowStore, "profiles", stuck)
+        monkeypatch.setattr(FollowStore, "user_facts", stuck)
         started = time.perf_counter()
         response = await app.post('{ user(userId: "a") { userId } }', accept=None)
         elapsed = time.perf_counter() - started
@@ -906,11 +906,11 @@ async def test_a_request_past_the_timeout_is_503_and_the_server_goes_on(
 async def test_concurrent_stuck_requests_all_time_out(
     real_redis: aioredis.Redis, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async def stuck(self: FollowStore, user_ids: Any) -> Any:
+    async def stuck(self: FollowStore, *args: Any, **kwargs: Any) -> Any:
         await asyncio.sleep(5)
 
     async with serve(settings.with_(request_timeout=0.2), real_redis) as app:
-        monkeypatch.setattr(FollowStore, "profiles", stuck)
+        monkeypatch.setattr(FollowStore, "user_facts", stuck)
         started = time.perf_counter()
         responses: list[httpx.Response] = await asyncio.gather(
             *(app.post(f'{{ user(userId: "u{i}") {{ userId }} }}') for i in range(10))

@@ -60,7 +60,8 @@ async def test_metrics_count_requests_outcomes_and_batches(api: Api) -> None:
     assert 'followgraph_requests_total{operation="anonymous",outcome="unauthenticated"} 1.0' in text
     assert 'followgraph_request_duration_seconds_count{operation="Fans"} 1.0' in text
     assert 'followgraph_dataloader_batch_size_count{loader="page"}' in text
-    assert 'followgraph_dataloader_batch_size_sum{loader="relation"} 1.0' in text
+    # The Fans query: the user's registration, then its fans' names and relationships.
+    assert 'followgraph_dataloader_batch_size_count{loader="facts"} 2.0' in text
 
 
 def test_create_app_needs_a_redis(tmp_path: Path) -> None:

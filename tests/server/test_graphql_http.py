@@ -547,7 +547,7 @@ async def test_a_good_token_is_the_viewer(api: Api) -> None:
 # Unexpected errors are masked
 
 
-async def fail(self: FollowStore, user_ids: Any) -> Any:
+async def fail(self: FollowStore, *args: Any, **kwargs: Any) -> Any:
     raise RuntimeError("secret detail")
 
 
@@ -556,7 +556,7 @@ async def test_an_unexpected_error_is_masked(
     api: Api, monkeypatch: pytest.MonkeyPatch, request_id: str | None
 ) -> None:
     await api.register("alice", "bob")
-    monkeypatch.setattr(FollowStore, "counts", fail)
+    monkeypatch.setattr(FollowStore, "user_facts", fail)
     headers = {} if request_id is None else {"x-request-id": request_id}
 
     response = await post(
