@@ -10,7 +10,7 @@ import csv
 import enum
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import IO, Any, TypeVar
@@ -184,6 +184,39 @@ def user_rows(lines: Iterable[str], fmt: Format) -> Iterator[tuple[int, UserRow 
 Progress = Callable[[int], None]
 
 
+async def _batched(
+    rows: Iterable[tuple[int, T | RowError]],
+    summary: Summary,
+    on_error: OnError,
+    flush: Callable[[list[tuple[int, T]]], Awaitable[bool]],
+    progress: Progress | None,
+) -> Summary:
+    """Feed valid rows to `flush` a batch at a time (it returns False to stop); count the rest."""
+    batch: list[tuple[int, T]] = []
+    stopped = False
+    for number, row in rows:
+        summary.rows += 1
+        if isinstance(row, RowError):
+            summary.reject(row)
+            if on_error is OnError.STOP:
+                summary.stopped_at = number
+                break
+            continue
+        batch.append((number, row))
+        if len(batch) >= BATCH:
+            stopped = not await flush(batch)
+            batch = []
+            if progress:
+                progress(summary.rows)
+            if stopped:
+                break
+    if batch and not stopped:
+        await flush(batch)
+    if progress:
+        progress(summary.rows)
+    return summary.finish()
+
+
 async def import_edges(
     store: FollowStore,
     rows: Iterable[tuple[int, Edge | RowError]],
@@ -195,10 +228,8 @@ async def import_edges(
     """Apply every valid edge; each is one atomic, idempotent script, so a re-run is safe."""
     summary = Summary()
     known: set[str] = set()
-    batch: list[tuple[int, Edge]] = []
 
-    async def flush() -> bool:
-        """Apply the batch; False when the import has to stop."""
+    async def flush(batch: list[tuple[int, Edge]]) -> bool:
         new = {user for _, edge in batch for user in (edge.follower, edge.followee)} - known
         if register_missing:
             await upsert_many(store, [UserRow(user_id) for user_id in sorted(new)])
@@ -228,25 +259,9 @@ async def import_edges(
             else:  # unregistered meanwhile
                 unknown = edge.follower if status is EdgeStatus.FOLLOWER_UNKNOWN else edge.followee
                 summary.reject(RowError(number, f"user {unknown!r} is not registered"))
-        batch.clear()
-        if progress:
-            progress(summary.rows)
         return summary.stopped_at is None
 
-    for number, row in rows:
-        summary.rows += 1
-        if isinstance(row, RowError):
-            summary.reject(row)
-            if on_error is OnError.STOP:
-                summary.stopped_at = number
-                break
-            continue
-        batch.append((number, row))
-        if len(batch) >= BATCH and not await flush():
-            break
-    if batch:
-        await flush()
-    return summary.finish()
+    return await _batched(rows, summary, on_error, flush, progress)
 
 
 async def import_users(
@@ -257,27 +272,13 @@ async def import_users(
     progress: Progress | None = None,
 ) -> Summary:
     summary = Summary()
-    batch: list[UserRow] = []
-    for number, row in rows:
-        summary.rows += 1
-        if isinstance(row, RowError):
-            summary.reject(row)
-            if on_error is OnError.STOP:
-                summary.stopped_at = number
-                break
-            continue
-        batch.append(row)
-        if len(batch) >= BATCH:
-            await upsert_many(store, batch)
-            summary.written += len(batch)
-            batch = []
-            if progress:
-                progress(summary.rows)
-    await upsert_many(store, batch)
-    summary.written += len(batch)
-    if progress:
-        progress(summary.rows)
-    return summary.finish()
+
+    async def flush(batch: list[tuple[int, UserRow]]) -> bool:
+        await upsert_many(store, [user for _, user in batch])
+        summary.written += len(batch)
+        return True
+
+    return await _batched(rows, summary, on_error, flush, progress)
 
 
 async def _export(
