@@ -1,5 +1,6 @@
 """The root Mutation type, its inputs and payloads."""
 
+import asyncio
 from typing import TypeAlias
 
 import strawberry
@@ -65,8 +66,11 @@ class FollowPayload:
     @classmethod
     async def load(cls, info: Info, outcome: FollowOutcome) -> "FollowPayload":
         """The payload, with the users' selected fields loaded after the write."""
-        others = [] if outcome.other_id is None else await users_at(info, [outcome.other_id], "user")
-        (viewer,) = await users_at(info, [outcome.viewer_id], "viewer")
+        other_ids = [] if outcome.other_id is None else [outcome.other_id]
+        # Loaded together: one batch of the request's facts loader.
+        others, (viewer,) = await asyncio.gather(
+            users_at(info, other_ids, "user"), users_at(info, [outcome.viewer_id], "viewer")
+        )
         return cls(
             changed=outcome.changed,
             relationship=None if outcome.relationship is None else Relationship.of(outcome.relationship),
