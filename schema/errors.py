@@ -16,8 +16,6 @@ MASKED_MESSAGE = "Internal server error."
 def is_expected(error: GraphQLError) -> bool:
     """Errors of the request itself (parse, validation, variables) and ApiErrors are shown."""
     original = error.original_error
-    if (error.extensions or {}).get("code") == INTERNAL_SERVER_ERROR:
-        return True  # already masked
     return original is None or isinstance(original, ApiError | GraphQLError)
 
 

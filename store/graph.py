@@ -13,7 +13,7 @@ from store import scripts
 from store.errors import CannotFollowSelfError, InvalidInputError, UserNotFoundError
 from store.ids import validate_user_id, validate_user_ids
 from store.keys import Keys
-from store.lua import run_pipeline
+from store.lua import ScriptCall, run_pipeline, run_scripts
 from store.model import (
     MAX_TIME,
     NO_RELATION,
@@ -104,10 +104,8 @@ class FollowStore:
 
     async def profiles(self, user_ids: Sequence[str]) -> list[Profile | None]:
         """Each user's profile, None for an unregistered one; one round trip."""
-        ids = validate_user_ids(user_ids)
-        if not ids:
-            return []
-        return _profiles(ids, await scripts.PROFILES_SCRIPT.run(self.redis, self._profile_keys(ids)))
+        facts = await self.user_facts(None, user_ids, profile=True, relation=False, counts=False)
+        return [f.profile for f in facts]
 
     async def registered(self, user_ids: Sequence[str]) -> list[bool]:
         ids = validate_user_ids(user_ids)
@@ -218,16 +216,10 @@ class FollowStore:
         if not queries:
             return []
 
-        calls = [([self._list_key(q)], _page_args(q.request)) for q in queries]
-        if len(calls) == 1:  # the common case: one command, without a pipeline's bookkeeping
-            results = [await scripts.PAGE_SCRIPT.run(self.redis, *calls[0])]
-        else:
-
-            def fill(pipe: Pipeline) -> None:
-                for keys, args in calls:
-                    scripts.PAGE_SCRIPT.queue(pipe, keys, args)
-
-            results = await run_pipeline(self.redis, fill, [scripts.PAGE_SCRIPT])
+        calls: list[ScriptCall] = [
+            (scripts.PAGE_SCRIPT, [self._list_key(q)], _page_args(q.request)) for q in queries
+        ]
+        results = await run_scripts(self.redis, calls)
         pages = []
         for q, (total, start, stop, flat) in zip(queries, results, strict=True):
             rows = [(int(float(flat[i + 1])), flat[i]) for i in range(0, len(flat), 2)]
@@ -300,19 +292,13 @@ class FollowStore:
 
     async def relations(self, viewer: str | None, user_ids: Sequence[str]) -> list[Relation]:
         """How each user relates to `viewer`, with the follow times: one round trip for all of them."""
-        ids = validate_user_ids(user_ids)
-        if viewer is None or not ids:
-            return [NO_RELATION] * len(ids)
-        validate_user_id(viewer, field="viewer")
-        reply = await scripts.RELATIONS_SCRIPT.run(self.redis, self._relation_keys(viewer), ids)
-        return _relations(viewer, ids, reply)
+        facts = await self.user_facts(viewer, user_ids, profile=False, relation=True, counts=False)
+        return [f.relation for f in facts]
 
     async def counts(self, user_ids: Sequence[str]) -> list[Counts]:
         """Following, fans and mutual counts of each user: one round trip for all of them."""
-        ids = validate_user_ids(user_ids)
-        if not ids:
-            return []
-        return _counts(await scripts.COUNTS_SCRIPT.run(self.redis, self._count_keys(ids)))
+        facts = await self.user_facts(None, user_ids, profile=False, relation=False, counts=True)
+        return [f.counts or Counts(0, 0, 0) for f in facts]
 
     async def user_facts(
         self, viewer: str | None, user_ids: Sequence[str], *, profile: bool, relation: bool, counts: bool
@@ -322,22 +308,14 @@ class FollowStore:
         if viewer is not None:
             validate_user_id(viewer, field="viewer")
         relation = relation and viewer is not None
-        calls: list[tuple[Any, list[str], list[str]]] = []
+        calls: list[ScriptCall] = []
         if profile:
             calls.append((scripts.PROFILES_SCRIPT, self._profile_keys(ids), []))
         if relation and viewer is not None:
             calls.append((scripts.RELATIONS_SCRIPT, self._relation_keys(viewer), ids))
         if counts:
             calls.append((scripts.COUNTS_SCRIPT, self._count_keys(ids), []))
-        replies: list[Any] = []
-        if ids and calls:
-
-            def fill(pipe: Pipeline) -> None:
-                for script, keys, args in calls:
-                    script.queue(pipe, keys, args)
-
-            replies = await run_pipeline(self.redis, fill, [script for script, _, _ in calls])
-        reply = iter(replies)
+        reply = iter(await run_scripts(self.redis, calls) if ids else [])
         none: list[Any] = [None] * len(ids)
         profiles = _profiles(ids, next(reply)) if profile and ids else none
         relations = _relations(viewer, ids, next(reply)) if relation and ids else [NO_RELATION] * len(ids)

@@ -56,3 +56,22 @@ async def run_pipeline(
                 raise result
         return results
     raise AssertionError("unreachable")
+
+
+ScriptCall = tuple[LuaScript, Sequence[str], Sequence[Arg]]
+
+
+async def run_scripts(redis: Redis, calls: Sequence[ScriptCall]) -> list[Any]:
+    """The replies of script calls, in one round trip: a lone call goes out as a plain EVALSHA,
+    without a pipeline's bookkeeping (the common case on the read path)."""
+    if not calls:
+        return []
+    if len(calls) == 1:
+        script, keys, args = calls[0]
+        return [await script.run(redis, keys, args)]
+
+    def fill(pipe: Pipeline) -> None:
+        for script, keys, args in calls:
+            script.queue(pipe, keys, args)
+
+    return await run_pipeline(redis, fill, list(dict.fromkeys(script for script, _, _ in calls)))
