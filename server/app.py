@@ -6,7 +6,6 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -19,15 +18,16 @@ from schema import build_schema
 from server.graphql_http import EndpointConfig, GraphQLEndpoint
 from server.logs import configure_logging
 from server.metrics import Metrics
-from server.redis_client import connect
+from server.redis_client import connect, warm_up
 from server.settings import Settings
 from store import FollowStore, Keys
+from store.lua import Client
 from store.ratelimit import FollowRateLimiter
 
 READY_TIMEOUT = 2.0
 
 
-def create_app(settings: Settings, *, redis: aioredis.Redis | None = None) -> Starlette:
+def create_app(settings: Settings, *, redis: Client | None = None) -> Starlette:
     """The application for `settings`; `redis` (not closed by the app) replaces settings.redis_url."""
     if redis is None and settings.redis_url is None:
         raise ValueError("create_app needs a Redis: pass redis= or set redis_url (FOLLOWGRAPH_REDIS_URL).")
@@ -57,9 +57,15 @@ def create_app(settings: Settings, *, redis: aioredis.Redis | None = None) -> St
             if settings.follow_rate_limit.lower() == "off"
             else FollowRateLimiter(client, settings.follow_rate_limit, keys=keys)
         )
+        await warm_up(client)
+        limiter_client = app.state.follow_limiter and app.state.follow_limiter.cluster_client()
+        if limiter_client is not None:
+            await warm_up(limiter_client)
         try:
             yield
         finally:
+            if app.state.follow_limiter is not None:
+                await app.state.follow_limiter.aclose()
             if redis is None:
                 await client.aclose()
 

@@ -32,7 +32,7 @@ from server.demo import DEFAULT_SEED, DEFAULT_USERS, DemoSpec, is_empty, load_de
 from server.embedded import redis_url as resolve_redis_url
 from server.logs import configure_logging
 from server.metrics import MULTIPROC_ENV
-from server.redis_client import connect
+from server.redis_client import connect, warm_up
 from server.redis_server import RedisServerError
 from server.settings import ConfigError, Settings
 from server.transfer import (
@@ -109,6 +109,7 @@ def _redis(settings: Settings) -> Iterator[Settings]:
 
 async def _with_store(settings: Settings, work: Callable[[FollowStore], Awaitable[T]]) -> T:
     client = connect(settings.redis_url or "")
+    await warm_up(client)
     try:
         return await work(FollowStore(client, keys=Keys(settings.key_prefix)))
     finally:

@@ -10,12 +10,14 @@ import enum
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
-from redis.asyncio.client import Pipeline
+from redis.asyncio import RedisCluster
 
-from store.graph import FollowStore, follow_keys, upsert_args
-from store.lua import run_pipeline
+from store.graph import Edge, FollowStore, upsert_args
+from store.lua import AnyPipeline, run_pipeline
 from store.model import Profile
-from store.scripts import FOLLOW_SCRIPT, UPSERT_USER_SCRIPT
+from store.scripts import UPSERT_USER_SCRIPT
+
+__all__ = ["Edge", "EdgeStatus", "UserRow", "follow_many", "scan_edges", "scan_users", "upsert_many"]
 
 SCAN_COUNT = 500
 
@@ -28,13 +30,6 @@ class EdgeStatus(enum.IntEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class Edge:
-    follower: str
-    followee: str
-    at: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class UserRow:
     user_id: str
     name: str | None = None
@@ -43,16 +38,9 @@ class UserRow:
 
 
 async def follow_many(store: FollowStore, edges: Sequence[Edge]) -> list[EdgeStatus]:
-    """Apply `edges` in one round trip. Ids and times must be valid and no edge a self-follow."""
-    if not edges:
-        return []
-
-    def fill(pipe: Pipeline) -> None:
-        for edge in edges:
-            args = [edge.follower, edge.followee, "" if edge.at is None else str(edge.at)]
-            FOLLOW_SCRIPT.queue(pipe, follow_keys(store.keys, edge.follower, edge.followee), args)
-
-    results = await run_pipeline(store.redis, fill, [FOLLOW_SCRIPT])
+    """Apply `edges` in one round trip (three on a cluster). Ids and times must be valid and no edge a
+    self-follow."""
+    results = await store.follow_edges(edges)
     return [EdgeStatus(changed if status == 0 else status) for status, changed, *_ in results]
 
 
@@ -61,7 +49,7 @@ async def upsert_many(store: FollowStore, users: Sequence[UserRow]) -> None:
     if not users:
         return
 
-    def fill(pipe: Pipeline) -> None:
+    def fill(pipe: AnyPipeline) -> None:
         for user in users:
             args = upsert_args(user.name, user.avatar_url, user.created_at)
             UPSERT_USER_SCRIPT.queue(pipe, [store.keys.profile(user.user_id)], args)
@@ -82,7 +70,7 @@ async def scan_edges(store: FollowStore) -> AsyncIterator[list[Edge]]:
 
 
 async def _edges_of(store: FollowStore, keys: list[str]) -> list[Edge]:
-    def fill(pipe: Pipeline) -> None:
+    def fill(pipe: AnyPipeline) -> None:
         for key in keys:
             pipe.zrange(key, 0, -1, withscores=True)
 
@@ -107,4 +95,6 @@ async def scan_users(store: FollowStore) -> AsyncIterator[list[Profile]]:
 
 async def count_keys(store: FollowStore) -> int:
     """Keys in the database: an upper bound for progress bars."""
+    if isinstance(store.redis, RedisCluster):
+        return int(await store.redis.dbsize(target_nodes=RedisCluster.PRIMARIES))
     return int(await store.redis.dbsize())

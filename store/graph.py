@@ -6,14 +6,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from redis.asyncio import Redis
-from redis.asyncio.client import Pipeline
+from redis.asyncio import RedisCluster
 
 from store import scripts
 from store.errors import CannotFollowSelfError, InvalidInputError, UserNotFoundError
 from store.ids import validate_user_id, validate_user_ids
 from store.keys import Keys
-from store.lua import ScriptCall, run_pipeline, run_scripts
+from store.lua import AnyPipeline, Client, ScriptCall, run_pipeline, run_scripts
 from store.model import (
     MAX_TIME,
     NO_RELATION,
@@ -34,13 +33,34 @@ DEFAULT_PAGE_SIZE = 20
 INTERSECTION_CHUNK = 5000
 
 
-def follow_keys(k: Keys, follower: str, followee: str) -> list[str]:
-    """The keys the FOLLOW script touches, in its order."""
-    return [
-        k.profile(follower), k.profile(followee),
-        k.following(follower), k.fans(follower), k.mutual(follower),
-        k.fans(followee), k.following(followee), k.mutual(followee),
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """A follow to apply: `at` (epoch ms) keeps an imported follow's time, None means now."""
+
+    follower: str
+    followee: str
+    at: int | None = None
+
+
+def _follow_call(k: Keys, edge: Edge) -> ScriptCall:
+    a, b = edge.follower, edge.followee
+    keys = [
+        k.profile(a), k.profile(b),
+        k.following(a), k.fans(a), k.mutual(a),
+        k.fans(b), k.following(b), k.mutual(b),
     ]  # fmt: skip
+    return scripts.FOLLOW_SCRIPT, keys, [a, b, "" if edge.at is None else str(edge.at)]
+
+
+def _follow_out_call(k: Keys, edge: Edge) -> ScriptCall:
+    a, b = edge.follower, edge.followee
+    keys = [k.profile(a), k.following(a), k.fans(a), k.mutual(a)]
+    return scripts.FOLLOW_OUT_SCRIPT, keys, [b, "" if edge.at is None else str(edge.at)]
+
+
+def _follow_in_call(k: Keys, edge: Edge, at: str) -> ScriptCall:
+    a, b = edge.follower, edge.followee
+    return scripts.FOLLOW_IN_SCRIPT, [k.fans(b), k.following(b), k.mutual(b)], [a, at]
 
 
 def upsert_args(name: str | None, avatar_url: str | None, created_at: int | None) -> list[str]:
@@ -73,9 +93,12 @@ def _time(value: Any) -> int | None:
 class FollowStore:
     """Async access to the follow graph. The client must be created with decode_responses=True."""
 
-    def __init__(self, redis: Redis, *, keys: Keys | None = None) -> None:
+    def __init__(self, redis: Client, *, keys: Keys | None = None) -> None:
         self.redis = redis
         self.keys = keys or Keys()
+        # On a cluster every script touches one user's slot: a follow is two steps, and reads of
+        # many users go out as one script call per slot.
+        self.cluster = isinstance(redis, RedisCluster)
 
     # -- users ----------------------------------------------------------------------------------
 
@@ -110,7 +133,7 @@ class FollowStore:
     async def registered(self, user_ids: Sequence[str]) -> list[bool]:
         ids = validate_user_ids(user_ids)
 
-        def fill(pipe: Pipeline) -> None:
+        def fill(pipe: AnyPipeline) -> None:
             for user_id in ids:
                 pipe.exists(self.keys.profile(user_id))
 
@@ -125,24 +148,54 @@ class FollowStore:
             raise InvalidInputError(
                 "A follow time must be an epoch time in ms from 1970 to 9999.", field="at"
             )
-        keys = follow_keys(self.keys, follower, followee)
-        args = [follower, followee, "" if at is None else str(at)]
-        status, changed, _, back = await scripts.FOLLOW_SCRIPT.run(self.redis, keys, args)
+        [(status, changed, _, back)] = await self.follow_edges([Edge(follower, followee, at)])
         self._check_status(status, follower, followee)
         follows_back = back is not None
         return FollowResult(bool(changed), Relationship.of(viewer_follows=True, follows_viewer=follows_back))
 
+    async def follow_edges(self, edges: Sequence[Edge]) -> list[list[Any]]:
+        """Apply valid, non-self `edges`; each reply is [status, changed, follow time, time of the
+        follow back or None], status -1/-2 for an unknown follower/followee.
+
+        One round trip on a single Redis (one atomic script per edge). On a cluster three: whether
+        the users exist, then the followers' steps, then the followees' steps. A follow that failed
+        between its steps is completed by its retry, since both steps always run.
+        """
+        k = self.keys
+        if not self.cluster:
+            return await run_scripts(self.redis, [_follow_call(k, e) for e in edges])
+        statuses = await self._pair_statuses([(e.follower, e.followee) for e in edges])
+        known = [e for e, status in zip(edges, statuses, strict=True) if status == 0]
+        out = iter(await run_scripts(self.redis, [_follow_out_call(k, e) for e in known]))
+        unknown: list[Any] = [0, None, None]
+        replies: list[list[Any]] = [next(out) if status == 0 else [status, *unknown] for status in statuses]
+        # FOLLOW_OUT's own check of the follower only fails if the user vanished in between.
+        done = [(e, r) for e, r in zip(edges, replies, strict=True) if r[0] == 0]
+        await run_scripts(self.redis, [_follow_in_call(k, e, r[2]) for e, r in done])
+        return replies
+
+    async def _pair_statuses(self, pairs: Sequence[tuple[str, str]]) -> list[int]:
+        """0 for each pair of registered users, -1/-2 when the first/second is unknown."""
+        ids = list(dict.fromkeys(u for pair in pairs for u in pair))
+        known = dict(zip(ids, await self.registered(ids), strict=True))
+        return [0 if known[a] and known[b] else -1 if not known[a] else -2 for a, b in pairs]
+
     async def unfollow(self, *, follower: str, followee: str) -> FollowResult:
         """`follower` stops following `followee`; idempotent. The relationship is follower's view."""
         self._check_pair(follower, followee, self_message="A user cannot unfollow themselves.")
-        k = self.keys
-        keys = [
-            k.profile(follower), k.profile(followee),
-            k.following(follower), k.mutual(follower),
-            k.fans(followee), k.mutual(followee),
-            k.fans(follower),
-        ]  # fmt: skip
-        status, changed, back = await scripts.UNFOLLOW_SCRIPT.run(self.redis, keys, [follower, followee])
+        k, a, b = self.keys, follower, followee
+        if self.cluster:
+            [status] = await self._pair_statuses([(a, b)])
+            changed, back = 0, None
+            if status == 0:
+                keys = [k.profile(a), k.following(a), k.mutual(a), k.fans(a)]
+                status, changed, back = await scripts.UNFOLLOW_OUT_SCRIPT.run(self.redis, keys, [b])
+            if status == 0:
+                await scripts.UNFOLLOW_IN_SCRIPT.run(self.redis, [k.fans(b), k.mutual(b)], [a])
+        else:
+            keys = [k.profile(a), k.profile(b), k.following(a), k.mutual(a), k.fans(a)]
+            keys += [k.fans(b), k.mutual(b)]
+            status, changed, back = await scripts.UNFOLLOW_SCRIPT.run(self.redis, keys, [a, b])
         self._check_status(status, follower, followee)
         return FollowResult(
             bool(changed), Relationship.of(viewer_follows=False, follows_viewer=back is not None)
@@ -265,7 +318,7 @@ class FollowStore:
         only, and the two sets may live in different cluster slots.
         """
 
-        def fill(pipe: Pipeline) -> None:
+        def fill(pipe: AnyPipeline) -> None:
             pipe.zcard(ordered)
             pipe.zcard(other)
 
@@ -308,37 +361,62 @@ class FollowStore:
         if viewer is not None:
             validate_user_id(viewer, field="viewer")
         relation = relation and viewer is not None
+        if not ids:
+            return []
+        k = self.keys
+        groups = self._slot_groups(ids)
         calls: list[ScriptCall] = []
         if profile:
-            calls.append((scripts.PROFILES_SCRIPT, self._profile_keys(ids), []))
+            calls += [(scripts.PROFILES_SCRIPT, [k.profile(u) for u in group], []) for group in groups]
         if relation and viewer is not None:
-            calls.append((scripts.RELATIONS_SCRIPT, self._relation_keys(viewer), ids))
+            calls.append((scripts.RELATIONS_SCRIPT, [k.following(viewer), k.fans(viewer)], ids))
         if counts:
-            calls.append((scripts.COUNTS_SCRIPT, self._count_keys(ids), []))
-        reply = iter(await run_scripts(self.redis, calls) if ids else [])
+            calls += [
+                (scripts.COUNTS_SCRIPT, [key for u in g for key in _count_keys(k, u)], []) for g in groups
+            ]
+        reply = await run_scripts(self.redis, calls)
         none: list[Any] = [None] * len(ids)
-        profiles = _profiles(ids, next(reply)) if profile and ids else none
-        relations = _relations(viewer, ids, next(reply)) if relation and ids else [NO_RELATION] * len(ids)
-        all_counts: list[Counts | None] = list(_counts(next(reply))) if counts and ids else none
+        profiles, all_counts = none, none
+        if profile:
+            profiles = _profiles(ids, _gather(ids, groups, reply[: len(groups)], 3))
+            reply = reply[len(groups) :]
+        relations = _relations(viewer, ids, reply.pop(0)) if relation else [NO_RELATION] * len(ids)
+        if counts:
+            all_counts = _counts(_gather(ids, groups, reply, 3))
         return [
             UserFacts(u, p, r, c) for u, p, r, c in zip(ids, profiles, relations, all_counts, strict=True)
         ]
 
-    def _profile_keys(self, ids: list[str]) -> list[str]:
-        return [self.keys.profile(u) for u in ids]
-
-    def _relation_keys(self, viewer: str) -> list[str]:
-        return [self.keys.following(viewer), self.keys.fans(viewer)]
-
-    def _count_keys(self, ids: list[str]) -> list[str]:
-        k = self.keys
-        return [key for u in ids for key in (k.following(u), k.fans(u), k.mutual(u))]
+    def _slot_groups(self, ids: list[str]) -> list[list[str]]:
+        """`ids` split by cluster slot (in first-seen order); all of them at once on a single Redis."""
+        if not self.cluster:
+            return [ids]
+        groups: dict[int, list[str]] = {}
+        for user_id in ids:
+            groups.setdefault(self.keys.slot(user_id), []).append(user_id)
+        return list(groups.values())
 
     async def new_fans_count(self, user_id: str) -> int:
         """Fans who followed `user_id` after their last mark_fans_seen (all fans without one)."""
         validate_user_id(user_id)
         keys = [self.keys.fans(user_id), self.keys.fans_seen(user_id)]
         return int(await scripts.NEW_FANS_COUNT_SCRIPT.run(self.redis, keys))
+
+
+def _count_keys(k: Keys, user_id: str) -> tuple[str, str, str]:
+    return k.following(user_id), k.fans(user_id), k.mutual(user_id)
+
+
+def _gather(ids: list[str], groups: list[list[str]], replies: list[list[Any]], width: int) -> list[Any]:
+    """Flat per-group replies of `width` values per user, put back in the order of `ids`."""
+    if len(groups) == 1:
+        return replies[0]
+    by_user = {
+        user_id: reply[i * width : (i + 1) * width]
+        for group, reply in zip(groups, replies, strict=True)
+        for i, user_id in enumerate(group)
+    }
+    return [value for user_id in ids for value in by_user[user_id]]
 
 
 def _profiles(ids: list[str], flat: list[Any]) -> list[Profile | None]:

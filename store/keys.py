@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from redis.crc import key_slot
+
 DEFAULT_PREFIX = "fg:"
 
 
@@ -37,6 +39,10 @@ class Keys:
     def fans_seen(self, user_id: str) -> str:
         """String: epoch ms of the user's last markFansSeen."""
         return f"{self._user(user_id)}:fans_seen"
+
+    def slot(self, user_id: str) -> int:
+        """The Redis Cluster slot holding every key of `user_id`."""
+        return key_slot(self.profile(user_id).encode())
 
     def rate_limit_prefix(self) -> str:
         """Prefix of the rate limiter's keys (one per limited user and action)."""

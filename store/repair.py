@@ -17,10 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from redis.asyncio.client import Pipeline
-
 from store.graph import FollowStore
-from store.lua import run_pipeline
+from store.lua import AnyPipeline, run_pipeline
 
 BATCH = 500
 
@@ -87,7 +85,7 @@ async def _scan(
 async def _batch(
     store: FollowStore, keys: list[str], report: Report, fix: bool, check: Check, suffix: str
 ) -> None:
-    def fill(pipe: Pipeline) -> None:
+    def fill(pipe: AnyPipeline) -> None:
         for key in keys:
             pipe.zrange(key, 0, -1, withscores=True)
 
@@ -105,7 +103,7 @@ async def _batch(
 async def _scores(store: FollowStore, lookups: list[tuple[str, str]]) -> list[int | None]:
     """ZSCORE of each (key, member), in one round trip."""
 
-    def fill(pipe: Pipeline) -> None:
+    def fill(pipe: AnyPipeline) -> None:
         for key, member in lookups:
             pipe.zscore(key, member)
 
@@ -117,7 +115,7 @@ async def _scores(store: FollowStore, lookups: list[tuple[str, str]]) -> list[in
 async def _apply(store: FollowStore, fixes: list[tuple[str, str, str, int | None]], report: Report) -> None:
     """(command, key, member, score) fixes: ZADD with the score, or ZREM."""
 
-    def fill(pipe: Pipeline) -> None:
+    def fill(pipe: AnyPipeline) -> None:
         for command, key, member, score in fixes:
             if command == "zadd":
                 pipe.zadd(key, {member: score or 0})

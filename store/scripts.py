@@ -3,7 +3,7 @@
 Every write is a script so that it is conditional and idempotent: running it twice (a retry after
 a lost reply) leaves the same state as running it once. The follow and unfollow steps are written
 once as Lua functions over one user's keys; the single-Redis scripts run both users' steps in one
-atomic call, and each step touches only its own user's slot so it can also run alone on a cluster.
+atomic call; on Redis Cluster each step runs alone, on its own user's slot.
 
 Times are epoch milliseconds from the server's clock (TIME), so every server process agrees on
 the order of follows. Scores are whole numbers and are passed and returned as decimal strings.
@@ -22,58 +22,116 @@ local function now_ms(given)
 end
 """
 
-# One side of a follow, on one user's slot: `member` joins `set` (following or fans); if the
-# opposite set already holds `member`, the pair became mutual, at the later of the two times.
-_ADD_SIDE = """
-local function add_side(set, opposite, mutual, member, at)
-  local added = redis.call('ZADD', set, 'NX', at, member)
-  if added == 1 then
-    local back = redis.call('ZSCORE', opposite, member)
-    if back then
-      local when = tonumber(at)
-      if tonumber(back) > when then when = tonumber(back) end
-      redis.call('ZADD', mutual, string.format('%.0f', when), member)
-    end
+# The two steps of a follow A -> B, each on one user's slot. A's step comes first: A's following set
+# is the source of truth, so a crash between the steps leaves only derived entries behind, which a
+# retry of the follow (or `followgraph repair`) completes.
+#
+# follow_out, on A's slot: B joins following:A (keeping an existing follow's time); if B already
+# follows A, the pair becomes mutual at the later of the two times. Returns 1 if B was added.
+# follow_in, on B's slot: A is B's fan at `at`, A's follow time, overwriting whatever a half-done
+# earlier change left; mutual again if B follows A. Both are idempotent.
+_FOLLOW_STEPS = """
+local function mutual_if_back(opposite, mutual, member, at)
+  local back = redis.call('ZSCORE', opposite, member)
+  if back then
+    local when = tonumber(at)
+    if tonumber(back) > when then when = tonumber(back) end
+    redis.call('ZADD', mutual, string.format('%.0f', when), member)
   end
+end
+
+local function follow_out(following, fans, mutual, member, at)
+  local added = redis.call('ZADD', following, 'NX', at, member)
+  if added == 1 then mutual_if_back(fans, mutual, member, at) end
   return added
+end
+
+local function follow_in(fans, following, mutual, member, at)
+  redis.call('ZADD', fans, at, member)
+  mutual_if_back(following, mutual, member, at)
 end
 """
 
-_REMOVE_SIDE = """
-local function remove_side(set, mutual, member)
+# unfollow_out on A's slot, unfollow_in on B's: remove the follow and the mutual entry.
+_UNFOLLOW_STEP = """
+local function unfollow_step(set, mutual, member)
   local removed = redis.call('ZREM', set, member)
   redis.call('ZREM', mutual, member)
   return removed
 end
 """
 
+# Both steps in one atomic script, on a single Redis.
 # KEYS: profile:A profile:B following:A fans:A mutual:A fans:B following:B mutual:B
 # ARGV: A B [at]
 # Returns {status, changed, follow time, B's follow time of A or false}; status -1/-2 = A/B unknown.
 FOLLOW = (
     _NOW
-    + _ADD_SIDE
+    + _FOLLOW_STEPS
     + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, false, false} end
 if redis.call('EXISTS', KEYS[2]) == 0 then return {-2, 0, false, false} end
-local at = now_ms(ARGV[3])
-local changed = add_side(KEYS[3], KEYS[4], KEYS[5], ARGV[2], at)
-add_side(KEYS[6], KEYS[7], KEYS[8], ARGV[1], redis.call('ZSCORE', KEYS[3], ARGV[2]))
-return {0, changed, redis.call('ZSCORE', KEYS[3], ARGV[2]), redis.call('ZSCORE', KEYS[4], ARGV[2])}
+local changed = follow_out(KEYS[3], KEYS[4], KEYS[5], ARGV[2], now_ms(ARGV[3]))
+local at = redis.call('ZSCORE', KEYS[3], ARGV[2])
+follow_in(KEYS[6], KEYS[7], KEYS[8], ARGV[1], at)
+return {0, changed, at, redis.call('ZSCORE', KEYS[4], ARGV[2])}
 """
 )
 
-# KEYS: profile:A profile:B following:A mutual:A fans:B mutual:B fans:A
+# The first step alone, on a cluster (B is known to exist).
+# KEYS: profile:A following:A fans:A mutual:A   ARGV: B [at]
+# Returns {status, changed, follow time, B's follow time of A or false}; status -1 = A unknown.
+FOLLOW_OUT = (
+    _NOW
+    + _FOLLOW_STEPS
+    + """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, false, false} end
+local changed = follow_out(KEYS[2], KEYS[3], KEYS[4], ARGV[1], now_ms(ARGV[2]))
+return {0, changed, redis.call('ZSCORE', KEYS[2], ARGV[1]), redis.call('ZSCORE', KEYS[3], ARGV[1])}
+"""
+)
+
+# The second step alone, on a cluster.   KEYS: fans:B following:B mutual:B   ARGV: A, follow time
+FOLLOW_IN = (
+    _FOLLOW_STEPS
+    + """
+follow_in(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2])
+return 1
+"""
+)
+
+# Both steps in one atomic script, on a single Redis.
+# KEYS: profile:A profile:B following:A mutual:A fans:A fans:B mutual:B
 # ARGV: A B
 # Returns {status, changed, B's follow time of A or false}.
 UNFOLLOW = (
-    _REMOVE_SIDE
+    _UNFOLLOW_STEP
     + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, false} end
 if redis.call('EXISTS', KEYS[2]) == 0 then return {-2, 0, false} end
-local changed = remove_side(KEYS[3], KEYS[4], ARGV[2])
-remove_side(KEYS[5], KEYS[6], ARGV[1])
-return {0, changed, redis.call('ZSCORE', KEYS[7], ARGV[2])}
+local changed = unfollow_step(KEYS[3], KEYS[4], ARGV[2])
+unfollow_step(KEYS[6], KEYS[7], ARGV[1])
+return {0, changed, redis.call('ZSCORE', KEYS[5], ARGV[2])}
+"""
+)
+
+# The first step alone, on a cluster.   KEYS: profile:A following:A mutual:A fans:A   ARGV: B
+# Returns {status, changed, B's follow time of A or false}.
+UNFOLLOW_OUT = (
+    _UNFOLLOW_STEP
+    + """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, false} end
+local changed = unfollow_step(KEYS[2], KEYS[3], ARGV[1])
+return {0, changed, redis.call('ZSCORE', KEYS[4], ARGV[1])}
+"""
+)
+
+# The second step alone, on a cluster.   KEYS: fans:B mutual:B   ARGV: A
+UNFOLLOW_IN = (
+    _UNFOLLOW_STEP
+    + """
+unfollow_step(KEYS[1], KEYS[2], ARGV[1])
+return 1
 """
 )
 
@@ -107,8 +165,9 @@ if not seen then return redis.call('ZCARD', KEYS[1]) end
 return redis.call('ZCOUNT', KEYS[1], '(' .. seen, '+inf')
 """
 
-# KEYS: profile keys   Returns name, avatarUrl, createdAt (or false) for each, flat. Reads only.
-# One command instead of a pipeline of HMGETs: the client's per-command cost dominates here.
+# KEYS: profile keys (of one slot, on a cluster)   Returns name, avatarUrl, createdAt (or false) for
+# each, flat. Reads only. One command instead of a pipeline of HMGETs: the client's per-command cost
+# dominates here.
 PROFILES = """
 local out = {}
 for _, key in ipairs(KEYS) do
@@ -127,7 +186,8 @@ RELATIONS = """
 return {redis.call('ZMSCORE', KEYS[1], unpack(ARGV)), redis.call('ZMSCORE', KEYS[2], unpack(ARGV))}
 """
 
-# KEYS: following, fans, mutual keys of each user in turn   Returns their ZCARDs, flat. Reads only.
+# KEYS: following, fans, mutual keys of each user in turn (of one slot, on a cluster)
+# Returns their ZCARDs, flat. Reads only.
 COUNTS = """
 local out = {}
 for i, key in ipairs(KEYS) do out[i] = redis.call('ZCARD', key) end
@@ -192,7 +252,11 @@ return {total, start, stop, rows}
 
 
 FOLLOW_SCRIPT = LuaScript(FOLLOW)
+FOLLOW_OUT_SCRIPT = LuaScript(FOLLOW_OUT)
+FOLLOW_IN_SCRIPT = LuaScript(FOLLOW_IN)
 UNFOLLOW_SCRIPT = LuaScript(UNFOLLOW)
+UNFOLLOW_OUT_SCRIPT = LuaScript(UNFOLLOW_OUT)
+UNFOLLOW_IN_SCRIPT = LuaScript(UNFOLLOW_IN)
 UPSERT_USER_SCRIPT = LuaScript(UPSERT_USER)
 MARK_FANS_SEEN_SCRIPT = LuaScript(MARK_FANS_SEEN)
 NEW_FANS_COUNT_SCRIPT = LuaScript(NEW_FANS_COUNT)

@@ -1,8 +1,10 @@
-"""Shared fixtures: a private real Redis server for the session, and a clean database per test.
+"""Shared fixtures: a private real Redis server and a real 3-master Redis Cluster for the session,
+and a clean database per test.
 
-The store suite runs on two backends: the real Redis server these fixtures start (the default,
-and the proof) and fakeredis (fast, a second opinion). Tests never touch a Redis that happens to
-be running on the machine.
+The store suite runs on three backends: the real Redis server these fixtures start (the proof),
+the real cluster (every script on one slot, follows in two steps) and fakeredis (fast, a second
+opinion). The end-to-end API tests run on the server and on the cluster. Tests never touch a Redis
+that happens to be running on the machine.
 """
 
 from __future__ import annotations
@@ -21,9 +23,12 @@ from hypothesis import settings as hypothesis_settings
 
 from server.app import create_app
 from server.auth import mint_token
+from server.redis_client import connect
+from server.redis_cluster import LocalCluster
 from server.redis_server import RedisServer
 from server.settings import Settings
 from store import FollowStore
+from store.lua import Client
 
 
 @pytest.fixture(scope="session")
@@ -42,21 +47,68 @@ async def real_redis(redis_server: RedisServer) -> AsyncIterator[aioredis.Redis]
     await client.aclose()
 
 
-@pytest.fixture(params=["redis", "fakeredis"])
-async def backend(request: pytest.FixtureRequest, redis_server: RedisServer) -> AsyncIterator[aioredis.Redis]:
-    """A clean async client on the real Redis server, then on fakeredis."""
-    client: aioredis.Redis
-    if request.param == "redis":
-        client = aioredis.Redis(unix_socket_path=str(redis_server.socket_path), decode_responses=True)
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    cluster = LocalCluster(directory=Path(tmp_path_factory.mktemp("cluster")))
+    cluster.start()
+    yield cluster
+    cluster.stop()
+
+
+@dataclass(frozen=True)
+class Backend:
+    """Where a test's data lives: a kind of Redis and its URL, to open clients of one's own on it."""
+
+    kind: str
+    url: str
+
+    def client(self) -> Client:
+        if self.kind == "cluster":
+            return connect(self.url, timeout=10.0)
+        if self.kind == "redis":
+            return aioredis.Redis.from_url(self.url, decode_responses=True)
+        return fakeredis.FakeAsyncRedis(server=fakeredis.FakeServer(), decode_responses=True)
+
+    async def clean_client(self) -> Client:
+        client = self.client()
         await client.flushall()
-    else:
-        client = fakeredis.FakeAsyncRedis(server=fakeredis.FakeServer(), decode_responses=True)
+        return client
+
+
+def _backend(request: pytest.FixtureRequest, kind: str) -> Backend:
+    if kind == "redis":
+        server: RedisServer = request.getfixturevalue("redis_server")
+        return Backend(kind, server.url)
+    if kind == "cluster":
+        cluster: LocalCluster = request.getfixturevalue("redis_cluster")
+        return Backend(kind, cluster.url)
+    return Backend(kind, "")
+
+
+@pytest.fixture(params=["redis", "cluster", "fakeredis"])
+async def backend(request: pytest.FixtureRequest) -> AsyncIterator[Client]:
+    """A clean async client on the real Redis server, on the real cluster, then on fakeredis."""
+    client = await _backend(request, request.param).clean_client()
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture(params=["redis", "cluster"])
+def served_backend(request: pytest.FixtureRequest) -> Backend:
+    """The real Redis server, then the real cluster: what the app runs on."""
+    return _backend(request, request.param)
+
+
+@pytest.fixture
+async def served_redis(served_backend: Backend) -> AsyncIterator[Client]:
+    """A clean client of `served_backend`."""
+    client = await served_backend.clean_client()
     yield client
     await client.aclose()
 
 
 @pytest.fixture
-def store(backend: aioredis.Redis) -> FollowStore:
+def store(backend: Client) -> FollowStore:
     return FollowStore(backend)
 
 
@@ -71,7 +123,7 @@ TEST_SECRET = "test-secret-that-is-long-enough-for-hs256!"
 
 @dataclass
 class Api:
-    """The app over HTTP (httpx against the ASGI app), on the real Redis server."""
+    """The app over HTTP (httpx against the ASGI app), on the real Redis server or the cluster."""
 
     client: httpx.AsyncClient
     settings: Settings
@@ -114,8 +166,8 @@ def settings(tmp_path: Path) -> Settings:
 
 
 @pytest.fixture
-async def api(real_redis: aioredis.Redis, settings: Settings) -> AsyncIterator[Api]:
-    app = create_app(settings, redis=real_redis)
+async def api(served_redis: Client, settings: Settings) -> AsyncIterator[Api]:
+    app = create_app(settings, redis=served_redis)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:

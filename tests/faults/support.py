@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any, cast
 
 import httpx
-import redis.asyncio as aioredis
 from starlette.applications import Starlette
 
 from schema.errors import MASKED_MESSAGE
@@ -21,6 +20,7 @@ from server.app import create_app
 from server.auth import mint_token
 from server.settings import Settings
 from store import FollowStore, Keys
+from store.lua import Client
 from tests.conftest import TEST_SECRET
 
 # Text that must never reach a client: exception names, socket paths, tracebacks, errno strings.
@@ -124,7 +124,7 @@ class Graph:
         return {(a, b): at for a, out in self.lists["following"].items() for b, at in out.items()}
 
 
-async def read_graph(client: aioredis.Redis, users: list[str], keys: Keys | None = None) -> Graph:
+async def read_graph(client: Client, users: list[str], keys: Keys | None = None) -> Graph:
     """The lists and profiles of `users`, and any key that is none of theirs."""
     k = keys or Keys()
     graph = Graph({kind: {} for kind in KINDS})

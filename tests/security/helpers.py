@@ -5,16 +5,17 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import httpx
-import redis.asyncio as aioredis
 from starlette.applications import Starlette
 
 from server.app import create_app
 from server.auth import mint_token
 from server.settings import Settings
 from store import FollowStore, Keys
+from store.lua import Client
+from tests.store.snapshot import Snapshot, dump
 
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 MASKED_MESSAGE = "Internal server error."
@@ -64,7 +65,7 @@ class Served:
 
 
 @asynccontextmanager
-async def serve(settings: Settings, redis: aioredis.Redis) -> AsyncIterator[Served]:
+async def serve(settings: Settings, redis: Client) -> AsyncIterator[Served]:
     """The app for `settings` on `redis`, started; an exception it lets out is a 500, as in production."""
     app = create_app(settings, redis=redis)
     async with app.router.lifespan_context(app):
@@ -73,33 +74,14 @@ async def serve(settings: Settings, redis: aioredis.Redis) -> AsyncIterator[Serv
             yield Served(app, client, settings)
 
 
-async def full_dump(redis: aioredis.Redis) -> dict[str, tuple[str, object]]:
-    """Every key with its type and contents, the rate limiter's lists included."""
-    snapshot: dict[str, tuple[str, object]] = {}
-    for key in sorted(cast("list[str]", await redis.keys("*"))):
-        kind = await redis.type(key)
-        value: object
-        if kind == "zset":
-            value = await redis.zrange(key, 0, -1, withscores=True)
-        elif kind == "hash":
-            value = await redis.hgetall(key)
-        elif kind == "string":
-            value = await redis.get(key)
-        elif kind == "list":
-            value = await redis.lrange(key, 0, -1)
-        elif kind == "set":
-            value = sorted(await redis.smembers(key))
-        else:
-            raise AssertionError(f"unexpected key {key!r} of type {kind!r}")
-        snapshot[key] = (kind, value)
-    return snapshot
+async def full_dump(redis: Client) -> Snapshot:
+    """Every key with its type and contents, the rate limiter's included."""
+    return await dump(redis)
 
 
-async def graph_dump(redis: aioredis.Redis, keys: Keys | None = None) -> dict[str, tuple[str, object]]:
+async def graph_dump(redis: Client, keys: Keys | None = None) -> Snapshot:
     """The follow graph's keys only (no rate limiter state)."""
-    pattern = (keys or Keys()).pattern()
-    graph = {str(k) for k in await redis.keys(pattern)}
-    return {key: value for key, value in (await full_dump(redis)).items() if key in graph}
+    return await dump(redis, (keys or Keys()).pattern())
 
 
 def refused(response: httpx.Response, code: str, *, several: bool = False) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""The follow rate limit over HTTP, on the real Redis server: exact, shared, per viewer, configurable."""
+"""The follow rate limit over HTTP, on the real Redis server and the real cluster: exact, shared, per
+viewer, configurable."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 import pytest
-import redis.asyncio as aioredis
 
-from server.redis_server import RedisServer
 from server.settings import ConfigError, Settings
 from store import Keys
+from store.lua import Client
+from tests.conftest import Backend
 from tests.security.helpers import Served, graph_dump, serve
 
 FOLLOW = "mutation($id: ID!) { follow(input: {userId: $id}) { changed errors { code message field } } }"
@@ -28,8 +29,8 @@ def settings(settings: Settings) -> Settings:
 
 
 @pytest.fixture
-async def app(real_redis: aioredis.Redis, settings: Settings) -> AsyncIterator[Served]:
-    async with serve(settings, real_redis) as served:
+async def app(served_redis: Client, settings: Settings) -> AsyncIterator[Served]:
+    async with serve(settings, served_redis) as served:
         await served.register("me", "you", *TARGETS)
         yield served
 
@@ -47,15 +48,15 @@ def codes(payload: dict[str, Any]) -> list[str]:
     return [error["code"] for error in payload["errors"]]
 
 
-async def following(redis: aioredis.Redis, app: Served, user_id: str) -> set[str]:
+async def following(redis: Client, app: Served, user_id: str) -> set[str]:
     return set(cast("list[str]", await redis.zrange(app.store.keys.following(user_id), 0, -1)))
 
 
 async def test_the_fourth_follow_in_the_window_is_rate_limited_and_writes_nothing(
-    app: Served, real_redis: aioredis.Redis
+    app: Served, served_redis: Client
 ) -> None:
     results = [await follow(app, "me", target) for target in TARGETS[:3]]
-    before = await graph_dump(real_redis)
+    before = await graph_dump(served_redis)
     started = datetime.now(UTC)
 
     limited = await follow(app, "me", "t3")
@@ -71,12 +72,12 @@ async def test_the_fourth_follow_in_the_window_is_rate_limited_and_writes_nothin
     retry_at = datetime.strptime(match.group(1), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
     # The oldest of the three follows leaves the moving window a minute after it was made.
     assert 0 <= (retry_at - started).total_seconds() <= 61
-    assert await graph_dump(real_redis) == before
-    assert await following(real_redis, app, "me") == {"t0", "t1", "t2"}
+    assert await graph_dump(served_redis) == before
+    assert await following(served_redis, app, "me") == {"t0", "t1", "t2"}
 
 
 async def test_aliased_follows_in_one_document_are_counted_one_by_one(
-    app: Served, real_redis: aioredis.Redis
+    app: Served, served_redis: Client
 ) -> None:
     document = "mutation { " + " ".join(
         f'f{i}: follow(input: {{userId: "t{i}"}}) {{ changed errors {{ code }} }}' for i in range(5)
@@ -86,27 +87,24 @@ async def test_aliased_follows_in_one_document_are_counted_one_by_one(
     data = response.json()["data"]
     assert [data[f"f{i}"]["changed"] for i in range(5)] == [True, True, True, False, False]
     assert [codes(data[f"f{i}"]) for i in range(5)] == [[], [], [], ["RATE_LIMITED"], ["RATE_LIMITED"]]
-    assert await following(real_redis, app, "me") == {"t0", "t1", "t2"}
+    assert await following(served_redis, app, "me") == {"t0", "t1", "t2"}
 
 
-async def test_concurrent_follows_get_exactly_the_limit(app: Served, real_redis: aioredis.Redis) -> None:
+async def test_concurrent_follows_get_exactly_the_limit(app: Served, served_redis: Client) -> None:
     results = await asyncio.gather(*(follow(app, "me", target) for target in TARGETS))
 
     succeeded = [r for r in results if r["changed"]]
     limited = [r for r in results if codes(r) == ["RATE_LIMITED"]]
     assert len(succeeded) == 3
     assert len(limited) == 17
-    assert len(await following(real_redis, app, "me")) == 3
+    assert len(await following(served_redis, app, "me")) == 3
 
 
-async def test_two_server_processes_share_the_limit_exactly(
-    redis_server: RedisServer, real_redis: aioredis.Redis, settings: Settings
+async def test_two_apps_share_the_limit_exactly(
+    served_backend: Backend, served_redis: Client, settings: Settings
 ) -> None:
-    # Two apps, each with its own connection pool, as two server processes would have.
-    clients = [
-        aioredis.Redis(unix_socket_path=str(redis_server.socket_path), decode_responses=True)
-        for _ in range(2)
-    ]
+    # Two apps, each with its own clients, as two server processes would have.
+    clients = [served_backend.client() for _ in range(2)]
     try:
         async with serve(settings, clients[0]) as first, serve(settings, clients[1]) as second:
             await first.register("me", *TARGETS)
@@ -119,7 +117,7 @@ async def test_two_server_processes_share_the_limit_exactly(
 
     assert [r["changed"] for r in sequential] == [True, True, True, False]
     assert all(codes(r) == ["RATE_LIMITED"] for r in [*sequential[3:], *concurrent])
-    assert len(await real_redis.zrange(Keys().following("me"), 0, -1)) == 3
+    assert len(await served_redis.zrange(Keys().following("me"), 0, -1)) == 3
 
 
 async def test_each_viewer_has_a_budget_of_its_own(app: Served) -> None:
@@ -151,7 +149,7 @@ async def test_invalid_follows_do_not_use_the_budget(app: Served) -> None:
     assert [r["changed"] for r in valid] == [True, True, True, False]
 
 
-async def test_unfollow_and_remove_fan_are_not_limited(app: Served, real_redis: aioredis.Redis) -> None:
+async def test_unfollow_and_remove_fan_are_not_limited(app: Served, served_redis: Client) -> None:
     for target in TARGETS[:3]:
         await follow(app, "me", target)
     unfollow = "mutation($id: ID!) { unfollow(input: {userId: $id}) { changed errors { code } } }"
@@ -163,13 +161,13 @@ async def test_unfollow_and_remove_fan_are_not_limited(app: Served, real_redis: 
     assert codes(await follow(app, "me", "t5")) == ["RATE_LIMITED"]
 
 
-async def test_the_limit_can_be_turned_off(real_redis: aioredis.Redis, settings: Settings) -> None:
-    async with serve(settings.with_(follow_rate_limit="off"), real_redis) as unlimited:
+async def test_the_limit_can_be_turned_off(served_redis: Client, settings: Settings) -> None:
+    async with serve(settings.with_(follow_rate_limit="off"), served_redis) as unlimited:
         await unlimited.register("me", *TARGETS)
         results = [await follow(unlimited, "me", target) for target in TARGETS[:10]]
 
     assert all(r["changed"] and r["errors"] == [] for r in results)
-    assert await real_redis.keys("fg:limits*") == []
+    assert [key async for key in served_redis.scan_iter(match="fg:limits*")] == []
 
 
 def test_the_default_limit_is_400_a_day() -> None:

@@ -1,4 +1,5 @@
-"""The `followgraph` command line, run in-process with typer's CliRunner against the test Redis."""
+"""The `followgraph` command line, run in-process with typer's CliRunner against the test Redis and
+the test cluster."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from typer.testing import CliRunner, Result
 import server.cli as cli
 from server.auth import Principal, authenticate
 from server.demo import DemoSpec, demo_edges
+from server.redis_cluster import LocalCluster
 from server.redis_server import RedisServer, answers, socket_path_for
 from server.settings import Settings
 from store import Keys
@@ -28,10 +30,10 @@ KEYS = Keys()
 
 @dataclass
 class Target:
-    """The session's private Redis (flushed), a sync client on it, and a data directory."""
+    """The session's private Redis or cluster (flushed), a sync client on it, and a data directory."""
 
     url: str
-    db: redis.Redis
+    db: redis.Redis | redis.RedisCluster
     data_dir: Path
 
     def options(self) -> list[str]:
@@ -63,11 +65,20 @@ def console(monkeypatch: pytest.MonkeyPatch) -> io.StringIO:
     return buffer
 
 
-@pytest.fixture
-def target(redis_server: RedisServer, tmp_path: Path) -> Iterator[Target]:
-    db = redis.Redis(unix_socket_path=str(redis_server.socket_path), decode_responses=True)
+@pytest.fixture(params=["redis", "cluster"])
+def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Target]:
+    db: redis.Redis | redis.RedisCluster
+    if request.param == "cluster":
+        cluster: LocalCluster = request.getfixturevalue("redis_cluster")
+        host, port = cluster.startup_nodes[0]
+        db = redis.RedisCluster(host=host, port=port, decode_responses=True)
+        url = cluster.url
+    else:
+        server: RedisServer = request.getfixturevalue("redis_server")
+        db = redis.Redis(unix_socket_path=str(server.socket_path), decode_responses=True)
+        url = server.url
     db.flushall()
-    yield Target(f"unix://{redis_server.socket_path}", db, tmp_path / "data")
+    yield Target(url, db, tmp_path / "data")
     db.close()
 
 

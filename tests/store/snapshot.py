@@ -2,24 +2,28 @@
 
 from __future__ import annotations
 
-from typing import cast
-
-import redis.asyncio as aioredis
+from store.lua import Client
 
 Snapshot = dict[str, tuple[str, object]]
 
 
-async def dump(client: aioredis.Redis) -> Snapshot:
-    """Every key in the database with its type and full contents."""
+async def dump(client: Client, match: str | None = None) -> Snapshot:
+    """Every key (matching `match`) with its type and full contents, on every node of a cluster."""
     snapshot: Snapshot = {}
-    for key in sorted(cast("list[str]", await client.keys("*"))):
+    for key in sorted([str(k) async for k in client.scan_iter(match=match)]):
         kind = await client.type(key)
+        value: object
         if kind == "zset":
-            snapshot[key] = (kind, await client.zrange(key, 0, -1, withscores=True))
+            value = await client.zrange(key, 0, -1, withscores=True)
         elif kind == "hash":
-            snapshot[key] = (kind, await client.hgetall(key))
+            value = await client.hgetall(key)
         elif kind == "string":
-            snapshot[key] = (kind, await client.get(key))
+            value = await client.get(key)
+        elif kind == "list":
+            value = await client.lrange(key, 0, -1)
+        elif kind == "set":
+            value = sorted(await client.smembers(key))
         else:
             raise AssertionError(f"unexpected key {key!r} of type {kind!r}")
+        snapshot[key] = (kind, value)
     return snapshot

@@ -1,6 +1,6 @@
 """Model-based test: random follows, unfollows, fan removals and page walks against a plain model.
 
-The same state machine runs on the real Redis server and on fakeredis. After every step every
+The same state machine runs on the real Redis server, the real cluster and fakeredis. After every step every
 list (order and times), count, relationship, intersection and the set of keys in Redis must match
 the model exactly.
 """
@@ -26,6 +26,8 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from server.redis_client import connect
+from server.redis_cluster import LocalCluster
 from server.redis_server import RedisServer
 from store import (
     CannotFollowSelfError,
@@ -39,6 +41,7 @@ from store import (
     Relationship,
     UserNotFoundError,
 )
+from store.lua import Client
 from tests.store.snapshot import dump
 
 T = TypeVar("T")
@@ -134,10 +137,10 @@ class Graph:
 class Loop:
     """A private event loop for the synchronous state machine, with one client made inside it."""
 
-    def __init__(self, make_client: Callable[[], aioredis.Redis]) -> None:
+    def __init__(self, make_client: Callable[[], Client]) -> None:
         self.loop = asyncio.new_event_loop()
 
-        async def create() -> aioredis.Redis:
+        async def create() -> Client:
             return make_client()
 
         self.client = self.loop.run_until_complete(create())
@@ -437,7 +440,7 @@ class FollowGraphMachine(RuleBasedStateMachine):
             ):  # fmt: skip
                 assert (page.entries, page.total, page.has_next) == ([], 0, False)
 
-        assert set(await self.loop.client.keys("*")) == model.keys()
+        assert {key async for key in self.loop.client.scan_iter()} == model.keys()
 
 
 # Shrinking a stateful example against a server takes minutes, longer than the per-test timeout,
@@ -453,7 +456,7 @@ MODEL_SETTINGS = settings(
 )
 
 
-def run_model(make_client: Callable[[], aioredis.Redis]) -> None:
+def run_model(make_client: Callable[[], Client]) -> None:
     loop = Loop(make_client)
 
     class FollowGraphOnLoop(FollowGraphMachine):
@@ -469,6 +472,10 @@ def run_model(make_client: Callable[[], aioredis.Redis]) -> None:
 # The real server is the proof: this variant carries no marker, so `-m "not slow"` still runs it.
 def test_model_on_real_redis(redis_server: RedisServer) -> None:
     run_model(lambda: aioredis.Redis(unix_socket_path=str(redis_server.socket_path), decode_responses=True))
+
+
+def test_model_on_a_cluster(redis_cluster: LocalCluster) -> None:
+    run_model(lambda: connect(redis_cluster.url, timeout=10.0))
 
 
 @pytest.mark.slow

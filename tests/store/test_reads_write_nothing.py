@@ -10,15 +10,17 @@ of the database must be unchanged.
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
 import fakeredis
 import pytest
-import redis.asyncio as aioredis
+from redis.asyncio import RedisCluster
 
 from store import FollowStore, InvalidCursorError, Keys, ListKind, Relationship
+from store.lua import Client
 from tests.store.snapshot import dump
 
 USERS = ["alice", "bob", "carol", "dave", "erin", "frank", "Grace", "_h", "9i", "j-j"]
@@ -194,20 +196,36 @@ READS: dict[str, Callable[[FollowStore, Cursors], Awaitable[None]]] = {
 }
 
 
-async def changes(client: aioredis.Redis) -> int:
-    return int((await client.info("persistence"))["rdb_changes_since_last_save"])
+async def infos(client: Client, section: str) -> list[dict[str, Any]]:
+    """INFO `section` of the server, or of every node of a cluster."""
+    if isinstance(client, RedisCluster):
+        return [await client.info(section, target_nodes=node) for node in client.get_nodes()]
+    return [await client.info(section)]
 
 
-async def write_commands_run(client: aioredis.Redis) -> dict[str, int]:
-    """Commands flagged `write` in INFO commandstats since CONFIG RESETSTAT (script calls included)."""
-    stats = cast("dict[str, dict[str, int]]", await client.info("commandstats"))
-    calls = {name.removeprefix("cmdstat_").split("|")[0]: int(s["calls"]) for name, s in stats.items()}
+async def reset_stats(client: Client) -> None:
+    nodes = client.get_nodes() if isinstance(client, RedisCluster) else [None]
+    for node in nodes:
+        assert await (client.config_resetstat(target_nodes=node) if node else client.config_resetstat())
+
+
+async def changes(client: Client) -> int:
+    return sum(int(info["rdb_changes_since_last_save"]) for info in await infos(client, "persistence"))
+
+
+async def write_commands_run(client: Client) -> dict[str, int]:
+    """Commands flagged `write` in INFO commandstats since CONFIG RESETSTAT (script calls included),
+    summed over the nodes of a cluster."""
+    calls: Counter[str] = Counter()
+    for stats in await infos(client, "commandstats"):
+        for name, s in cast("dict[str, dict[str, int]]", stats).items():
+            calls[name.removeprefix("cmdstat_").split("|")[0]] += int(s["calls"])
     table: dict[str, dict[str, Any]] = await client.command()
     return {name: n for name, n in calls.items() if "write" in {str(f) for f in table[name]["flags"]}}
 
 
 @pytest.mark.parametrize("read", sorted(READS))
-async def test_read_writes_nothing(backend: aioredis.Redis, read: str) -> None:
+async def test_read_writes_nothing(backend: Client, read: str) -> None:
     store = FollowStore(backend)
     cursors = await populate(store)
     real = not isinstance(backend, fakeredis.FakeAsyncRedis)
@@ -217,7 +235,7 @@ async def test_read_writes_nothing(backend: aioredis.Redis, read: str) -> None:
     assert len(before) > 3 * len(USERS)
     changes_before = await changes(backend) if real else 0
     if real:
-        assert await backend.config_resetstat()
+        await reset_stats(backend)
 
     await READS[read](store, cursors)  # with an empty script cache
     await READS[read](store, cursors)  # and warm
@@ -228,13 +246,14 @@ async def test_read_writes_nothing(backend: aioredis.Redis, read: str) -> None:
     assert await dump(backend) == before
 
 
-async def test_the_change_counter_does_see_writes(real_redis: aioredis.Redis) -> None:
-    """The counter the read test relies on moves for a store write, even a follow of one edge."""
-    store = FollowStore(real_redis)
+async def test_the_change_counter_does_see_writes(served_redis: Client) -> None:
+    """The counters the read test relies on move for a store write, even a follow of one edge, and
+    on a cluster on whichever nodes the write went to."""
+    store = FollowStore(served_redis)
     await store.upsert_user("alice")
     await store.upsert_user("bob")
-    start = await changes(real_redis)
-    await real_redis.config_resetstat()
+    start = await changes(served_redis)
+    await reset_stats(served_redis)
     assert (await store.follow(follower="alice", followee="bob")).changed
-    assert await changes(real_redis) > start
-    assert set(await write_commands_run(real_redis)) == {"zadd"}
+    assert await changes(served_redis) > start
+    assert set(await write_commands_run(served_redis)) == {"zadd"}

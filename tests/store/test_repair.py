@@ -1,9 +1,14 @@
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Awaitable
+
 import pytest
 
-from store import FollowStore
+from server.redis_cluster import LocalCluster
+from store import Counts, FollowStore, ListKind, Relationship, scripts
+from store.lua import LuaScript
 from store.repair import Problem, verify
+from tests.conftest import Backend
 from tests.store.snapshot import dump
 
 USERS = ["a", "b", "c", "x", "z"]
@@ -58,3 +63,92 @@ async def test_progress_is_reported(graph: FollowStore) -> None:
     seen: list[int] = []
     await verify(graph, progress=seen.append)
     assert seen and seen[-1] == 4
+
+
+# -- a crash between the two steps of a change, on the real cluster ---------------------------------
+
+
+class Crash(ConnectionError):
+    """The process died after the first step: the second never reached Redis."""
+
+
+@pytest.fixture
+async def cluster_graph(redis_cluster: LocalCluster) -> AsyncIterator[FollowStore]:
+    client = await Backend("cluster", redis_cluster.url).clean_client()
+    store = FollowStore(client)
+    assert store.cluster
+    for user in USERS:
+        await store.upsert_user(user)
+    await store.follow(follower="a", followee="b", at=10)
+    yield store
+    await client.aclose()
+
+
+async def cut_between_steps(
+    monkeypatch: pytest.MonkeyPatch, second_step: LuaScript, change: Awaitable[object]
+) -> None:
+    """Run `change` as if the process died after its first step: the second never reaches Redis."""
+
+    async def crash(*args: object) -> None:
+        raise Crash("lost before the second step")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(second_step, "run", crash)
+        patch.setattr(second_step, "queue", crash)
+        with pytest.raises(Crash):
+            await change
+
+
+async def test_a_follow_cut_between_its_steps_is_found_and_repaired(
+    cluster_graph: FollowStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = cluster_graph
+    # b's side written, a's not
+    await cut_between_steps(
+        monkeypatch, scripts.FOLLOW_IN_SCRIPT, store.follow(follower="b", followee="a", at=20)
+    )
+
+    report = await verify(store)
+    assert dict(report.problems) == {Problem.FAN_MISSING: 1, Problem.MUTUAL_MISSING: 1}
+    assert "fan entry missing: b follows a" in report.examples
+    assert (await store.relations("a", ["b"]))[0].relationship is Relationship.FOLLOWING
+
+    assert (await verify(store, fix=True)).repaired == 2
+    assert (await verify(store)).clean
+    repaired = await dump(store.redis)
+    assert (await store.relations("a", ["b"]))[0].relationship is Relationship.MUTUAL
+    # Repair wrote exactly what the whole follow writes: running it again changes nothing.
+    assert not (await store.follow(follower="b", followee="a", at=20)).changed
+    assert await dump(store.redis) == repaired
+
+
+async def test_retrying_a_cut_follow_completes_it_without_repair(
+    cluster_graph: FollowStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = cluster_graph
+    await cut_between_steps(
+        monkeypatch, scripts.FOLLOW_IN_SCRIPT, store.follow(follower="c", followee="b", at=30)
+    )
+
+    retried = await store.follow(follower="c", followee="b", at=99)
+    assert not retried.changed  # the first step had landed, with its own time
+    assert (await verify(store)).clean
+    page = await store.page(ListKind.FANS, "b")
+    assert [(e.user_id, e.at) for e in page.entries] == [("c", 30), ("a", 10)]
+
+
+async def test_an_unfollow_cut_between_its_steps_is_found_and_repaired(
+    cluster_graph: FollowStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = cluster_graph
+    await store.follow(follower="b", followee="a", at=20)
+    # a's side gone, b's left behind
+    await cut_between_steps(
+        monkeypatch, scripts.UNFOLLOW_IN_SCRIPT, store.unfollow(follower="a", followee="b")
+    )
+
+    report = await verify(store)
+    assert dict(report.problems) == {Problem.FAN_STALE: 1, Problem.MUTUAL_STALE: 1}
+    assert (await verify(store, fix=True)).repaired == 2
+    assert (await verify(store)).clean
+    assert (await store.counts(["a", "b"])) == [Counts(0, 1, 0), Counts(1, 0, 0)]
