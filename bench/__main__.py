@@ -26,6 +26,7 @@ def parse(argv: list[str]) -> Options:
     parser.add_argument("--warmup", type=float, help="warm-up seconds per scenario (default 2; quick 1)")
     parser.add_argument("--concurrency", type=int, default=32, help="connections (default 32)")
     parser.add_argument("--skip-1m", action="store_true", help="no celebrity with 1,000,000 fans")
+    parser.add_argument("--no-cluster", action="store_true", help="skip the 3-master Redis Cluster part")
     parser.add_argument("--no-pin", action="store_true", help="do not pin server, loader and Redis to CPUs")
     parser.add_argument(
         "--python-loader", action="store_true", help="use bench.loadgen even if wrk is on PATH"
@@ -52,6 +53,7 @@ def parse(argv: list[str]) -> Options:
         duration=args.duration if args.duration is not None else (3.0 if quick else 10.0),
         concurrency=args.concurrency,
         skip_1m=args.skip_1m,
+        cluster=not args.no_cluster,
         pin=not args.no_pin,
         python_loader=args.python_loader,
         profile=args.profile,

@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from bench.resp import RawPipe, chunks, pack, zadd
+from bench.resp import ClusterPipe, RawPipe, chunks, pack, zadd
 from store import Keys
 
 # Follow times: fan i followed every celebrity at BASE - i s (plus the celebrity's index in ms),
@@ -139,12 +139,18 @@ def fan_graph_edges(graph: FanGraph) -> Iterator[tuple[str, str, int]]:
         yield fan_id(i), VIEWER, FOLLOWS_VIEWER_MS - i
 
 
+def open_pipe(host: str, port: int, *, cluster: bool = False, db: int = 0) -> RawPipe | ClusterPipe:
+    """Raw pipelines to one Redis, or to every master of the cluster that `host:port` belongs to."""
+    return ClusterPipe(host, port) if cluster else RawPipe(host, port, db=db)
+
+
 def load_fan_graph(
     graph: FanGraph,
     host: str,
     port: int,
     *,
     db: int = 0,
+    cluster: bool = False,
     keys: Keys | None = None,
     progress: Callable[[str], None] = lambda step: None,
 ) -> LoadReport:
@@ -152,7 +158,7 @@ def load_fan_graph(
     k = keys or Keys()
     started = time.perf_counter()
     users = 0
-    with RawPipe(host, port, db=db) as pipe:
+    with open_pipe(host, port, cluster=cluster, db=db) as pipe:
         progress("profiles")
         for user_id, name in fan_graph_users(graph):
             pipe.add(profile_command(k, user_id, name))
@@ -239,6 +245,7 @@ def load_typical_graph(
     port: int,
     *,
     used_memory: Callable[[], int],
+    cluster: bool = False,
     keys: Keys | None = None,
 ) -> tuple[int, int, dict[str, int]]:
     """Load `graph` stage by stage; returns (edges, mutual pairs, used_memory growth per stage)."""
@@ -263,7 +270,7 @@ def load_typical_graph(
 
     def stage(name: str, commands: Iterable[bytes]) -> None:
         before = used_memory()
-        with RawPipe(host, port) as pipe:
+        with open_pipe(host, port, cluster=cluster) as pipe:
             pipe.send_all(commands)
         growth[name] = used_memory() - before
 

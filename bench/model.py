@@ -26,6 +26,7 @@ class Options:
     redis_binary: str | None = None
     memory_users: int = 100_000
     page_sizes: tuple[int, ...] = (1, 20, 100)
+    cluster: bool = True
 
     @property
     def sizes(self) -> tuple[int, ...]:
@@ -136,3 +137,11 @@ class MemoryRow:
 
     def per_edge(self, value: int) -> float:
         return value / self.edges if self.edges else 0.0
+
+    @classmethod
+    def of_load(
+        cls, redis: str, users: int, edges: int, pairs: int, growth: dict[str, int], seconds: float
+    ) -> MemoryRow:
+        """A row from load_typical_graph's result: growth of used_memory per stage."""
+        stages = (growth["following"], growth["fans"], growth["mutual"], growth["profiles"])
+        return cls(redis, users, edges, pairs, *stages, seconds)

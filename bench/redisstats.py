@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 import redis
+
+# One server's client, or a client of each node of a cluster.
+Stats = redis.Redis | list[redis.Redis]
 
 # Commands of the harness itself, not of the scenario.
 IGNORED = frozenset({"info"})
@@ -25,16 +29,20 @@ class Snapshot:
     dirty: int
 
     @classmethod
-    def take(cls, client: redis.Redis) -> Snapshot:
-        stats: dict[str, Any] = client.info("commandstats")
-        calls: dict[str, int] = {}
-        usec: dict[str, int] = {}
-        for key, value in stats.items():
-            name = key.removeprefix("cmdstat_").lower()
-            calls[name] = int(value["calls"])
-            usec[name] = int(value["usec"])
-        persistence: dict[str, Any] = client.info("persistence")
-        return cls(calls, usec, int(persistence["rdb_changes_since_last_save"]))
+    def take(cls, client: Stats) -> Snapshot:
+        """The counters of one server, or their sums over the nodes of a cluster."""
+        calls: Counter[str] = Counter()
+        usec: Counter[str] = Counter()
+        dirty = 0
+        for node in client if isinstance(client, list) else [client]:
+            stats: dict[str, Any] = node.info("commandstats")
+            for key, value in stats.items():
+                name = key.removeprefix("cmdstat_").lower()
+                calls[name] += int(value["calls"])
+                usec[name] += int(value["usec"])
+            persistence: dict[str, Any] = node.info("persistence")
+            dirty += int(persistence["rdb_changes_since_last_save"])
+        return cls(dict(calls), dict(usec), dirty)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +89,7 @@ class RedisWork:
         return ", ".join(f"{name} {self._per(n):.3g}" for name, n in ranked)
 
 
-def used_memory(client: redis.Redis) -> int:
-    info: dict[str, Any] = client.info("memory")
-    return int(info["used_memory"])
+def used_memory(client: Stats) -> int:
+    """INFO used_memory of one server, or its sum over the nodes of a cluster."""
+    nodes = client if isinstance(client, list) else [client]
+    return sum(int(node.info("memory")["used_memory"]) for node in nodes)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import socket
 from collections.abc import Iterable, Iterator
 from types import TracebackType
+from typing import Self
 
 import hiredis
 
@@ -28,7 +29,29 @@ def pack(*args: Arg) -> bytes:
     return "".join(parts).encode()
 
 
-class RawPipe:
+class _Pipeline:
+    """Sends what is buffered on a clean exit, and closes in any case."""
+
+    def flush(self) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        try:
+            if exc_type is None:
+                self.flush()
+        finally:
+            self.close()
+
+
+class RawPipe(_Pipeline):
     """A blocking connection that sends packed commands in batches and checks every reply."""
 
     def __init__(self, host: str, port: int, *, db: int = 0, batch: int = BATCH) -> None:
@@ -88,18 +111,6 @@ class RawPipe:
     def close(self) -> None:
         self.sock.close()
 
-    def __enter__(self) -> RawPipe:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        try:
-            if exc_type is None:
-                self.flush()
-        finally:
-            self.close()
-
 
 def chunks(items: list[tuple[int, str]], size: int) -> Iterator[list[tuple[int, str]]]:
     for start in range(0, len(items), size):
@@ -112,3 +123,57 @@ def zadd(key: str, entries: Iterable[tuple[int, str]]) -> bytes:
     for score, member in entries:
         args += [score, member]
     return pack(*args)
+
+
+def key_of(command: bytes) -> bytes:
+    """The first key of a packed command: its second argument (`*N $len CMD $len KEY`)."""
+    parts = command.split(b"\r\n", 5)
+    return parts[4]
+
+
+class ClusterPipe(_Pipeline):
+    """RawPipes to every master of a Redis Cluster; each command goes to the node owning its key."""
+
+    def __init__(self, host: str, port: int, *, batch: int = BATCH) -> None:
+        import redis
+
+        probe = redis.Redis(host=host, port=port)
+        try:
+            layout = probe.cluster("SLOTS")
+        finally:
+            probe.close()
+        self.pipes: dict[tuple[str, int], RawPipe] = {}
+        self.owner: list[RawPipe | None] = [None] * 16384
+        for start, end, primary, *_ in layout:
+            address = (primary[0].decode() if isinstance(primary[0], bytes) else primary[0], int(primary[1]))
+            if address not in self.pipes:
+                self.pipes[address] = RawPipe(*address, batch=batch)
+            for slot in range(int(start), int(end) + 1):
+                self.owner[slot] = self.pipes[address]
+
+    def add(self, command: bytes) -> None:
+        from redis.crc import key_slot
+
+        pipe = self.owner[key_slot(key_of(command))]
+        assert pipe is not None, "the cluster does not cover every slot"
+        pipe.add(command)
+
+    def send_all(self, commands: Iterable[bytes]) -> None:
+        for command in commands:
+            self.add(command)
+
+    def flush(self) -> None:
+        for pipe in self.pipes.values():
+            pipe.flush()
+
+    @property
+    def commands(self) -> int:
+        return sum(pipe.commands for pipe in self.pipes.values())
+
+    @property
+    def round_trips(self) -> int:
+        return sum(pipe.round_trips for pipe in self.pipes.values())
+
+    def close(self) -> None:
+        for pipe in self.pipes.values():
+            pipe.close()

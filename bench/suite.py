@@ -19,6 +19,7 @@ import httpx
 import redis
 import uvloop
 
+from bench.cluster import run_cluster
 from bench.cpu import meter, own_seconds, process_seconds
 from bench.graph import VIEWER, FanGraph, LoadReport, TypicalGraph, fan_id, load_fan_graph, load_typical_graph
 from bench.loaders import Loader, pick_loader
@@ -26,7 +27,7 @@ from bench.loadgen import FollowCycle, LoadResult, LoadSpec, RequestSpec, summar
 from bench.model import CpuLayout, Group, MemoryRow, Options, Ratio, Row
 from bench.processes import Child, child_env, free_port, pin, spawn, wait_http
 from bench.queries import FOLLOW_MUTATION, UNFOLLOW_MUTATION, bearer, fans_query_body, raw_body
-from bench.redisstats import RedisWork, Snapshot, used_memory
+from bench.redisstats import RedisWork, Snapshot, Stats, used_memory
 from bench.roundtrips import InProcess
 from bench.verify import raw_loader_matches_store
 from server.auth import AuthConfig, mint_token
@@ -75,6 +76,7 @@ class Bench:
         self.bench_app: Child | None = None
         self.children: list[Child] = []
         self.redis_pids: list[int] = []
+        self.secret = SECRET
 
     # -- the whole run ----------------------------------------------------------------------------
 
@@ -155,10 +157,12 @@ class Bench:
             counts = uvloop.run(self._in_process(tmp / "data-inproc"))
             mid = self.graph.celebrity(self.options.middle_size).user_id
             self.results.checks["C (seed) under concurrency"] = uvloop.run(self._race_c(mid))
-            self._scenarios(stats, counts, url)
+            single = self._scenarios(stats, counts, url)
             self.server_a.stop()
             bench_app.stop()
         self._memory()
+        if self.options.cluster:
+            run_cluster(self, single)
         self.results.ratios = self._ratios()
         return self.results
 
@@ -252,9 +256,9 @@ class Bench:
 
     # -- load scenarios --------------------------------------------------------------------------
 
-    def _measure(
+    def measure(
         self,
-        stats: redis.Redis,
+        stats: Stats,
         name: str,
         server: Child,
         port: int,
@@ -284,7 +288,8 @@ class Bench:
             ) + f"{load.errors} errors, {load.connection_errors} lost connections"
         return Row(name, load, work, round_trips, note, others, server_ms)
 
-    def _scenarios(self, stats: redis.Redis, counts: dict[str, float], url: str) -> None:
+    def _scenarios(self, stats: redis.Redis, counts: dict[str, float], url: str) -> Row:
+        """Run the scenarios on the single Redis; returns A's row of the side-by-side page."""
         opts, graph = self.options, self.graph
         mid = graph.celebrity(opts.middle_size)
         auth = bearer(self.viewer_token)
@@ -298,7 +303,7 @@ class Bench:
             f"Scenarios ({opts.warmup:g}s warm-up + {opts.duration:g}s each, {opts.concurrency} connections):"
         )
         a_request = graphql(mid.user_id, 20)
-        a_mid = self._measure(
+        a_mid = self.measure(
             stats,
             f"A GraphQL server ({mid.label})",
             self._a,
@@ -314,7 +319,7 @@ class Bench:
             ("D", "D naive N+1"),
         ):
             versus.rows.append(
-                self._measure(
+                self.measure(
                     stats,
                     f"{title} ({mid.label})",
                     self._bcd,
@@ -339,7 +344,7 @@ class Bench:
                     a_mid, name=f"A fans of {celebrity.user_id}", note="same run as in the first table"
                 )
             else:
-                row = self._measure(
+                row = self.measure(
                     stats,
                     f"A fans of {celebrity.user_id}",
                     self._a,
@@ -357,7 +362,7 @@ class Bench:
                     a_mid, name=f"A first: {size}", note="same run as in the first table"
                 )
             else:
-                row = self._measure(
+                row = self.measure(
                     stats,
                     f"A first: {size}",
                     self._a,
@@ -372,7 +377,7 @@ class Bench:
         half = graph.population // 2
         cycle = FollowCycle(self.writer_tokens, "f", 1, half, FOLLOW_MUTATION, UNFOLLOW_MUTATION)
         writes.rows.append(
-            self._measure(
+            self.measure(
                 stats,
                 "A follow/unfollow mutations",
                 self._a,
@@ -387,6 +392,7 @@ class Bench:
             "The script loop runs FollowStore.follow/unfollow in the harness process (pinned to the "
             "server's CPU), with the same concurrency, on the server's client settings (server.redis_client)."
         )
+        return a_mid
 
     def _raw_follow(self, stats: redis.Redis, url: str, first: int, targets: int, round_trips: float) -> Row:
         writers = self.graph.writers
@@ -502,17 +508,8 @@ class Bench:
                     seconds = time.perf_counter() - started
                 finally:
                     client.close()
-            row = MemoryRow(
-                f"{info['redis_version']} ({mem.get('mem_allocator', '?')})",
-                graph.users,
-                edges,
-                pairs,
-                growth["following"],
-                growth["fans"],
-                growth["mutual"],
-                growth["profiles"],
-                seconds,
-            )
+            label = f"{info['redis_version']} ({mem.get('mem_allocator', '?')})"
+            row = MemoryRow.of_load(label, graph.users, edges, pairs, growth, seconds)
             self.results.memory.append(row)
             self.say(
                 f"  {edges:,} edges, {pairs:,} mutual pairs: "
@@ -589,6 +586,34 @@ class Bench:
                     f"p50 at {big.name.split()[-1]} / {one.name.split()[-1]}",
                     _div(big.load.p50_ms, one.load.p50_ms),
                     f"{big.load.p50_ms:.2f} / {one.load.p50_ms:.2f} ms",
+                )
+            )
+        if "cluster" in groups and len(groups["cluster"].rows) > 1:
+            single, cluster = groups["cluster"].rows[0], groups["cluster"].rows[1]
+            ratios.append(
+                Ratio(
+                    "cluster / one Redis throughput (same page)",
+                    _div(cluster.load.rps, single.load.rps),
+                    f"{cluster.load.rps:,.0f} / {single.load.rps:,.0f} req/s",
+                )
+            )
+            ratios.append(
+                Ratio(
+                    "cluster / one Redis p50 (same page)",
+                    _div(cluster.load.p50_ms, single.load.p50_ms),
+                    f"{cluster.load.p50_ms:.2f} / {single.load.p50_ms:.2f} ms",
+                )
+            )
+        memory = self.results.memory
+        if len(memory) > 1 and "cluster" in memory[-1].redis:
+            on_cluster = memory[-1]
+            version = on_cluster.redis.split()[0]
+            on_one = next(m for m in memory if m.redis.split()[0] == version)
+            ratios.append(
+                Ratio(
+                    "cluster / one Redis memory per edge",
+                    _div(on_cluster.per_edge(on_cluster.sets), on_one.per_edge(on_one.sets)),
+                    f"{on_cluster.per_edge(on_cluster.sets):.1f} / {on_one.per_edge(on_one.sets):.1f} B/edge",
                 )
             )
         if "writes" in groups and len(groups["writes"].rows) == 2:

@@ -33,6 +33,7 @@ from server.embedded import redis_url as resolve_redis_url
 from server.logs import configure_logging
 from server.metrics import MULTIPROC_ENV
 from server.redis_client import connect, warm_up
+from server.redis_cluster import LocalCluster
 from server.redis_server import RedisServerError
 from server.settings import ConfigError, Settings
 from server.transfer import (
@@ -410,6 +411,40 @@ def token(
         typer.echo(mint_token(settings.auth_config(), user_id, admin=admin, ttl_seconds=ttl))
     except (ConfigError, ValueError, StoreError) as exc:
         raise _fail(f"Cannot mint a token: {exc}") from None
+
+
+@app.command("cluster")
+def cluster_command(
+    masters: Annotated[int, typer.Option(min=1, max=16, help="Master nodes (no replicas).")] = 3,
+    port: Annotated[
+        int, typer.Option(min=1024, max=55535 - 16, help="Port of the first node; the others follow.")
+    ] = 7000,
+    data_dir: DataDir = None,
+) -> None:
+    """Run a local Redis Cluster in the foreground, to try cluster mode (Ctrl-C stops it).
+
+    Each start forms a new, empty cluster; nothing is kept. Serve on it with
+    --redis-url redis+cluster://127.0.0.1:PORT.
+    """
+    settings = _settings(data_dir=data_dir)
+    cluster = LocalCluster(
+        directory=settings.data_dir / "cluster", masters=masters, ports=tuple(range(port, port + masters))
+    )
+    try:
+        cluster.start()
+    except RedisServerError as exc:
+        raise _fail(f"Could not start the cluster: {exc}", 1) from None
+    signal.signal(signal.SIGTERM, _exit_on_signal)
+    console.print(f"Redis Cluster of {masters} masters ready. Ctrl-C stops it.")
+    typer.echo(cluster.url)
+    try:
+        while cluster.running:
+            time.sleep(0.5)
+        raise _fail("A cluster node exited; stopping the others.", 1)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        cluster.stop()
 
 
 @app.command("export-schema")

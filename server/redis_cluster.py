@@ -30,7 +30,7 @@ _PORT_RANGE = range(20000, 30000)
 _START_ATTEMPTS = 3
 
 
-def _can_bind(port: int) -> bool:
+def port_is_free(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 0)
         try:
@@ -50,7 +50,7 @@ def free_cluster_ports(n: int) -> list[int]:
     for port in candidates:
         if len(ports) == n:
             break
-        if _can_bind(port) and _can_bind(port + BUS_PORT_OFFSET):
+        if port_is_free(port) and port_is_free(port + BUS_PORT_OFFSET):
             ports.append(port)
     if len(ports) < n:
         raise RedisServerError(f"Found only {len(ports)} of {n} free cluster port pairs.")
@@ -119,7 +119,7 @@ class LocalCluster:
         deadline = time.monotonic() + timeout
         attempts = 1 if self.ports else _START_ATTEMPTS
         if self.ports:
-            taken = [p for p in self.ports if not (_can_bind(p) and _can_bind(p + BUS_PORT_OFFSET))]
+            taken = [p for p in self.ports if not (port_is_free(p) and port_is_free(p + BUS_PORT_OFFSET))]
             if taken:
                 raise RedisServerError(
                     f"Cluster ports not free (each needs itself and itself + {BUS_PORT_OFFSET}): {taken}"

@@ -7,6 +7,8 @@ import io
 import json
 import os
 import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +22,7 @@ from typer.testing import CliRunner, Result
 import server.cli as cli
 from server.auth import Principal, authenticate
 from server.demo import DemoSpec, demo_edges
-from server.redis_cluster import LocalCluster
+from server.redis_cluster import LocalCluster, free_cluster_ports, port_is_free
 from server.redis_server import RedisServer, answers, socket_path_for
 from server.settings import Settings
 from store import Keys
@@ -387,3 +389,52 @@ def test_verify_then_repair(target: Target, console: io.StringIO) -> None:
     assert "Repaired" in console.getvalue()
     assert target.db.zscore(KEYS.fans(followee), follower) == target.following(follower)[followee]
     assert invoke("verify", *target.options()).exit_code == 0
+
+
+# -- cluster ----------------------------------------------------------------------------------------
+
+
+def test_cluster_runs_a_local_cluster_until_terminated(tmp_path: Path) -> None:
+    base = next(
+        p
+        for p in free_cluster_ports(20)
+        if all(port_is_free(q) and port_is_free(q + 10000) for q in (p, p + 1))
+    )
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "server",
+            "cluster",
+            "--masters",
+            "2",
+            "--port",
+            str(base),
+            "--data-dir",
+            str(tmp_path),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith("FOLLOWGRAPH_") or k == "FOLLOWGRAPH_REDIS_SERVER"
+        },
+    )
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().decode().strip()
+        assert url == f"redis+cluster://127.0.0.1:{base},127.0.0.1:{base + 1}"
+        client = redis.RedisCluster(host="127.0.0.1", port=base, decode_responses=True)
+        try:
+            for i in range(20):
+                client.set(f"{{u:{i}}}k", i)
+            assert client.dbsize(target_nodes=redis.RedisCluster.PRIMARIES) == 20
+        finally:
+            client.close()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=30)
+    assert "ready" in err.decode()
+    assert process.returncode == 128 + signal.SIGTERM
+    assert not answers(socket_path_for(tmp_path / "cluster" / "node-0"))

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,12 +15,7 @@ import pytest
 
 from server.auth import mint_token
 from server.settings import Settings
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from tests.server.processes import clean_env, free_port, wait_ready
 
 
 def followgraph(*args: str, env: dict[str, str] | None = None) -> list[str]:
@@ -38,17 +31,9 @@ class Served:
 
     def start(self) -> None:
         args = followgraph("serve", "--port", str(self.port), "--data-dir", str(self.data_dir), *self.args)
-        self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            assert self.process.poll() is None, self.process.communicate()
-            try:
-                if httpx.get(f"{self.url}/readyz", timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.1)
-        raise AssertionError("the server did not become ready")
+        self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env())
+        process = self.process
+        wait_ready(process, self.url, process.communicate)
 
     def stop(self) -> str:
         assert self.process is not None
@@ -71,16 +56,12 @@ class Served:
         return response.json()
 
 
-def _env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("FOLLOWGRAPH_")}
-
-
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[Served]:
     demo = subprocess.run(
         followgraph("demo", "--users", "60", "--data-dir", str(tmp_path)),
         capture_output=True,
-        env=_env(),
+        env=clean_env(),
         timeout=60,
     )
     assert demo.returncode == 0, demo.stderr.decode()
