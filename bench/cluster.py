@@ -32,25 +32,28 @@ if TYPE_CHECKING:
 MASTERS = 3
 
 
-def run_cluster(bench: Bench, single: Row | None) -> None:
-    """Measure memory and the fans page on a fresh cluster; `single` is the same page on one Redis."""
-    with tempfile.TemporaryDirectory(prefix="followgraph-bench-cluster-") as tmp:
-        cluster = LocalCluster(directory=Path(tmp) / "cluster", masters=MASTERS)
-        cluster.start()
-        try:
-            for node in cluster.nodes:
-                assert node.process is not None
-                pin(node.process.pid, bench.layout.redis)
-            nodes = [redis.Redis(host=h, port=p, decode_responses=True) for h, p in cluster.startup_nodes]
+def run_cluster(bench: Bench, single: Row | None, binaries: list[str]) -> None:
+    """Measure memory (with each of `binaries`) and the fans page (with the first) on fresh clusters;
+    `single` is the same page on one Redis."""
+    for i, binary in enumerate(binaries):
+        with tempfile.TemporaryDirectory(prefix="followgraph-bench-cluster-") as tmp:
+            cluster = LocalCluster(directory=Path(tmp) / "cluster", masters=MASTERS, binary=binary)
+            cluster.start()
             try:
-                _memory(bench, cluster, nodes)
-                cluster.flushall()
-                _pages(bench, cluster, nodes, Path(tmp), single)
+                for node in cluster.nodes:
+                    assert node.process is not None
+                    pin(node.process.pid, bench.layout.redis)
+                nodes = [redis.Redis(host=h, port=p, decode_responses=True) for h, p in cluster.startup_nodes]
+                try:
+                    _memory(bench, cluster, nodes)
+                    if i == 0:
+                        cluster.flushall()
+                        _pages(bench, cluster, nodes, Path(tmp), single)
+                finally:
+                    for node_client in nodes:
+                        node_client.close()
             finally:
-                for node_client in nodes:
-                    node_client.close()
-        finally:
-            cluster.stop()
+                cluster.stop()
 
 
 def _memory(bench: Bench, cluster: LocalCluster, nodes: list[redis.Redis]) -> None:

@@ -7,6 +7,7 @@ import contextlib
 import dataclasses
 import functools
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -160,9 +161,10 @@ class Bench:
             single = self._scenarios(stats, counts, url)
             self.server_a.stop()
             bench_app.stop()
-        self._memory()
+        binaries = self._redis_binaries()
+        self._memory(binaries)
         if self.options.cluster:
-            run_cluster(self, single)
+            run_cluster(self, single, binaries)
         self.results.ratios = self._ratios()
         return self.results
 
@@ -486,13 +488,15 @@ class Bench:
 
     # -- memory ------------------------------------------------------------------------------------
 
-    def _memory(self) -> None:
+    def _redis_binaries(self) -> list[str]:
+        """The benchmark's redis-server, and another one on PATH (another version) if there is one."""
         binaries = [self.options.redis_binary or find_redis_server()]
-        import shutil
-
         on_path = shutil.which("redis-server")
         if on_path and os.path.realpath(on_path) != os.path.realpath(binaries[0]):
             binaries.append(on_path)
+        return binaries
+
+    def _memory(self, binaries: list[str]) -> None:
         graph = TypicalGraph(self.options.memory_users)
         for binary in binaries:
             self.say(f"Memory: {graph.users:,} users following {graph.per_user} each, on {binary}...")
@@ -605,13 +609,14 @@ class Bench:
                 )
             )
         memory = self.results.memory
-        if len(memory) > 1 and "cluster" in memory[-1].redis:
-            on_cluster = memory[-1]
+        for on_cluster in (m for m in memory if "cluster" in m.redis):
             version = on_cluster.redis.split()[0]
-            on_one = next(m for m in memory if m.redis.split()[0] == version)
+            on_one = next((m for m in memory if m.redis.split()[0] == version), None)
+            if on_one is None or on_one is on_cluster:
+                continue
             ratios.append(
                 Ratio(
-                    "cluster / one Redis memory per edge",
+                    f"cluster / one Redis memory per edge ({version})",
                     _div(on_cluster.per_edge(on_cluster.sets), on_one.per_edge(on_one.sets)),
                     f"{on_cluster.per_edge(on_cluster.sets):.1f} / {on_one.per_edge(on_one.sets):.1f} B/edge",
                 )

@@ -18,7 +18,7 @@ from typing import Any
 
 import redis
 
-from server.redis_server import RedisServer, RedisServerError
+from server.redis_server import RedisServer, RedisServerError, find_redis_server
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +88,7 @@ class LocalCluster:
     masters: int = 3
     ports: tuple[int, ...] = ()
     node_timeout_ms: int = 5000
+    binary: str = field(default_factory=find_redis_server)
     nodes: list[RedisServer] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
@@ -155,6 +156,7 @@ class LocalCluster:
                     "--cluster-config-file", "nodes.conf",
                     "--cluster-node-timeout", str(self.node_timeout_ms),
                 ),
+                binary=self.binary,
             )  # fmt: skip
             self.nodes.append(node)
             node.start(timeout)

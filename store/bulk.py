@@ -20,6 +20,10 @@ from store.scripts import UPSERT_USER_SCRIPT
 __all__ = ["Edge", "EdgeStatus", "UserRow", "follow_many", "scan_edges", "scan_users", "upsert_many"]
 
 SCAN_COUNT = 500
+# Sorted sets are read FIRST_READ entries each in one pipeline (most sets are smaller), the rest of
+# a larger set CHUNK entries a round trip: a celebrity's millions of fans never travel in one reply.
+FIRST_READ = 1000
+CHUNK = 10_000
 
 
 class EdgeStatus(enum.IntEnum):
@@ -69,16 +73,32 @@ async def scan_edges(store: FollowStore) -> AsyncIterator[list[Edge]]:
         yield await _edges_of(store, batch)
 
 
-async def _edges_of(store: FollowStore, keys: list[str]) -> list[Edge]:
+async def set_entries(store: FollowStore, keys: list[str]) -> AsyncIterator[list[tuple[str, str, int]]]:
+    """(owner, member, score) of every entry of the sorted sets `keys`, about CHUNK at a time."""
+
     def fill(pipe: AnyPipeline) -> None:
         for key in keys:
-            pipe.zrange(key, 0, -1, withscores=True)
+            pipe.zrange(key, 0, FIRST_READ - 1, withscores=True)
 
-    edges: list[Edge] = []
+    batch: list[tuple[str, str, int]] = []
     for key, rows in zip(keys, await run_pipeline(store.redis, fill), strict=True):
-        follower = store.keys.user_of(key)
-        edges += [Edge(follower, member, int(score)) for member, score in rows]
-    return edges
+        owner = store.keys.user_of(key)
+        start, size = 0, FIRST_READ
+        while True:
+            batch += [(owner, member, int(score)) for member, score in rows]
+            if len(batch) >= CHUNK:
+                yield batch
+                batch = []
+            if len(rows) < size:
+                break
+            start, size = start + size, CHUNK
+            rows = await store.redis.zrange(key, start, start + size - 1, withscores=True)
+    if batch:
+        yield batch
+
+
+async def _edges_of(store: FollowStore, keys: list[str]) -> list[Edge]:
+    return [Edge(a, b, at) async for chunk in set_entries(store, keys) for a, b, at in chunk]
 
 
 async def scan_users(store: FollowStore) -> AsyncIterator[list[Profile]]:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from store.bulk import set_entries
 from store.graph import FollowStore
 from store.lua import AnyPipeline, run_pipeline
 
@@ -85,19 +86,12 @@ async def _scan(
 async def _batch(
     store: FollowStore, keys: list[str], report: Report, fix: bool, check: Check, suffix: str
 ) -> None:
-    def fill(pipe: AnyPipeline) -> None:
-        for key in keys:
-            pipe.zrange(key, 0, -1, withscores=True)
-
-    entries = [
-        (store.keys.user_of(key), member, int(score))
-        for key, rows in zip(keys, await run_pipeline(store.redis, fill), strict=True)
-        for member, score in rows
-    ]
     if suffix == "following":
         report.users += len(keys)
-        report.follows += len(entries)
-    await check(store, entries, report, fix)
+    async for entries in set_entries(store, keys):
+        if suffix == "following":
+            report.follows += len(entries)
+        await check(store, entries, report, fix)
 
 
 async def _scores(store: FollowStore, lookups: list[tuple[str, str]]) -> list[int | None]:

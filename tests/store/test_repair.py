@@ -5,7 +5,8 @@ from collections.abc import AsyncIterator, Awaitable
 import pytest
 
 from server.redis_cluster import LocalCluster
-from store import Counts, FollowStore, ListKind, Relationship, scripts
+from store import Counts, FollowStore, ListKind, Relationship, bulk, scripts
+from store.bulk import Edge, follow_many, scan_edges, set_entries
 from store.lua import LuaScript
 from store.repair import Problem, verify
 from tests.conftest import Backend
@@ -152,3 +153,27 @@ async def test_an_unfollow_cut_between_its_steps_is_found_and_repaired(
     assert (await verify(store, fix=True)).repaired == 2
     assert (await verify(store)).clean
     assert (await store.counts(["a", "b"])) == [Counts(0, 1, 0), Counts(1, 0, 0)]
+
+
+async def test_large_sets_are_read_in_chunks_and_checked_whole(
+    store: FollowStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bulk, "FIRST_READ", 3)
+    monkeypatch.setattr(bulk, "CHUNK", 5)
+    fans = [f"f{i}" for i in range(23)]
+    for user in ["star", *fans]:
+        await store.upsert_user(user)
+    await follow_many(store, [Edge(fan, "star", 1000 + i) for i, fan in enumerate(fans)])
+    await store.redis.zrem(store.keys.fans("star"), "f0")  # the oldest fan: the last chunk's
+
+    keys = [store.keys.fans("star"), store.keys.following("f1")]
+    chunks = [chunk async for chunk in set_entries(store, keys)]
+    assert len(chunks) > 2 and all(len(chunk) <= 5 + 3 for chunk in chunks)
+    assert sorted(member for chunk in chunks for _, member, _ in chunk) == sorted([*fans[1:], "star"])
+
+    report = await verify(store)
+    assert (report.follows, dict(report.problems)) == (23, {Problem.FAN_MISSING: 1})
+    assert (await verify(store, fix=True)).repaired == 1
+    assert (await store.counts(["star"]))[0].fans == 23
+    exported = [edge async for batch in scan_edges(store) for edge in batch]
+    assert len(exported) == 23
