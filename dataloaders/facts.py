@@ -3,7 +3,6 @@ batched per request: every page of users at the same depth costs one pipelined r
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 
 from dataloaders.base import BatchObserver, StoreDataLoader
@@ -23,14 +22,16 @@ class FactsDataLoader(StoreDataLoader[FactsKey, list[UserFacts]]):
         self.viewer_id = viewer_id
 
     async def fetch(self, keys: Sequence[FactsKey]) -> list[list[UserFacts]]:
-        wanted: dict[tuple[bool, bool, bool], dict[str, None]] = {}
-        for profile, relation, counts, user_ids in keys:
-            wanted.setdefault((profile, relation, counts), {}).update(dict.fromkeys(user_ids))
-        loaded = await asyncio.gather(
-            *(
-                self.store.user_facts(self.viewer_id, list(ids), profile=p, relation=r, counts=c)
-                for (p, r, c), ids in wanted.items()
-            )
+        # One read of every part any key wants, for all their users: one round trip, even when
+        # the lists of a query select different fields of their users.
+        ids = list(dict.fromkeys(user_id for *_, user_ids in keys for user_id in user_ids))
+        loaded = await self.store.user_facts(
+            self.viewer_id,
+            ids,
+            profile=any(k[0] for k in keys),
+            relation=any(k[1] for k in keys),
+            counts=any(k[2] for k in keys),
         )
-        found = {parts: {f.user_id: f for f in facts} for parts, facts in zip(wanted, loaded, strict=True)}
-        return [[found[(p, r, c)][user_id] for user_id in user_ids] for p, r, c, user_ids in keys]
+        found = {f.user_id: f for f in loaded}
+        # A key may get parts it did not ask for; only selected fields are ever read from them.
+        return [[found[user_id] for user_id in user_ids] for *_, user_ids in keys]

@@ -24,8 +24,10 @@ async def list_page(
     after: str | None,
     last: int | None,
     before: str | None,
+    batched: bool = True,
 ) -> Page:
-    """One page of `user_id`'s following / fans / mutual list, batched with the request's others."""
+    """One page of `user_id`'s following / fans / mutual list, batched with the request's others
+    (or, when nothing runs beside it, read at once)."""
     _check_size("first", first)
     _check_size("last", last)
     try:
@@ -34,6 +36,8 @@ async def list_page(
         raise bad_user_input(str(exc), argument="before" if before is not None else "after") from None
     except InvalidPageError as exc:
         raise bad_user_input(str(exc)) from None
+    if not batched:
+        return (await context.store.pages([query]))[0]
     return await context.loaders.page.load(query)
 
 

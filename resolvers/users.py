@@ -13,18 +13,35 @@ MAX_IDS = 100
 
 
 async def facts(
-    context: Context, user_ids: Sequence[str], *, profile: bool, relation: bool, counts: bool
+    context: Context,
+    user_ids: Sequence[str],
+    *,
+    profile: bool,
+    relation: bool,
+    counts: bool,
+    batched: bool = True,
 ) -> list[UserFacts]:
-    """The parts asked for, batched with the request's other loads of the same depth."""
+    """The parts asked for, batched with the request's other loads of the same depth (or, when
+    nothing runs beside it, read at once without a DataLoader's scheduling)."""
+    if not batched:
+        return await context.store.user_facts(
+            context.viewer_id, user_ids, profile=profile, relation=relation, counts=counts
+        )
     return await context.loaders.facts.load((profile, relation, counts, tuple(user_ids)))
 
 
 async def registered(
-    context: Context, user_ids: Sequence[str | None], *, relation: bool = False, counts: bool = False
+    context: Context,
+    user_ids: Sequence[str | None],
+    *,
+    relation: bool = False,
+    counts: bool = False,
+    batched: bool = True,
 ) -> list[UserFacts | None]:
     """Facts of each registered user (with its profile), None for unknown or missing ids."""
     present = [user_id for user_id in user_ids if user_id is not None]
-    found = iter(await facts(context, present, profile=True, relation=relation, counts=counts))
+    loaded = await facts(context, present, profile=True, relation=relation, counts=counts, batched=batched)
+    found = iter(loaded)
     out: list[UserFacts | None] = []
     for user_id in user_ids:
         fact = None if user_id is None else next(found)

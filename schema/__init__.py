@@ -28,6 +28,8 @@ PARSE_CACHE_SIZE = 512
 
 
 class FollowGraphSchema(Schema):
+    limits = QueryLimits()
+
     def process_errors(
         self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
     ) -> None:
@@ -59,13 +61,15 @@ def build_schema(
         standard.append(DisableIntrospection)
     if not suggestions:
         standard.append(HideSuggestions)
-    return FollowGraphSchema(
+    built = FollowGraphSchema(
         query=Query,
         mutation=Mutation,
         types=[User],
         config=StrawberryConfig(scalar_map=SCALAR_MAP, disable_field_suggestions=not suggestions),
         extensions=[*standard, *extensions],
     )
+    built.limits = limits
+    return built
 
 
 schema = build_schema()

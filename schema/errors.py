@@ -28,10 +28,10 @@ class MaskUnexpectedErrors(SchemaExtension):
         if result is None or not result.errors:
             return
         request_id = getattr(self.execution_context.context, "request_id", "-")
-        result.errors = [self._mask(error, request_id) for error in result.errors]
+        result.errors = [self.mask(error, request_id) for error in result.errors]
 
     @staticmethod
-    def _mask(error: GraphQLError, request_id: str) -> GraphQLError:
+    def mask(error: GraphQLError, request_id: str) -> GraphQLError:
         if is_expected(error):
             return error
         log.error(

@@ -37,6 +37,7 @@ def create_app(settings: Settings, *, redis: Client | None = None) -> Starlette:
     config = EndpointConfig(
         auth=settings.auth_config(),
         graphiql=settings.graphiql,
+        compiled_queries=settings.compiled_queries,
         max_body_bytes=settings.max_body_bytes,
         max_batch=settings.max_batch,
         request_timeout=settings.request_timeout,
@@ -51,6 +52,7 @@ def create_app(settings: Settings, *, redis: Client | None = None) -> Starlette:
         )
         keys = Keys(settings.key_prefix)
         app.state.redis = client
+        app.state.endpoint = endpoint
         app.state.store = FollowStore(client, keys=keys)
         app.state.follow_limiter = (
             None

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from graphql import GraphQLError
+from graphql import ExecutionResult, GraphQLError
 from redis.exceptions import RedisError
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
@@ -34,6 +34,7 @@ from strawberry.types.graphql import OperationType
 from resolvers.context import Context
 from resolvers.errors import BAD_USER_INPUT, INTERNAL_SERVER_ERROR, UNAUTHENTICATED
 from schema import FollowGraphSchema
+from schema.compiled import Fallback, Plans
 from server.auth import AuthConfig, AuthError, Principal, VerifiedTokens
 from server.logs import request_id as request_id_var
 from server.metrics import Metrics
@@ -135,6 +136,8 @@ class EndpointConfig:
     # Operations per JSON-array request; 0 refuses batches.
     max_batch: int = 0
     request_timeout: float = 10.0
+    # Run a query document that already ran without error from its compiled plan.
+    compiled_queries: bool = True
 
 
 class GraphQLEndpoint:
@@ -145,6 +148,7 @@ class GraphQLEndpoint:
         self.config = config
         self.metrics = metrics
         self._tokens = VerifiedTokens(config.auth)
+        self.plans = Plans(schema._schema, schema.limits) if config.compiled_queries else None
 
     async def handle(self, request: Request) -> Response:
         request_id = request.headers.get("x-request-id", "")
@@ -280,6 +284,39 @@ class GraphQLEndpoint:
     async def _execute(
         self, request: Request, params: GraphQLParams, context: Context, media_type: str
     ) -> tuple[int, dict[str, Any], str]:
+        plans = self.plans
+        plan = None if plans is None else plans.get(params.query, params.operation_name)
+        result: ExecutionResult | None = None
+        if plans is not None and plan is not None:
+            try:
+                result = await plans.run(plan, context, params.variables)
+            except Fallback:
+                pass  # the general executor answers, errors included
+        if result is None:
+            result = await self._general(request, params, context, media_type)
+        raw_errors = result.errors or []
+        errors = [_format_error(error) for error in raw_errors]
+        for error in raw_errors:
+            if isinstance(error.original_error, RedisError):
+                self.metrics.redis_errors.labels(type(error.original_error).__name__).inc()
+        body: dict[str, Any] = {}
+        if errors:
+            body["errors"] = errors
+        if result.data is None and raw_errors and all(e.path is None for e in raw_errors):
+            return (400 if media_type == GRAPHQL_RESPONSE else 200), body, "rejected"
+        body["data"] = result.data
+        if any(e["extensions"]["code"] == INTERNAL_SERVER_ERROR for e in errors):
+            return 200, body, "internal"
+        if errors:
+            return 200, body, "error"
+        if plans is not None and plan is None and not plans.known(params.query, params.operation_name):
+            plans.learn(params.query, params.operation_name)
+        return 200, body, "ok"
+
+    async def _general(
+        self, request: Request, params: GraphQLParams, context: Context, media_type: str
+    ) -> ExecutionResult:
+        """The operation run by Strawberry and graphql-core."""
         allowed = _QUERIES if request.method == "GET" else _QUERIES_AND_MUTATIONS
         try:
             result = await self.schema.execute(
@@ -298,20 +335,7 @@ class GraphQLEndpoint:
                 f"The document has no operation {wanted}to run.",
                 code="GRAPHQL_VALIDATION_FAILED",
             ) from None
-        raw_errors = result.errors or []
-        errors = [_format_error(error) for error in raw_errors]
-        for error in raw_errors:
-            if isinstance(error.original_error, RedisError):
-                self.metrics.redis_errors.labels(type(error.original_error).__name__).inc()
-        body: dict[str, Any] = {}
-        if errors:
-            body["errors"] = errors
-        if result.data is None and raw_errors and all(e.path is None for e in raw_errors):
-            return (400 if media_type == GRAPHQL_RESPONSE else 200), body, "rejected"
-        body["data"] = result.data
-        if any(e["extensions"]["code"] == INTERNAL_SERVER_ERROR for e in errors):
-            return 200, body, "internal"
-        return 200, body, "error" if errors else "ok"
+        return ExecutionResult(result.data, result.errors)
 
     @staticmethod
     def _respond(status: int, body: dict[str, Any] | list[Any], media_type: str, request_id: str) -> Response:

@@ -99,3 +99,14 @@ async def test_nested_connections_are_batched_per_depth(counted: Counted) -> Non
     shallow = await counted.round_trips(NESTED % 2)
     deep = await counted.round_trips(NESTED % 50)
     assert shallow == deep
+
+
+async def test_a_compiled_plan_makes_the_same_round_trips_as_the_general_executor(counted: Counted) -> None:
+    three_lists = (
+        '{ user(userId: "star") { following(first: 100) { totalCount edges { node { name } } } '
+        "fans(first: 100) { edges { relationship } } mutuals { nodes { relationship fansCount } } } }"
+    )
+    for query in (PAGE % 100, three_lists):
+        general = await counted.round_trips(query)  # runs, then compiles the document
+        compiled = await counted.round_trips(query)
+        assert compiled == general == 3

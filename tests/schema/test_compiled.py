@@ -1,0 +1,251 @@
+"""Compiled plans answer exactly as the general executor does, with the same Redis round trips.
+
+Every case runs on two apps over the same data: one with compiled plans (the default) and one
+without. The first app answers each document once through the general executor (and compiles
+it), then again from its plan; all three answers must be identical, byte for byte. Cases that make
+the plan stop (bad ids, cursors, sizes, variables) must give the general executor's error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from schema.compiled import NotCompilable, Plans, compile_document
+from schema.limits import QueryLimits
+from server.app import create_app
+from server.auth import mint_token
+from server.graphql_http import GraphQLEndpoint
+from server.settings import Settings
+from store import FollowStore
+from store.lua import Client
+
+USERS = ["ann", "bob", "cat", "dan", "eve", "fay"]
+FOLLOWS = [
+    ("ann", "bob"), ("bob", "ann"), ("cat", "ann"), ("dan", "ann"), ("eve", "ann"), ("fay", "ann"),
+    ("ann", "cat"), ("bob", "cat"), ("eve", "bob"), ("ann", "fay"), ("fay", "bob"),
+]  # fmt: skip
+
+USER_FIELDS = (
+    "__typename id userId name avatarUrl createdAt followingCount fansCount mutualCount relationship "
+    "viewerIsFollowing isFollowingViewer viewerFollowedAt followedViewerAt"
+)
+EDGES = f"edges {{ __typename cursor followedAt relationship node {{ {USER_FIELDS} }} }}"
+PAGE_INFO = "pageInfo { __typename hasNextPage hasPreviousPage startCursor endCursor }"
+EVERYTHING = f"__typename totalCount {EDGES} nodes {{ userId name relationship }} {PAGE_INFO}"
+
+COMPILABLE: list[tuple[str, str, dict[str, Any]]] = [
+    (
+        "the benchmark's page",
+        "query Fans($userId: ID!, $first: Int) { user(userId: $userId) { fans(first: $first) "
+        "{ edges { cursor followedAt relationship node { userId name } } } } }",
+        {"userId": "ann", "first": 3},
+    ),
+    ("every field", f'{{ user(userId: "ann") {{ {USER_FIELDS} fans {{ {EVERYTHING} }} }} }}', {}),
+    (
+        "three lists and the viewer",
+        f"{{ __typename viewer {{ {USER_FIELDS} following(first: 2) {{ {EVERYTHING} }} "
+        f"fans(last: 2) {{ totalCount {EDGES} }} mutuals {{ nodes {{ userId }} }} }} }}",
+        {},
+    ),
+    (
+        "aliases and two roots",
+        "query Two($a: ID!) { me: viewer { who: userId } them: user(userId: $a) { n: name "
+        "first: fans(first: 1) { total: totalCount e: edges { c: cursor u: node { i: userId } } } "
+        "rest: fans(first: 10) { totalCount } } }",
+        {"a": "ann"},
+    ),
+    (
+        "fragments",
+        'query F { user(userId: "bob") { ...U fans(first: 5) { ...C } } } '
+        "fragment U on User { userId ... on User { name relationship } } "
+        "fragment C on FollowConnection { totalCount edges { node { ...U } } pageInfo { endCursor } }",
+        {},
+    ),
+    ("an unknown user", '{ user(userId: "nobody") { userId fans { totalCount } } }', {}),
+    (
+        "no token needed",
+        '{ user(userId: "ann") { relationship fans(first: 0) { totalCount edges { cursor } } } }',
+        {},
+    ),
+    (
+        "an empty list",
+        '{ user(userId: "dan") { following { totalCount } mutuals { edges { cursor } } } }',
+        {},
+    ),
+    (
+        "variables with defaults",
+        'query D($n: Int = 2) { user(userId: "ann") { fans(first: $n) { totalCount edges { cursor } } } }',
+        {},
+    ),
+]
+
+# Documents that compile but whose request makes the plan stop: the general executor's error.
+FAILING: list[tuple[str, str, dict[str, Any]]] = [
+    ("a malformed id", "query Q($u: ID!) { user(userId: $u) { name } }", {"u": "no spaces allowed"}),
+    (
+        "a page too large",
+        'query Q($n: Int) { user(userId: "ann") { fans(first: $n) { totalCount } } }',
+        {"n": 500},
+    ),
+    (
+        "a negative page",
+        'query Q($n: Int) { user(userId: "ann") { fans(last: $n) { totalCount } } }',
+        {"n": -1},
+    ),
+    (
+        "a bad cursor",
+        'query Q($c: String) { user(userId: "ann") { fans(after: $c) { totalCount } } }',
+        {"c": "nonsense"},
+    ),
+    (
+        "a wrong variable type",
+        'query Q($n: Int) { user(userId: "ann") { fans(first: $n) { totalCount } } }',
+        {"n": "x"},
+    ),
+    ("a missing variable", "query Q($u: ID!) { user(userId: $u) { name } }", {}),
+]
+
+NOT_COMPILED = [
+    '{ user(userId: "ann") { fans { edges { node { fans { totalCount } } } } } }',
+    '{ user(userId: "ann") { name @include(if: true) } }',
+    '{ user(userId: "ann") { newFansCount } }',
+    '{ users(userIds: ["ann"]) { name } }',
+    '{ user(userId: "ann") { commonFollowing(userId: "bob") { totalCount } } }',
+    '{ user(userId: "ann") { name name } }',
+    'mutation { follow(input: {userId: "ann"}) { changed errors { code } } }',
+    "{ __schema { queryType { name } } }",
+]
+
+
+@dataclass
+class Apps:
+    compiled: httpx.AsyncClient
+    general: httpx.AsyncClient
+    plans: Plans
+    settings: Settings
+    endpoint: GraphQLEndpoint
+
+    def plan_only(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """From now on the compiled app may not use the general executor."""
+
+        async def refuse(*args: object) -> None:
+            raise AssertionError("the general executor ran")
+
+        monkeypatch.setattr(self.endpoint, "_general", refuse)
+
+    async def ask(
+        self, client: httpx.AsyncClient, query: str, variables: dict[str, Any], viewer: str | None
+    ) -> tuple[int, Any]:
+        headers = {}
+        if viewer is not None:
+            headers["authorization"] = f"Bearer {mint_token(self.settings.auth_config(), viewer)}"
+        response = await client.post(
+            "/graphql", json={"query": query, "variables": variables}, headers=headers
+        )
+        return response.status_code, _without_request_ids(response.json())
+
+
+def _without_request_ids(body: Any) -> Any:
+    for error in body.get("errors", []) if isinstance(body, dict) else []:
+        error.get("extensions", {}).pop("requestId", None)
+    return body
+
+
+@pytest.fixture
+async def apps(served_redis: Client, settings: Settings) -> AsyncIterator[Apps]:
+    store = FollowStore(served_redis)
+    for user in USERS:
+        await store.upsert_user(user, name=f"User {user}", avatar_url=f"https://a.example/{user}.png")
+    for i, (a, b) in enumerate(FOLLOWS):
+        await store.follow(follower=a, followee=b, at=1_700_000_000_000 + i * 1000)
+    compiled_app = create_app(settings, redis=served_redis)
+    general_app = create_app(settings.with_(compiled_queries=False), redis=served_redis)
+    compiled_transport = httpx.ASGITransport(app=compiled_app)
+    general_transport = httpx.ASGITransport(app=general_app)
+    async with (
+        compiled_app.router.lifespan_context(compiled_app),
+        general_app.router.lifespan_context(general_app),
+        httpx.AsyncClient(transport=compiled_transport, base_url="http://t") as compiled,
+        httpx.AsyncClient(transport=general_transport, base_url="http://t") as general,
+    ):
+        plans = compiled_app.state.endpoint.plans
+        assert plans is not None and general_app.state.endpoint.plans is None
+        yield Apps(compiled, general, plans, settings, compiled_app.state.endpoint)
+
+
+@pytest.mark.parametrize("viewer", ["ann", "eve", None])
+@pytest.mark.parametrize(("case", "query", "variables"), COMPILABLE, ids=[c[0] for c in COMPILABLE])
+async def test_a_plan_answers_as_the_general_executor(
+    apps: Apps,
+    case: str,
+    query: str,
+    variables: dict[str, Any],
+    viewer: str | None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    expected = await apps.ask(apps.general, query, variables, viewer)
+    assert expected[0] == 200 and "errors" not in expected[1], expected
+    first = await apps.ask(apps.compiled, query, variables, viewer)
+    assert apps.plans.get(query, None) is not None, "the document should have compiled"
+    apps.plan_only(monkeypatch)
+    again = await apps.ask(apps.compiled, query, variables, viewer)
+    assert first == expected
+    assert again == expected
+
+
+@pytest.mark.parametrize(("case", "query", "variables"), FAILING, ids=[c[0] for c in FAILING])
+async def test_a_request_the_plan_cannot_answer_gets_the_general_error(
+    apps: Apps, case: str, query: str, variables: dict[str, Any]
+) -> None:
+    good = {"u": "ann", "n": 1, "c": None}
+    await apps.ask(apps.compiled, query, {k: v for k, v in good.items() if k in query}, "ann")
+    assert apps.plans.get(query, None) is not None
+    expected = await apps.ask(apps.general, query, variables, "ann")
+    assert "errors" in expected[1]
+    assert await apps.ask(apps.compiled, query, variables, "ann") == expected
+
+
+@pytest.mark.parametrize("query", NOT_COMPILED)
+async def test_documents_beyond_the_plans_stay_with_the_general_executor(apps: Apps, query: str) -> None:
+    expected = await apps.ask(apps.general, query, {}, "ann")
+    assert await apps.ask(apps.compiled, query, {}, "ann") == expected
+    assert apps.plans.get(query, None) is None
+
+
+def test_a_cost_limit_below_the_worst_case_is_checked_per_request() -> None:
+    query = (
+        'query Q($n: Int) { user(userId: "a") { fans(first: $n) { totalCount } following { totalCount } } }'
+    )
+    assert not compile_document(query, None, QueryLimits()).check_cost
+    assert compile_document(query, None, QueryLimits(max_cost=150)).check_cost
+
+
+def test_documents_beyond_the_plans_are_recognised() -> None:
+    for query in NOT_COMPILED:
+        with pytest.raises(NotCompilable):
+            compile_document(query, None, QueryLimits())
+
+
+@pytest.mark.parametrize("failing", ["user_facts", "pages"])
+async def test_redis_failing_under_a_plan_gives_the_general_executors_answer(
+    apps: Apps, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
+    _, query, variables = COMPILABLE[0]
+    await apps.ask(apps.compiled, query, variables, "ann")
+    assert apps.plans.get(query, None) is not None
+
+    async def broken(*args: object, **kwargs: object) -> None:
+        raise RedisConnectionError("Connection reset by peer")
+
+    monkeypatch.setattr(FollowStore, failing, broken)
+    apps.plan_only(monkeypatch)
+    expected = await apps.ask(apps.general, query, variables, "ann")
+    assert expected[1]["data"] == {"user": None}
+    assert [e["extensions"]["code"] for e in expected[1]["errors"]] == ["INTERNAL_SERVER_ERROR"]
+    assert await apps.ask(apps.compiled, query, variables, "ann") == expected
