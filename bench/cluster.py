@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -21,7 +20,7 @@ import redis
 from bench.graph import FanGraph, TypicalGraph, load_fan_graph, load_typical_graph
 from bench.loadgen import RequestSpec
 from bench.model import Group, MemoryRow, Row
-from bench.processes import child_env, free_port, pin, spawn, wait_http
+from bench.processes import child_env, free_port, pin, wait_http
 from bench.queries import bearer, fans_query_body
 from bench.redisstats import used_memory
 from server.redis_cluster import LocalCluster
@@ -87,14 +86,7 @@ def _pages(
 
     server_port = free_port()
     env = child_env({"FOLLOWGRAPH_JWT_SECRET": bench.secret, "FOLLOWGRAPH_DATA_DIR": str(tmp / "data")})
-    args = [sys.executable, "-m", "server", "serve", "--port", str(server_port), "--redis-url", cluster.url]
-    server = spawn(
-        "server A on the cluster",
-        [*args, "--production", "--log-level", "warning"],
-        env=env,
-        log_path=tmp / "server-cluster.log",
-        cpus=bench.layout.app,
-    )
+    server = bench.spawn_server("server A on the cluster", server_port, cluster.url, env, tmp)
     group = Group("cluster", f"A on a {MASTERS}-master Redis Cluster vs one Redis: fans page (first: 20)")
     bench.results.groups.append(group)
     try:

@@ -74,6 +74,8 @@ class Bench:
         self.port_a = 0
         self.port_b = 0
         self.server_a: Child | None = None
+        self.server_g: Child | None = None
+        self.port_g = 0
         self.bench_app: Child | None = None
         self.children: list[Child] = []
         self.redis_pids: list[int] = []
@@ -122,26 +124,14 @@ class Bench:
             self.port_a, self.port_b = free_port(), free_port()
             url = f"redis://127.0.0.1:{server.port}/0"
             env = child_env({"FOLLOWGRAPH_JWT_SECRET": SECRET, "FOLLOWGRAPH_DATA_DIR": str(tmp / "data")})
-            self.server_a = spawn(
-                "server A (followgraph serve)",
-                [
-                    sys.executable,
-                    "-m",
-                    "server",
-                    "serve",
-                    "--port",
-                    str(self.port_a),
-                    "--redis-url",
-                    url,
-                    "--production",
-                    "--log-level",
-                    "warning",
-                ],
-                env=env,
-                log_path=tmp / "server-a.log",
-                cpus=self.layout.app,
-            )
+            self.server_a = self.spawn_server("server A (followgraph serve)", self.port_a, url, env, tmp)
             stack.callback(self.server_a.stop)
+            self.port_g = free_port()
+            general_env = {**env, "FOLLOWGRAPH_COMPILED_QUERIES": "0"}
+            self.server_g = self.spawn_server(
+                "server A, general executor", self.port_g, url, general_env, tmp
+            )
+            stack.callback(self.server_g.stop)
             self.bench_app = bench_app = spawn(
                 "bench app (B/C/D)",
                 [sys.executable, "-m", "bench.rawapp", "--port", str(self.port_b), "--redis-url", url],
@@ -150,8 +140,9 @@ class Bench:
                 cpus=self.layout.app,
             )
             stack.callback(bench_app.stop)
-            self.children = [self.server_a, bench_app]
+            self.children = [self.server_a, self.server_g, bench_app]
             wait_http(self.server_a, self.port_a)
+            wait_http(self.server_g, self.port_g)
             wait_http(bench_app, self.port_b)
 
             self.say("Round trips and answers, in-process...")
@@ -160,6 +151,7 @@ class Bench:
             self.results.checks["C (seed) under concurrency"] = uvloop.run(self._race_c(mid))
             single = self._scenarios(stats, counts, url)
             self.server_a.stop()
+            self.server_g.stop()
             bench_app.stop()
         binaries = self._redis_binaries()
         self._memory(binaries)
@@ -338,6 +330,24 @@ class Bench:
         if a_mid_profile:
             self.results.profile = a_mid_profile
 
+        executor = Group(
+            "executor", "A with compiled plans (the default) vs A with the general executor only"
+        )
+        self.results.groups.append(executor)
+        executor.rows.append(dataclasses.replace(a_mid, note="same run as in the first table"))
+        assert self.server_g is not None
+        executor.rows.append(
+            self.measure(
+                stats,
+                f"A general executor ({mid.label})",
+                self.server_g,
+                self.port_g,
+                a_request,
+                counts[f"A:{mid.user_id}:20"],
+                "FOLLOWGRAPH_COMPILED_QUERIES=0: every request through Strawberry and graphql-core",
+            )
+        )
+
         sizes = Group("sizes", "A by list size: fans page (first: 20) of celebrities with more fans")
         self.results.groups.append(sizes)
         for celebrity in graph.celebrities:
@@ -459,6 +469,16 @@ class Bench:
         own_ms = 1000 * own / load.total if load.total else None
         return Row(
             "FOLLOW/UNFOLLOW script loop", load, work, round_trips, "no HTTP, no GraphQL", others, own_ms
+        )
+
+    def spawn_server(self, name: str, port: int, url: str, env: dict[str, str], tmp: Path) -> Child:
+        args = [sys.executable, "-m", "server", "serve", "--port", str(port), "--redis-url", url]
+        return spawn(
+            name,
+            [*args, "--production", "--log-level", "warning"],
+            env=env,
+            log_path=tmp / f"server-{port}.log",
+            cpus=self.layout.app,
         )
 
     @property
@@ -590,6 +610,15 @@ class Bench:
                     f"p50 at {big.name.split()[-1]} / {one.name.split()[-1]}",
                     _div(big.load.p50_ms, one.load.p50_ms),
                     f"{big.load.p50_ms:.2f} / {one.load.p50_ms:.2f} ms",
+                )
+            )
+        if "executor" in groups and len(groups["executor"].rows) == 2:
+            compiled, general = groups["executor"].rows
+            ratios.append(
+                Ratio(
+                    "A compiled plans / A general executor throughput",
+                    _div(compiled.load.rps, general.load.rps),
+                    f"{compiled.load.rps:,.0f} / {general.load.rps:,.0f} req/s",
                 )
             )
         if "cluster" in groups and len(groups["cluster"].rows) > 1:
