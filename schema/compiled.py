@@ -4,18 +4,21 @@ graphql-core executes a document field by field: for a page of 20 fans that is s
 calls, awaitables and completions, most of the server's time per request (see bench/benchmarks.md).
 Once a query document has run through the general executor without an error, it is compiled here
 into a plan: the fields it selects, by response key, with their arguments as constants or
-variable names. Later requests with the same document run the plan, which calls the same
-resolver functions (so the same DataLoader batches and the same Redis round trips) and builds the
-response dictionary directly.
+variable names. Later requests with the same document run the plan. It loads through the same
+resolver functions, so it makes the same Redis round trips: batched through the request's
+DataLoaders when fields run side by side, or straight to the store when each read waits for the
+one before. It then builds the response dictionary directly from what was loaded.
 
 A plan covers what the hot paths select and nothing else: `viewer` and `user(userId)` at the root,
 the User scalars, and the `following`, `fans` and `mutuals` connections of those root users, with
 their edges, nodes and pageInfo. Anything else (other root fields, nested connections, directives,
 introspection, mutations, repeated response keys) leaves the document to the general executor.
 A plan never decides an error: when anything goes wrong (a bad variable, id or cursor, a page
-size out of range, a Redis error) it stops and the request runs through the general executor,
-which gives the error the client would have got anyway. Reads write nothing, so running a
-request's reads twice changes nothing.
+size out of range) it stops and the request runs through the general executor, which gives the
+error the client would have got anyway. Reads write nothing, so running a request's reads twice
+changes nothing. The one exception is Redis failing under a plan of one root field: the plan
+answers as the general executor would (that field null, a masked error), rather than waiting on
+a failing Redis a second time.
 """
 
 from __future__ import annotations
@@ -116,8 +119,6 @@ PAGE_INFO = {
     "startCursor": "start_cursor",
     "endCursor": "end_cursor",
 }
-
-Build = Callable[[Any], Any]
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,8 @@ import httpx
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from schema.compiled import NotCompilable, Plans, compile_document
+from schema import schema
+from schema.compiled import USER_SCALARS, NotCompilable, Plans, compile_document
 from schema.limits import QueryLimits
 from server.app import create_app
 from server.auth import mint_token
@@ -249,3 +250,10 @@ async def test_redis_failing_under_a_plan_gives_the_general_executors_answer(
     assert expected[1]["data"] == {"user": None}
     assert [e["extensions"]["code"] for e in expected[1]["errors"]] == ["INTERNAL_SERVER_ERROR"]
     assert await apps.ask(apps.compiled, query, variables, "ann") == expected
+
+
+def test_plans_know_every_plain_user_field_of_the_schema() -> None:
+    fields = set(schema._schema.type_map["User"].fields)  # type: ignore[attr-defined]
+    resolved = {"following", "fans", "mutuals", "commonFollowing", "fansYouFollow", "newFansCount"}
+    assert set(USER_SCALARS) - {"__typename"} == fields - resolved
+    assert set(USER_FIELDS.split()) == set(USER_SCALARS)
