@@ -289,12 +289,16 @@ class _Compiler:
         directives, fragments on other types, or a response key that appears twice."""
         if selection_set is None:
             raise NotCompilable("a composite field without a selection")
-        out: list[FieldNode] = []
-        self._flatten(selection_set, type_name, out, set())
-        keys = [_key(node) for node in out]
-        if len(keys) != len(set(keys)):
-            raise NotCompilable("a response key selected twice")
-        return out
+        flat: list[FieldNode] = []
+        self._flatten(selection_set, type_name, flat, set())
+        # A leaf selected twice under one key is answered once, where it first appears (as
+        # graphql-core merges it); a repeated key with arguments or a selection is not compiled.
+        out: dict[str, FieldNode] = {}
+        for node in flat:
+            first = out.setdefault(_key(node), node)
+            if first is not node and not (_plain_leaf(first) and first.name.value == node.name.value):
+                raise NotCompilable("a response key selected twice")
+        return list(out.values())
 
     def _flatten(
         self, selections: SelectionSetNode, type_name: str, out: list[FieldNode], seen: set[str]
@@ -431,6 +435,10 @@ class _Compiler:
             }
 
         return build
+
+
+def _plain_leaf(node: FieldNode) -> bool:
+    return not node.arguments and node.selection_set is None
 
 
 def _key(node: FieldNode) -> str:

@@ -118,7 +118,7 @@ NOT_COMPILED = [
     '{ user(userId: "ann") { newFansCount } }',
     '{ users(userIds: ["ann"]) { name } }',
     '{ user(userId: "ann") { commonFollowing(userId: "bob") { totalCount } } }',
-    '{ user(userId: "ann") { name name } }',
+    '{ user(userId: "ann") { fans { totalCount } fans { totalCount } } }',
     'mutation { follow(input: {userId: "ann"}) { changed errors { code } } }',
     "{ __schema { queryType { name } } }",
 ]
