@@ -24,9 +24,9 @@ a failing Redis a second time.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from graphql import (
     DocumentNode,
@@ -55,6 +55,8 @@ from schema.limits import LimitError, QueryLimits, measure
 from schema.scalars import serialize_datetime
 from schema.selection import Wants
 from store import Counts, ListKind, Page, Profile, UserFacts
+
+T = TypeVar("T")
 
 # Distinct documents kept (compiled, or known not to compile).
 CACHE_SIZE = 512
@@ -197,7 +199,7 @@ class Plan:
             if len(self.roots) == 1:
                 results = [await _root(self.roots[0], context, values, self.batched)]
             else:
-                results = await asyncio.gather(*(_root(root, context, values, True) for root in self.roots))
+                results = await _all(_root(root, context, values, True) for root in self.roots)
         except Fallback:
             raise
         except _Failed as failed:
@@ -214,6 +216,16 @@ class Plan:
         except Exception as exc:  # the general executor reports it as it should be reported
             raise Fallback from exc
         return ExecutionResult({root.key: result for root, result in zip(self.roots, results, strict=True)})
+
+
+async def _all(awaitables: Iterable[Awaitable[T]]) -> list[T]:
+    """Run side by side (so their loads share DataLoader batches); the first failure is raised
+    once all have finished, so that none is left running behind the fallback."""
+    results = await asyncio.gather(*awaitables, return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return cast("list[T]", results)
 
 
 async def _root(root: RootField, context: Context, variables: Mapping[str, Any], batched: bool) -> Any:
@@ -243,8 +255,8 @@ async def _root(root: RootField, context: Context, variables: Mapping[str, Any],
         except (RedisError, OSError) as exc:
             raise _Failed(exc, [root.key, field.key], field.node) from exc
     else:
-        connections = await asyncio.gather(
-            *(_connection(field, context, facts.user_id, variables, True) for field in plan.lists)
+        connections = await _all(
+            _connection(field, context, facts.user_id, variables, True) for field in plan.lists
         )
     return plan.build(facts, {field.key: c for field, c in zip(plan.lists, connections, strict=True)})
 
