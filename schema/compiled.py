@@ -203,9 +203,10 @@ class Plan:
         except Fallback:
             raise
         except _Failed as failed:
-            if len(self.roots) > 1 or self.batched:
+            if len(self.roots) > 1:
                 raise Fallback from failed.error
             # One root field, nullable, and the lists below it are not: the root becomes null.
+            # (Only a read that runs alone fails this way: the root's own, or its only list's.)
             # Answering here rather than running the reads again halves the wait of a request
             # when Redis is down or slow.
             error = GraphQLError(
