@@ -13,6 +13,8 @@ from types import TracebackType
 from typing import Self
 
 import hiredis
+import redis
+from redis.crc import key_slot
 
 BATCH = 10_000
 
@@ -135,8 +137,6 @@ class ClusterPipe(_Pipeline):
     """RawPipes to every master of a Redis Cluster; each command goes to the node owning its key."""
 
     def __init__(self, host: str, port: int, *, batch: int = BATCH) -> None:
-        import redis
-
         probe = redis.Redis(host=host, port=port)
         try:
             layout = probe.cluster("SLOTS")
@@ -152,8 +152,6 @@ class ClusterPipe(_Pipeline):
                 self.owner[slot] = self.pipes[address]
 
     def add(self, command: bytes) -> None:
-        from redis.crc import key_slot
-
         pipe = self.owner[key_slot(key_of(command))]
         assert pipe is not None, "the cluster does not cover every slot"
         pipe.add(command)

@@ -563,13 +563,7 @@ class Bench:
             a = rows[0]
             for other in rows[1:]:
                 letter = other.name[0]
-                ratios.append(
-                    Ratio(
-                        f"A/{letter} throughput",
-                        _div(a.load.rps, other.load.rps),
-                        f"{a.load.rps:,.0f} / {other.load.rps:,.0f} req/s",
-                    )
-                )
+                ratios.append(_throughput(f"A/{letter} throughput", a, other))
                 if a.server_cpu_ms and other.server_cpu_ms:
                     ratios.append(
                         Ratio(
@@ -579,87 +573,54 @@ class Bench:
                         )
                     )
         if "sizes" in groups and len(groups["sizes"].rows) > 1:
-            rows = groups["sizes"].rows
-            small, large = rows[0], rows[-1]
-            ratios.append(
-                Ratio(
-                    f"p50 at {large.name.split()[-1]} / {small.name.split()[-1]}",
-                    _div(large.load.p50_ms, small.load.p50_ms),
-                    f"{large.load.p50_ms:.2f} / {small.load.p50_ms:.2f} ms",
-                )
-            )
-            ratios.append(
-                Ratio(
-                    f"throughput at {large.name.split()[-1]} / {small.name.split()[-1]}",
-                    _div(large.load.rps, small.load.rps),
-                    f"{large.load.rps:,.0f} / {small.load.rps:,.0f} req/s",
-                )
-            )
+            small, large = groups["sizes"].rows[0], groups["sizes"].rows[-1]
+            at = f"at {large.name.split()[-1]} / {small.name.split()[-1]}"
+            ratios += [_p50(f"p50 {at}", large, small), _throughput(f"throughput {at}", large, small)]
         if "pages" in groups and len(groups["pages"].rows) > 1:
-            rows = groups["pages"].rows
-            one, big = rows[0], rows[-1]
-            ratios.append(
-                Ratio(
-                    f"round trips at {big.name.split()[-1]} / {one.name.split()[-1]}",
-                    _div(big.round_trips or 0, one.round_trips or 0),
-                    f"{big.round_trips:g} / {one.round_trips:g}",
-                )
-            )
-            ratios.append(
-                Ratio(
-                    f"p50 at {big.name.split()[-1]} / {one.name.split()[-1]}",
-                    _div(big.load.p50_ms, one.load.p50_ms),
-                    f"{big.load.p50_ms:.2f} / {one.load.p50_ms:.2f} ms",
-                )
-            )
+            one, big = groups["pages"].rows[0], groups["pages"].rows[-1]
+            at = f"at {big.name.split()[-1]} / {one.name.split()[-1]}"
+            trips = f"{big.round_trips:g} / {one.round_trips:g}"
+            ratios.append(Ratio(f"round trips {at}", _div(big.round_trips or 0, one.round_trips or 0), trips))
+            ratios.append(_p50(f"p50 {at}", big, one))
         if "executor" in groups and len(groups["executor"].rows) == 2:
             compiled, general = groups["executor"].rows
-            ratios.append(
-                Ratio(
-                    "A compiled plans / A general executor throughput",
-                    _div(compiled.load.rps, general.load.rps),
-                    f"{compiled.load.rps:,.0f} / {general.load.rps:,.0f} req/s",
-                )
-            )
+            ratios.append(_throughput("A compiled plans / A general executor throughput", compiled, general))
         if "cluster" in groups and len(groups["cluster"].rows) > 1:
             single, cluster = groups["cluster"].rows[0], groups["cluster"].rows[1]
-            ratios.append(
-                Ratio(
-                    "cluster / one Redis throughput (same page)",
-                    _div(cluster.load.rps, single.load.rps),
-                    f"{cluster.load.rps:,.0f} / {single.load.rps:,.0f} req/s",
-                )
-            )
-            ratios.append(
-                Ratio(
-                    "cluster / one Redis p50 (same page)",
-                    _div(cluster.load.p50_ms, single.load.p50_ms),
-                    f"{cluster.load.p50_ms:.2f} / {single.load.p50_ms:.2f} ms",
-                )
-            )
+            ratios.append(_throughput("cluster / one Redis throughput (same page)", cluster, single))
+            ratios.append(_p50("cluster / one Redis p50 (same page)", cluster, single))
         memory = self.results.memory
         for on_cluster in (m for m in memory if "cluster" in m.redis):
             version = on_cluster.redis.split()[0]
             on_one = next((m for m in memory if m.redis.split()[0] == version), None)
             if on_one is None or on_one is on_cluster:
                 continue
+            many, one_ = on_cluster.per_edge(on_cluster.sets), on_one.per_edge(on_one.sets)
             ratios.append(
                 Ratio(
                     f"cluster / one Redis memory per edge ({version})",
-                    _div(on_cluster.per_edge(on_cluster.sets), on_one.per_edge(on_one.sets)),
-                    f"{on_cluster.per_edge(on_cluster.sets):.1f} / {on_one.per_edge(on_one.sets):.1f} B/edge",
+                    _div(many, one_),
+                    f"{many:.1f} / {one_:.1f} B/edge",
                 )
             )
         if "writes" in groups and len(groups["writes"].rows) == 2:
             a, raw = groups["writes"].rows
-            ratios.append(
-                Ratio(
-                    "A mutations / FOLLOW script rate",
-                    _div(a.load.rps, raw.load.rps),
-                    f"{a.load.rps:,.0f} / {raw.load.rps:,.0f} per s",
-                )
-            )
+            ratios.append(_throughput("A mutations / FOLLOW script rate", a, raw, unit="per s"))
         return ratios
+
+
+def _throughput(name: str, top: Row, bottom: Row, *, unit: str = "req/s") -> Ratio:
+    return Ratio(
+        name, _div(top.load.rps, bottom.load.rps), f"{top.load.rps:,.0f} / {bottom.load.rps:,.0f} {unit}"
+    )
+
+
+def _p50(name: str, top: Row, bottom: Row) -> Ratio:
+    return Ratio(
+        name,
+        _div(top.load.p50_ms, bottom.load.p50_ms),
+        f"{top.load.p50_ms:.2f} / {bottom.load.p50_ms:.2f} ms",
+    )
 
 
 def _div(a: float, b: float) -> float:

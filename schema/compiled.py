@@ -10,7 +10,7 @@ DataLoaders when fields run side by side, or straight to the store when each rea
 one before. It then builds the response dictionary directly from what was loaded.
 
 A plan covers what the hot paths select and nothing else: `viewer` and `user(userId)` at the root,
-the User scalars, and the `following`, `fans` and `mutuals` connections of those root users, with
+the plain User fields, and the `following`, `fans` and `mutuals` connections of those root users, with
 their edges, nodes and pageInfo. Anything else (other root fields, nested connections, directives,
 introspection, mutations, repeated response keys) leaves the document to the general executor.
 A plan never decides an error: when anything goes wrong (a bad variable, id or cursor, a page
@@ -34,14 +34,19 @@ from graphql import (
     FieldNode,
     FragmentDefinitionNode,
     FragmentSpreadNode,
+    GraphQLEnumType,
     GraphQLError,
+    GraphQLObjectType,
+    GraphQLScalarType,
     GraphQLSchema,
     InlineFragmentNode,
     OperationDefinitionNode,
     OperationType,
     SelectionSetNode,
     VariableNode,
+    get_named_type,
     parse,
+    specified_scalar_types,
     value_from_ast_untyped,
 )
 from graphql.execution.values import get_variable_values
@@ -49,12 +54,12 @@ from redis.exceptions import RedisError
 
 from resolvers import lists, users
 from resolvers.context import Context
-from resolvers.node import USER_TYPE, to_global_id
 from schema.errors import MaskUnexpectedErrors
 from schema.limits import LimitError, QueryLimits, measure
-from schema.scalars import serialize_datetime
+from schema.scalars import EpochMillis
 from schema.selection import Wants
-from store import Counts, ListKind, Page, Profile, UserFacts
+from schema.user import USER_VALUES
+from store import Entry, ListKind, Page, UserFacts
 
 T = TypeVar("T")
 
@@ -80,39 +85,42 @@ class _Failed(Exception):
         self.node = node
 
 
-def _time(value: int | None) -> str | None:
-    return None if value is None else serialize_datetime(value)
+def _serializer(types: GraphQLSchema, type_name: str, field: str) -> Callable[[Any], Any] | None:
+    """How the general executor turns the field's value into JSON: through the serializer of an
+    enum (remembered per member: there are few) or of a custom scalar. None for the built-in
+    scalars, whose values are JSON already."""
+    parent = types.type_map[type_name]
+    assert isinstance(parent, GraphQLObjectType)
+    named = get_named_type(parent.fields[field].type)
+    if isinstance(named, GraphQLEnumType):
+        names: dict[Any, Any] = {}
+        serialize_enum = named.serialize
+
+        def member(value: Any) -> Any:
+            if value is None:
+                return None
+            if value not in names:
+                names[value] = serialize_enum(value)
+            return names[value]
+
+        return member
+    if isinstance(named, GraphQLScalarType) and named.name not in specified_scalar_types:
+        serialize = named.serialize
+        return lambda value: None if value is None else serialize(value)
+    return None
 
 
-def _profile(facts: UserFacts) -> Profile:
-    return facts.profile or NO_PROFILE
+def _user_getter(types: GraphQLSchema, field: str) -> Callable[[UserFacts], Any]:
+    """The JSON value of a plain User field, straight from what was loaded."""
+    if field == "__typename":
+        return lambda facts: "User"
+    _, value = USER_VALUES[field]
+    serialize = _serializer(types, "User", field)
+    if serialize is None:
+        return value
+    return lambda facts: serialize(value(facts))
 
 
-def _counts(facts: UserFacts) -> Counts:
-    return facts.counts or NO_COUNTS
-
-
-NO_PROFILE = Profile("", None, None, 0)
-NO_COUNTS = Counts(0, 0, 0)
-
-# The User fields that are plain values, read straight from what was loaded, exactly as
-# schema.user.User.of and the field serializers give them.
-USER_SCALARS: dict[str, Callable[[UserFacts], Any]] = {
-    "__typename": lambda f: "User",
-    "id": lambda f: to_global_id(USER_TYPE, f.user_id),
-    "userId": lambda f: f.user_id,
-    "name": lambda f: _profile(f).name,
-    "avatarUrl": lambda f: _profile(f).avatar_url,
-    "createdAt": lambda f: None if f.profile is None else serialize_datetime(f.profile.created_at),
-    "followingCount": lambda f: _counts(f).following,
-    "fansCount": lambda f: _counts(f).fans,
-    "mutualCount": lambda f: _counts(f).mutual,
-    "relationship": lambda f: f.relation.relationship.name,
-    "viewerIsFollowing": lambda f: f.relation.viewer_follows,
-    "isFollowingViewer": lambda f: f.relation.follows_viewer,
-    "viewerFollowedAt": lambda f: _time(f.relation.viewer_followed_at),
-    "followedViewerAt": lambda f: _time(f.relation.followed_viewer_at),
-}
 LISTS = {"following": ListKind.FOLLOWING, "fans": ListKind.FANS, "mutuals": ListKind.MUTUAL}
 LIST_ARGUMENTS = ("first", "after", "last", "before")
 PAGE_INFO = {
@@ -156,9 +164,8 @@ class UserPlan:
 @dataclass(frozen=True, slots=True)
 class RootField:
     key: str
-    name: str  # "user", "viewer" or "__typename"
-    user_id: Argument | None
-    plan: UserPlan | None
+    user_id: Argument | None  # None: the viewer
+    plan: UserPlan | None  # None: __typename
     node: FieldNode
 
 
@@ -292,7 +299,8 @@ async def _connection(
 
 
 class _Compiler:
-    def __init__(self, document: DocumentNode) -> None:
+    def __init__(self, types: GraphQLSchema, document: DocumentNode) -> None:
+        self.types = types
         self.fragments = {
             d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
         }
@@ -342,8 +350,8 @@ class _Compiler:
         names: set[str] = set()
         for field in self.fields(node.selection_set, "User"):
             name, key = field.name.value, _key(field)
-            if name in USER_SCALARS:
-                order.append((key, USER_SCALARS[name]))
+            if name == "__typename" or name in USER_VALUES:
+                order.append((key, _user_getter(self.types, name)))
                 names.add(name)
             elif name in LISTS and with_lists:
                 list_plans.append(self.connection(field, LISTS[name]))
@@ -395,7 +403,7 @@ class _Compiler:
         return ListPlan(_key(node), kind, arguments, wants, build, node)
 
     def _edges(self, node: FieldNode) -> tuple[Callable[[Page, list[UserFacts]], Any], Wants, bool]:
-        items: list[tuple[str, str, Any]] = []
+        items: list[tuple[str, Callable[[Entry, UserFacts], Any]]] = []
         node_wants = Wants()
         relation = False
         for field in self.fields(node.selection_set, "FollowEdge"):
@@ -403,30 +411,18 @@ class _Compiler:
             if name == "node":
                 plan, _ = self.user(field, with_lists=False)
                 node_wants = plan.wants
-                items.append((key, "node", plan.build))
-            elif name in ("__typename", "cursor", "followedAt", "relationship"):
+                items.append((key, _edge_node(plan)))
+            elif name in EDGE_VALUES:
                 relation = relation or name == "relationship"
-                items.append((key, name, None))
+                items.append((key, _edge_getter(self.types, name)))
             else:
                 raise NotCompilable(f"FollowEdge.{name}")
 
         def build(page: Page, users: list[UserFacts]) -> list[dict[str, Any]]:
-            out = []
-            for entry, user in zip(page.entries, users, strict=True):
-                edge: dict[str, Any] = {}
-                for key, name, build_node in items:
-                    if name == "node":
-                        edge[key] = build_node(user, {})
-                    elif name == "cursor":
-                        edge[key] = entry.cursor
-                    elif name == "followedAt":
-                        edge[key] = serialize_datetime(entry.at)
-                    elif name == "relationship":
-                        edge[key] = user.relation.relationship.name
-                    else:
-                        edge[key] = "FollowEdge"
-                out.append(edge)
-            return out
+            return [
+                {key: get(entry, user) for key, get in items}
+                for entry, user in zip(page.entries, users, strict=True)
+            ]
 
         return build, node_wants, relation
 
@@ -448,6 +444,29 @@ class _Compiler:
             }
 
         return build
+
+
+# FollowEdge's plain fields from a page entry and its user's facts, as FollowConnection.load sets them.
+EDGE_VALUES: dict[str, Callable[[Entry, UserFacts], Any]] = {
+    "__typename": lambda entry, user: "FollowEdge",
+    "cursor": lambda entry, user: entry.cursor,
+    "followedAt": lambda entry, user: EpochMillis(entry.at),
+    "relationship": lambda entry, user: USER_VALUES["relationship"][1](user),
+}
+
+
+def _edge_getter(types: GraphQLSchema, field: str) -> Callable[[Entry, UserFacts], Any]:
+    value = EDGE_VALUES[field]
+    if field == "__typename":
+        return value
+    serialize = _serializer(types, "FollowEdge", field)
+    if serialize is None:
+        return value
+    return lambda entry, user: serialize(value(entry, user))
+
+
+def _edge_node(plan: UserPlan) -> Callable[[Entry, UserFacts], Any]:
+    return lambda entry, user: plan.build(user, {})
 
 
 def _plain_leaf(node: FieldNode) -> bool:
@@ -473,7 +492,9 @@ def _nodes(plan: UserPlan) -> Callable[[Page, list[UserFacts]], Any]:
     return build
 
 
-def compile_document(query: str, operation_name: str | None, limits: QueryLimits) -> Plan:
+def compile_document(
+    types: GraphQLSchema, query: str, operation_name: str | None, limits: QueryLimits
+) -> Plan:
     """The plan of `operation_name` in `query` (a document that already ran without error)."""
     document = parse(query)
     operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
@@ -488,13 +509,13 @@ def compile_document(query: str, operation_name: str | None, limits: QueryLimits
         operation = found[0]
     if operation.operation is not OperationType.QUERY or operation.directives:
         raise NotCompilable("not a plain query")
-    compiler = _Compiler(document)
+    compiler = _Compiler(types, document)
     roots: list[RootField] = []
     connections = 0
     for node in compiler.fields(operation.selection_set, "Query"):
         name, key = node.name.value, _key(node)
         if name == "__typename":
-            roots.append(RootField(key, name, None, None, node))
+            roots.append(RootField(key, None, None, node))
             continue
         arguments = node.arguments or ()
         if name == "viewer" and not arguments:
@@ -509,7 +530,7 @@ def compile_document(query: str, operation_name: str | None, limits: QueryLimits
             raise NotCompilable(f"Query.{name}")
         plan, lists_here = compiler.user(node, with_lists=True)
         connections += lists_here
-        roots.append(RootField(key, name, user_id, plan, node))
+        roots.append(RootField(key, user_id, plan, node))
     # Every connection's cost is its page size (its nodes hold no lists), and a page size above the
     # largest allowed stops the plan; beyond that worst case, check each request's variables.
     worst = connections * limits.max_page_size
@@ -543,7 +564,7 @@ class Plans:
         if len(self._plans) >= self.size:
             self._plans.clear()
         try:
-            plan: Plan | None = compile_document(query, operation_name, self.limits)
+            plan: Plan | None = compile_document(self.schema, query, operation_name, self.limits)
         except NotCompilable:
             plan = None
         self._plans[(query, operation_name)] = plan

@@ -1,6 +1,6 @@
 """The User type and its follow-list connections."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any, TypeAlias
 
 import strawberry
@@ -140,26 +140,7 @@ class User(Node):
     @classmethod
     def of(cls, facts: UserFacts) -> "User":
         """A User from what was loaded; fields of parts not loaded were not selected."""
-        profile, relation, counts = facts.profile, facts.relation, facts.counts
-        return cls(
-            id=strawberry.ID(to_global_id(USER_TYPE, facts.user_id)),
-            user_id=strawberry.ID(facts.user_id),
-            name=profile.name if profile else None,
-            avatar_url=profile.avatar_url if profile else None,
-            created_at=EpochMillis(profile.created_at) if profile else None,
-            following_count=counts.following if counts else 0,
-            fans_count=counts.fans if counts else 0,
-            mutual_count=counts.mutual if counts else 0,
-            relationship=Relationship.of(relation.relationship),
-            viewer_is_following=relation.viewer_follows,
-            is_following_viewer=relation.follows_viewer,
-            viewer_followed_at=None
-            if relation.viewer_followed_at is None
-            else EpochMillis(relation.viewer_followed_at),
-            followed_viewer_at=None
-            if relation.followed_viewer_at is None
-            else EpochMillis(relation.followed_viewer_at),
-        )
+        return cls(**{attribute: value(facts) for attribute, value in USER_VALUES.values()})
 
     @strawberry.field(
         description="Fans gained since the user last called markFansSeen. Null unless the user is the viewer."
@@ -211,3 +192,26 @@ class User(Node):
     ) -> FollowConnection:
         page = await lists.fans_you_follow(info.context, self.user_id, first=first, after=after)
         return await FollowConnection.load(info, page)
+
+
+def _at(at: int | None) -> EpochMillis | None:
+    return None if at is None else EpochMillis(at)
+
+
+# Every plain-value field of User, by GraphQL name: its attribute and its value from what was
+# loaded. User.of builds users with it; compiled plans (schema/compiled.py) read it directly.
+USER_VALUES: dict[str, tuple[str, Callable[[UserFacts], Any]]] = {
+    "id": ("id", lambda f: strawberry.ID(to_global_id(USER_TYPE, f.user_id))),
+    "userId": ("user_id", lambda f: strawberry.ID(f.user_id)),
+    "name": ("name", lambda f: f.profile.name if f.profile else None),
+    "avatarUrl": ("avatar_url", lambda f: f.profile.avatar_url if f.profile else None),
+    "createdAt": ("created_at", lambda f: EpochMillis(f.profile.created_at) if f.profile else None),
+    "followingCount": ("following_count", lambda f: f.counts.following if f.counts else 0),
+    "fansCount": ("fans_count", lambda f: f.counts.fans if f.counts else 0),
+    "mutualCount": ("mutual_count", lambda f: f.counts.mutual if f.counts else 0),
+    "relationship": ("relationship", lambda f: Relationship.of(f.relation.relationship)),
+    "viewerIsFollowing": ("viewer_is_following", lambda f: f.relation.viewer_follows),
+    "isFollowingViewer": ("is_following_viewer", lambda f: f.relation.follows_viewer),
+    "viewerFollowedAt": ("viewer_followed_at", lambda f: _at(f.relation.viewer_followed_at)),
+    "followedViewerAt": ("followed_viewer_at", lambda f: _at(f.relation.followed_viewer_at)),
+}

@@ -17,8 +17,9 @@ import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from schema import schema
-from schema.compiled import USER_SCALARS, NotCompilable, Plans, compile_document
+from schema.compiled import NotCompilable, Plans, compile_document
 from schema.limits import QueryLimits
+from schema.user import USER_VALUES
 from server.app import create_app
 from server.auth import mint_token
 from server.graphql_http import GraphQLEndpoint
@@ -223,14 +224,14 @@ def test_a_cost_limit_below_the_worst_case_is_checked_per_request() -> None:
     query = (
         'query Q($n: Int) { user(userId: "a") { fans(first: $n) { totalCount } following { totalCount } } }'
     )
-    assert not compile_document(query, None, QueryLimits()).check_cost
-    assert compile_document(query, None, QueryLimits(max_cost=150)).check_cost
+    assert not compile_document(schema._schema, query, None, QueryLimits()).check_cost
+    assert compile_document(schema._schema, query, None, QueryLimits(max_cost=150)).check_cost
 
 
 def test_documents_beyond_the_plans_are_recognised() -> None:
     for query in NOT_COMPILED:
         with pytest.raises(NotCompilable):
-            compile_document(query, None, QueryLimits())
+            compile_document(schema._schema, query, None, QueryLimits())
 
 
 TWO_LISTS = 'query Two { user(userId: "ann") { name fans { totalCount } following { edges { cursor } } } }'
@@ -267,5 +268,5 @@ async def test_redis_failing_under_a_plan_gives_the_general_executors_answer(
 def test_plans_know_every_plain_user_field_of_the_schema() -> None:
     fields = set(schema._schema.type_map["User"].fields)  # type: ignore[attr-defined]
     resolved = {"following", "fans", "mutuals", "commonFollowing", "fansYouFollow", "newFansCount"}
-    assert set(USER_SCALARS) - {"__typename"} == fields - resolved
-    assert set(USER_FIELDS.split()) == set(USER_SCALARS)
+    assert set(USER_VALUES) == fields - resolved
+    assert set(USER_FIELDS.split()) == {"__typename", *USER_VALUES}

@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, Phase, given, note
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from schema.compiled import USER_SCALARS, Plans
+from schema.compiled import Plans
+from schema.user import USER_VALUES
 from server.app import create_app
 from server.auth import mint_token
 from server.redis_server import RedisServer
@@ -53,7 +54,7 @@ def fields(names: list[str], *, max_size: int = 4) -> st.SearchStrategy[str]:
     return _fields(names, max_size)
 
 
-USER_FIELDS = fields(sorted(USER_SCALARS))
+USER_FIELDS = fields(["__typename", *sorted(USER_VALUES)])
 
 
 @st.composite

@@ -11,10 +11,20 @@ from collections.abc import Callable
 import httpx
 
 
+def free_ports(n: int) -> list[int]:
+    """`n` distinct TCP ports free on 127.0.0.1 right now (held together, so they differ)."""
+    sockets = [socket.socket() for _ in range(n)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [int(s.getsockname()[1]) for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return free_ports(1)[0]
 
 
 def clean_env(**settings: str) -> dict[str, str]:

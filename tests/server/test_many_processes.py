@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -24,7 +23,7 @@ from server.redis_cluster import LocalCluster
 from server.redis_server import RedisServer
 from server.settings import Settings
 from store import FollowStore
-from tests.server.processes import clean_env, wait_ready
+from tests.server.processes import clean_env, free_ports, wait_ready
 
 SECRET = "a-secret-that-every-server-process-shares!"
 RATE = "3/minute"
@@ -37,18 +36,6 @@ USER = (
     "query($id: ID!) { user(userId: $id) { followingCount fansCount mutualCount viewerIsFollowing "
     f"following(first: 20) {{ {LIST} }} fans(first: 20) {{ {LIST} }} }} }}"
 )
-
-
-def free_ports(n: int) -> list[int]:
-    """`n` distinct TCP ports free on 127.0.0.1 right now."""
-    sockets = [socket.socket() for _ in range(n)]
-    try:
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [int(s.getsockname()[1]) for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
 
 
 def environment() -> dict[str, str]:
