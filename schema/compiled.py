@@ -56,12 +56,13 @@ from resolvers import lists, users
 from resolvers.context import Context
 from schema.errors import MaskUnexpectedErrors
 from schema.limits import LimitError, QueryLimits, measure
-from schema.scalars import EpochMillis
+from schema.scalars import SCALAR_MAP, EpochMillis
 from schema.selection import Wants
 from schema.user import USER_VALUES
 from store import Entry, ListKind, Page, UserFacts
 
 T = TypeVar("T")
+CUSTOM_SCALARS = {d.name: d.serialize for d in SCALAR_MAP.values() if d.serialize is not None}
 
 # Distinct documents kept (compiled, or known not to compile).
 CACHE_SIZE = 512
@@ -105,7 +106,8 @@ def _serializer(types: GraphQLSchema, type_name: str, field: str) -> Callable[[A
 
         return member
     if isinstance(named, GraphQLScalarType) and named.name not in specified_scalar_types:
-        serialize = named.serialize
+        # The project's own serializer, which Strawberry's scalar wraps.
+        serialize = CUSTOM_SCALARS.get(named.name, named.serialize)
         return lambda value: None if value is None else serialize(value)
     return None
 
@@ -446,12 +448,13 @@ class _Compiler:
         return build
 
 
+_relationship = USER_VALUES["relationship"][1]
 # FollowEdge's plain fields from a page entry and its user's facts, as FollowConnection.load sets them.
 EDGE_VALUES: dict[str, Callable[[Entry, UserFacts], Any]] = {
     "__typename": lambda entry, user: "FollowEdge",
     "cursor": lambda entry, user: entry.cursor,
     "followedAt": lambda entry, user: EpochMillis(entry.at),
-    "relationship": lambda entry, user: USER_VALUES["relationship"][1](user),
+    "relationship": lambda entry, user: _relationship(user),
 }
 
 

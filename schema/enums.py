@@ -23,7 +23,11 @@ class Relationship(Enum):
 
     @classmethod
     def of(cls, relationship: store.Relationship) -> "Relationship":
-        return cls[relationship.name]
+        return _RELATIONSHIPS[relationship]
+
+
+# Enum members' `name` is a descriptor call: looked up once here, not once per user of a page.
+_RELATIONSHIPS = {member: Relationship[member.name] for member in store.Relationship}
 
 
 @strawberry.enum(description="Why a mutation could not do what was asked.")
