@@ -23,7 +23,7 @@ from bench.model import Group, MemoryRow, Row
 from bench.processes import child_env, free_port, pin, wait_http
 from bench.queries import bearer, fans_query_body
 from bench.redisstats import used_memory
-from server.redis_cluster import LocalCluster
+from followgraph.server.redis_cluster import LocalCluster
 
 if TYPE_CHECKING:
     from bench.suite import Bench

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from bench.resp import ClusterPipe, RawPipe, chunks, pack, zadd
-from store import Keys
+from followgraph.store import Keys
 
 # Follow times: fan i followed every celebrity at BASE - i s (plus the celebrity's index in ms),
 # so f1 is the newest fan and the first page of every celebrity is f1, f2, ...

@@ -38,12 +38,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from server.auth import AuthConfig, AuthError, authenticate
-from server.redis_client import connect
-from store import Keys, validate_user_id
-from store.cursor import Cursor
-from store.lua import AnyPipeline, run_pipeline
-from store.scripts import PAGE_SCRIPT
+from followgraph.server.auth import AuthConfig, AuthError, authenticate
+from followgraph.server.redis_client import connect
+from followgraph.store import Keys, validate_user_id
+from followgraph.store.cursor import Cursor
+from followgraph.store.lua import AnyPipeline, run_pipeline
+from followgraph.store.scripts import PAGE_SCRIPT
 
 SECRET_ENV = "BENCH_JWT_SECRET"
 PROFILE_FIELDS = ["name", "avatarUrl", "createdAt"]

@@ -18,9 +18,9 @@ from redis.asyncio.connection import Connection
 
 from bench.queries import FOLLOW_MUTATION, UNFOLLOW_MUTATION, bearer, fans_query_body, raw_body
 from bench.rawapp import create_bench_app
-from server.app import create_app
-from server.settings import Settings
-from store import FollowStore
+from followgraph.server.app import create_app
+from followgraph.server.settings import Settings
+from followgraph.store import FollowStore
 
 
 class RoundTripCounter:

@@ -31,10 +31,10 @@ from bench.queries import FOLLOW_MUTATION, UNFOLLOW_MUTATION, bearer, fans_query
 from bench.redisstats import RedisWork, Snapshot, Stats, used_memory
 from bench.roundtrips import InProcess
 from bench.verify import raw_loader_matches_store
-from server.auth import AuthConfig, mint_token
-from server.redis_client import connect
-from server.redis_server import RedisServer, find_redis_server
-from store import FollowStore
+from followgraph.server.auth import AuthConfig, mint_token
+from followgraph.server.redis_client import connect
+from followgraph.server.redis_server import RedisServer, find_redis_server
+from followgraph.store import FollowStore
 
 SECRET = "bench-secret-0123456789abcdefghijklmnopqrstuvwxyz"
 Say = Callable[[str], None]
@@ -472,7 +472,7 @@ class Bench:
         )
 
     def spawn_server(self, name: str, port: int, url: str, env: dict[str, str], tmp: Path) -> Child:
-        args = [sys.executable, "-m", "server", "serve", "--port", str(port), "--redis-url", url]
+        args = [sys.executable, "-m", "followgraph.server", "serve", "--port", str(port), "--redis-url", url]
         return spawn(
             name,
             [*args, "--production", "--log-level", "warning"],

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataloaders.base import BatchObserver, StoreDataLoader
-from dataloaders.facts import FactsDataLoader, FactsKey
-from dataloaders.page import PageDataLoader
-from store import FollowStore
+from followgraph.dataloaders.base import BatchObserver, StoreDataLoader
+from followgraph.dataloaders.facts import FactsDataLoader, FactsKey
+from followgraph.dataloaders.page import PageDataLoader
+from followgraph.store import FollowStore
 
 
 class DataLoaders:

@@ -8,7 +8,7 @@ from typing import TypeVar
 
 from strawberry.dataloader import DataLoader
 
-from store import FollowStore
+from followgraph.store import FollowStore
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")

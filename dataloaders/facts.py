@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dataloaders.base import BatchObserver, StoreDataLoader
-from store import FollowStore, UserFacts
+from followgraph.dataloaders.base import BatchObserver, StoreDataLoader
+from followgraph.store import FollowStore, UserFacts
 
 # (profile, relation, counts, user ids): which parts of which users.
 FactsKey = tuple[bool, bool, bool, tuple[str, ...]]

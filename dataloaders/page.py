@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dataloaders.base import StoreDataLoader
-from store import ListQuery, Page
+from followgraph.dataloaders.base import StoreDataLoader
+from followgraph.store import ListQuery, Page
 
 
 class PageDataLoader(StoreDataLoader[ListQuery, Page]):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dataloaders import BatchObserver, DataLoaders
-from store import FollowStore
-from store.ratelimit import FollowRateLimiter
+from followgraph.dataloaders import BatchObserver, DataLoaders
+from followgraph.store import FollowStore
+from followgraph.store.ratelimit import FollowRateLimiter
 
 ADMIN_SCOPE = "admin"
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from resolvers.context import Context
-from resolvers.errors import bad_user_input
-from resolvers.users import checked_user_id
-from store import DEFAULT_PAGE_SIZE, InvalidCursorError, InvalidPageError, ListKind, Page
+from followgraph.resolvers.context import Context
+from followgraph.resolvers.errors import bad_user_input
+from followgraph.resolvers.users import checked_user_id
+from followgraph.store import DEFAULT_PAGE_SIZE, InvalidCursorError, InvalidPageError, ListKind, Page
 
 MAX_PAGE_SIZE = 100
 

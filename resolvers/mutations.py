@@ -6,9 +6,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from resolvers.context import Context
-from resolvers.errors import forbidden, unauthenticated
-from store import (
+from followgraph.resolvers.context import Context
+from followgraph.resolvers.errors import forbidden, unauthenticated
+from followgraph.store import (
     CannotFollowSelfError,
     FollowResult,
     InvalidInputError,
@@ -17,7 +17,7 @@ from store import (
     StoreError,
     UserNotFoundError,
 )
-from store.ids import is_valid_user_id
+from followgraph.store.ids import is_valid_user_id
 
 
 @dataclass(frozen=True, slots=True)

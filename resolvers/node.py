@@ -5,8 +5,8 @@ from __future__ import annotations
 import base64
 import binascii
 
-from resolvers.errors import bad_user_input
-from store import InvalidInputError, validate_user_id
+from followgraph.resolvers.errors import bad_user_input
+from followgraph.store import InvalidInputError, validate_user_id
 
 USER_TYPE = "User"
 

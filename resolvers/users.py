@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from resolvers.context import Context
-from resolvers.errors import bad_user_input
-from resolvers.node import from_global_id
-from store import InvalidInputError, UserFacts, validate_user_id
+from followgraph.resolvers.context import Context
+from followgraph.resolvers.errors import bad_user_input
+from followgraph.resolvers.node import from_global_id
+from followgraph.store import InvalidInputError, UserFacts, validate_user_id
 
 MAX_IDS = 100
 

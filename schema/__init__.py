@@ -15,13 +15,13 @@ from strawberry.extensions import (
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext
 
-from schema.errors import MaskUnexpectedErrors
-from schema.limits import EnforceQueryLimits, QueryLimits
-from schema.mutations import Mutation
-from schema.query import Query
-from schema.scalars import SCALAR_MAP
-from schema.user import User
-from schema.validation import HideSuggestions, RecordOperationName, RequireOperationName
+from followgraph.schema.errors import MaskUnexpectedErrors
+from followgraph.schema.limits import EnforceQueryLimits, QueryLimits
+from followgraph.schema.mutations import Mutation
+from followgraph.schema.query import Query
+from followgraph.schema.scalars import SCALAR_MAP
+from followgraph.schema.user import User
+from followgraph.schema.validation import HideSuggestions, RecordOperationName, RequireOperationName
 
 # Distinct documents whose parse and validation are kept: frontends send a few dozen.
 PARSE_CACHE_SIZE = 512

@@ -52,14 +52,14 @@ from graphql import (
 from graphql.execution.values import get_variable_values
 from redis.exceptions import RedisError
 
-from resolvers import lists, users
-from resolvers.context import Context
-from schema.errors import MaskUnexpectedErrors
-from schema.limits import LimitError, QueryLimits, measure
-from schema.scalars import SCALAR_MAP, EpochMillis
-from schema.selection import Wants
-from schema.user import USER_VALUES
-from store import Entry, ListKind, Page, UserFacts
+from followgraph.resolvers import lists, users
+from followgraph.resolvers.context import Context
+from followgraph.schema.errors import MaskUnexpectedErrors
+from followgraph.schema.limits import LimitError, QueryLimits, measure
+from followgraph.schema.scalars import SCALAR_MAP, EpochMillis
+from followgraph.schema.selection import Wants
+from followgraph.schema.user import USER_VALUES
+from followgraph.store import Entry, ListKind, Page, UserFacts
 
 T = TypeVar("T")
 CUSTOM_SCALARS = {d.name: d.serialize for d in SCALAR_MAP.values() if d.serialize is not None}

@@ -4,7 +4,7 @@ from enum import Enum
 
 import strawberry
 
-import store
+from followgraph import store
 
 
 @strawberry.enum(description="How a user relates to the viewer. Anonymous viewers always get NONE.")

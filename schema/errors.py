@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from graphql import GraphQLError
 from strawberry.extensions import SchemaExtension
 
-from resolvers.errors import INTERNAL_SERVER_ERROR, ApiError
+from followgraph.resolvers.errors import INTERNAL_SERVER_ERROR, ApiError
 
 log = logging.getLogger("followgraph.errors")
 

@@ -5,12 +5,12 @@ from typing import TypeAlias
 
 import strawberry
 
-from resolvers import mutations
-from resolvers.context import Context
-from resolvers.mutations import FollowOutcome, Problem
-from schema.enums import Relationship, UserErrorCode
-from schema.scalars import EpochMillis
-from schema.user import User, users_at
+from followgraph.resolvers import mutations
+from followgraph.resolvers.context import Context
+from followgraph.resolvers.mutations import FollowOutcome, Problem
+from followgraph.schema.enums import Relationship, UserErrorCode
+from followgraph.schema.scalars import EpochMillis
+from followgraph.schema.user import User, users_at
 
 Info: TypeAlias = strawberry.Info[Context, None]
 

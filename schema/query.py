@@ -5,11 +5,11 @@ from typing import TypeAlias
 
 import strawberry
 
-from resolvers import users
-from resolvers.context import Context
-from schema.node import Node
-from schema.selection import wants
-from schema.user import User
+from followgraph.resolvers import users
+from followgraph.resolvers.context import Context
+from followgraph.schema.node import Node
+from followgraph.schema.selection import wants
+from followgraph.schema.user import User
 
 Info: TypeAlias = strawberry.Info[Context, None]
 

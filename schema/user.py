@@ -5,14 +5,14 @@ from typing import Annotated, Any, TypeAlias
 
 import strawberry
 
-from resolvers import lists, users
-from resolvers.context import Context
-from resolvers.node import USER_TYPE, to_global_id
-from schema.enums import Relationship
-from schema.node import Node
-from schema.scalars import EpochMillis
-from schema.selection import Wants, selected_names, wants
-from store import ListKind, Page, UserFacts
+from followgraph.resolvers import lists, users
+from followgraph.resolvers.context import Context
+from followgraph.resolvers.node import USER_TYPE, to_global_id
+from followgraph.schema.enums import Relationship
+from followgraph.schema.node import Node
+from followgraph.schema.scalars import EpochMillis
+from followgraph.schema.selection import Wants, selected_names, wants
+from followgraph.store import ListKind, Page, UserFacts
 
 Info: TypeAlias = strawberry.Info[Context, None]
 

@@ -1,5 +1,5 @@
 """`python -m server` is the followgraph command."""
 
-from server.cli import main
+from followgraph.server.cli import main
 
 main()

@@ -14,15 +14,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from schema import build_schema
-from server.graphql_http import EndpointConfig, GraphQLEndpoint
-from server.logs import configure_logging
-from server.metrics import Metrics
-from server.redis_client import connect, warm_up
-from server.settings import Settings
-from store import FollowStore, Keys
-from store.lua import Client
-from store.ratelimit import FollowRateLimiter
+from followgraph.schema import build_schema
+from followgraph.server.graphql_http import EndpointConfig, GraphQLEndpoint
+from followgraph.server.logs import configure_logging
+from followgraph.server.metrics import Metrics
+from followgraph.server.redis_client import connect, warm_up
+from followgraph.server.settings import Settings
+from followgraph.store import FollowStore, Keys
+from followgraph.store.lua import Client
+from followgraph.store.ratelimit import FollowRateLimiter
 
 READY_TIMEOUT = 2.0
 

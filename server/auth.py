@@ -34,8 +34,8 @@ from jwt.exceptions import (
     PyJWTError,
 )
 
-from store.errors import InvalidInputError
-from store.ids import validate_user_id
+from followgraph.store.errors import InvalidInputError
+from followgraph.store.ids import validate_user_id
 
 MIN_SECRET_BYTES = 32
 MIN_RSA_KEY_BITS = 2048

@@ -27,16 +27,16 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from server.auth import mint_token
-from server.demo import DEFAULT_SEED, DEFAULT_USERS, DemoSpec, is_empty, load_demo
-from server.embedded import redis_url as resolve_redis_url
-from server.logs import configure_logging
-from server.metrics import MULTIPROC_ENV
-from server.redis_client import connect, warm_up
-from server.redis_cluster import LocalCluster
-from server.redis_server import RedisServerError
-from server.settings import ConfigError, Settings
-from server.transfer import (
+from followgraph.server.auth import mint_token
+from followgraph.server.demo import DEFAULT_SEED, DEFAULT_USERS, DemoSpec, is_empty, load_demo
+from followgraph.server.embedded import redis_url as resolve_redis_url
+from followgraph.server.logs import configure_logging
+from followgraph.server.metrics import MULTIPROC_ENV
+from followgraph.server.redis_client import connect, warm_up
+from followgraph.server.redis_cluster import LocalCluster
+from followgraph.server.redis_server import RedisServerError
+from followgraph.server.settings import ConfigError, Settings
+from followgraph.server.transfer import (
     Format,
     OnError,
     Summary,
@@ -47,8 +47,8 @@ from server.transfer import (
     import_users,
     user_rows,
 )
-from store import FollowStore, Keys, StoreError
-from store.repair import Report, verify
+from followgraph.store import FollowStore, Keys, StoreError
+from followgraph.store.repair import Report, verify
 
 log = logging.getLogger("followgraph")
 console = Console(stderr=True)
@@ -217,7 +217,7 @@ def serve(
         # Redis be shut down cleanly below instead of dying with the process.
         signal.signal(signal.SIGTERM, _exit_on_signal)
         if settings.workers == 1:
-            from server.app import create_app
+            from followgraph.server.app import create_app
 
             uvicorn.run(create_app(settings), **options)
         else:
@@ -227,7 +227,9 @@ def serve(
             shutil.rmtree(metrics_dir, ignore_errors=True)
             metrics_dir.mkdir(parents=True)
             os.environ[MULTIPROC_ENV] = str(metrics_dir)
-            uvicorn.run("server.app:app_from_env", factory=True, workers=settings.workers, **options)
+            uvicorn.run(
+                "followgraph.server.app:app_from_env", factory=True, workers=settings.workers, **options
+            )
 
 
 @app.command()
@@ -454,7 +456,7 @@ def export_schema(
     ] = None,
 ) -> None:
     """Print the GraphQL schema (SDL)."""
-    from schema import schema
+    from followgraph.schema import schema
 
     sdl = schema.as_str() + "\n"
     if output is None:

@@ -12,8 +12,8 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from store import FollowStore
-from store.bulk import Edge, UserRow, follow_many, upsert_many
+from followgraph.store import FollowStore
+from followgraph.store.bulk import Edge, UserRow, follow_many, upsert_many
 
 DAY_MS = 86_400_000
 BATCH = 2000

@@ -6,8 +6,8 @@ import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from server.redis_server import RedisServer, answers, socket_path_for
-from server.settings import Settings
+from followgraph.server.redis_server import RedisServer, answers, socket_path_for
+from followgraph.server.settings import Settings
 
 log = logging.getLogger(__name__)
 

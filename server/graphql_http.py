@@ -31,13 +31,13 @@ from strawberry.http.ides import get_graphql_ide_html
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 from strawberry.types.graphql import OperationType
 
-from resolvers.context import Context
-from resolvers.errors import BAD_USER_INPUT, INTERNAL_SERVER_ERROR, UNAUTHENTICATED
-from schema import FollowGraphSchema
-from schema.compiled import Fallback, Plans
-from server.auth import AuthConfig, AuthError, Principal, VerifiedTokens
-from server.logs import request_id as request_id_var
-from server.metrics import Metrics
+from followgraph.resolvers.context import Context
+from followgraph.resolvers.errors import BAD_USER_INPUT, INTERNAL_SERVER_ERROR, UNAUTHENTICATED
+from followgraph.schema import FollowGraphSchema
+from followgraph.schema.compiled import Fallback, Plans
+from followgraph.server.auth import AuthConfig, AuthError, Principal, VerifiedTokens
+from followgraph.server.logs import request_id as request_id_var
+from followgraph.server.metrics import Metrics
 
 log = logging.getLogger("followgraph.http")
 

@@ -20,7 +20,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError, RedisError, TimeoutError
 
-from store.lua import Client
+from followgraph.store.lua import Client
 
 log = logging.getLogger(__name__)
 

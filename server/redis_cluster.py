@@ -18,7 +18,7 @@ from typing import Any
 
 import redis
 
-from server.redis_server import RedisServer, RedisServerError, find_redis_server
+from followgraph.server.redis_server import RedisServer, RedisServerError, find_redis_server
 
 log = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from limits import parse_many
 
-from schema import QueryLimits
-from server.auth import AuthConfig, AuthConfigError
+from followgraph.schema import QueryLimits
+from followgraph.server.auth import AuthConfig, AuthConfigError
 
 ENV_PREFIX = "FOLLOWGRAPH_"
 LOG_LEVELS = ("debug", "info", "warning", "error")

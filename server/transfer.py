@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import IO, Any, TypeVar
 
-from store import FollowStore, InvalidInputError, validate_user_id
-from store.bulk import Edge, EdgeStatus, UserRow, follow_many, scan_edges, scan_users, upsert_many
-from store.model import MAX_TIME, Profile
-from store.profiles import validate_avatar_url, validate_name
+from followgraph.store import FollowStore, InvalidInputError, validate_user_id
+from followgraph.store.bulk import Edge, EdgeStatus, UserRow, follow_many, scan_edges, scan_users, upsert_many
+from followgraph.store.model import MAX_TIME, Profile
+from followgraph.store.profiles import validate_avatar_url, validate_name
 
 BATCH = 2000
 EDGE_FIELDS = ("follower", "followee", "followed_at")

@@ -1,6 +1,6 @@
 """The follow graph on Redis: key names, Lua scripts, reads and writes. Knows nothing of GraphQL."""
 
-from store.errors import (
+from followgraph.store.errors import (
     CannotFollowSelfError,
     InvalidCursorError,
     InvalidInputError,
@@ -8,10 +8,10 @@ from store.errors import (
     StoreError,
     UserNotFoundError,
 )
-from store.graph import DEFAULT_PAGE_SIZE, FollowStore, ListQuery
-from store.ids import validate_user_id
-from store.keys import Keys
-from store.model import (
+from followgraph.store.graph import DEFAULT_PAGE_SIZE, FollowStore, ListQuery
+from followgraph.store.ids import validate_user_id
+from followgraph.store.keys import Keys
+from followgraph.store.model import (
     Counts,
     Entry,
     FollowResult,

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 from redis.asyncio import RedisCluster
 
-from store.graph import Edge, FollowStore, upsert_args
-from store.lua import AnyPipeline, run_pipeline
-from store.model import Profile
-from store.scripts import UPSERT_USER_SCRIPT
+from followgraph.store.graph import Edge, FollowStore, upsert_args
+from followgraph.store.lua import AnyPipeline, run_pipeline
+from followgraph.store.model import Profile
+from followgraph.store.scripts import UPSERT_USER_SCRIPT
 
 __all__ = ["Edge", "EdgeStatus", "UserRow", "follow_many", "scan_edges", "scan_users", "upsert_many"]
 

@@ -13,7 +13,7 @@ import binascii
 import hashlib
 from dataclasses import dataclass
 
-from store.errors import InvalidCursorError
+from followgraph.store.errors import InvalidCursorError
 
 _VERSION = b"1"
 _DIGEST_SIZE = 6

@@ -8,12 +8,12 @@ from typing import Any, cast
 
 from redis.asyncio import RedisCluster
 
-from store import scripts
-from store.errors import CannotFollowSelfError, InvalidInputError, UserNotFoundError
-from store.ids import validate_user_id, validate_user_ids
-from store.keys import Keys
-from store.lua import AnyPipeline, Client, ScriptCall, run_pipeline, run_scripts
-from store.model import (
+from followgraph.store import scripts
+from followgraph.store.errors import CannotFollowSelfError, InvalidInputError, UserNotFoundError
+from followgraph.store.ids import validate_user_id, validate_user_ids
+from followgraph.store.keys import Keys
+from followgraph.store.lua import AnyPipeline, Client, ScriptCall, run_pipeline, run_scripts
+from followgraph.store.model import (
     MAX_TIME,
     NO_RELATION,
     Counts,
@@ -25,8 +25,8 @@ from store.model import (
     Relationship,
     UserFacts,
 )
-from store.paging import Direction, PageRequest, build_page, window
-from store.profiles import validate_avatar_url, validate_name
+from followgraph.store.paging import Direction, PageRequest, build_page, window
+from followgraph.store.profiles import validate_avatar_url, validate_name
 
 DEFAULT_PAGE_SIZE = 20
 # Members fetched per round trip when a list is intersected with another.

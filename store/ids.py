@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from store.errors import InvalidInputError
+from followgraph.store.errors import InvalidInputError
 
 MAX_USER_ID_LENGTH = 64
 _USER_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")

@@ -12,9 +12,9 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from store.cursor import Cursor
-from store.errors import InvalidPageError
-from store.model import Entry, Page
+from followgraph.store.cursor import Cursor
+from followgraph.store.errors import InvalidPageError
+from followgraph.store.model import Entry, Page
 
 # The most entries one call returns; the API layer sets its own, lower limit.
 MAX_LIMIT = 1000

@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 from urllib.parse import urlsplit
 
-from store.errors import InvalidInputError
+from followgraph.store.errors import InvalidInputError
 
 MAX_NAME_LENGTH = 64
 MAX_URL_LENGTH = 2048

@@ -10,8 +10,8 @@ from limits.aio.storage import RedisClusterStorage, RedisStorage, Storage
 from limits.aio.strategies import MovingWindowRateLimiter
 from redis.asyncio import RedisCluster
 
-from store.keys import Keys
-from store.lua import Client
+from followgraph.store.keys import Keys
+from followgraph.store.lua import Client
 
 
 @dataclass(frozen=True, slots=True)

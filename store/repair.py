@@ -17,9 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from store.bulk import set_entries
-from store.graph import FollowStore
-from store.lua import AnyPipeline, run_pipeline
+from followgraph.store.bulk import set_entries
+from followgraph.store.graph import FollowStore
+from followgraph.store.lua import AnyPipeline, run_pipeline
 
 BATCH = 500
 

@@ -11,7 +11,7 @@ the order of follows. Scores are whole numbers and are passed and returned as de
 
 from __future__ import annotations
 
-from store.lua import LuaScript
+from followgraph.store.lua import LuaScript
 
 # The current time, unless the caller supplied one (imports keep their original times).
 _NOW = """

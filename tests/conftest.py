@@ -21,14 +21,14 @@ import pytest
 import redis.asyncio as aioredis
 from hypothesis import settings as hypothesis_settings
 
-from server.app import create_app
-from server.auth import mint_token
-from server.redis_client import connect
-from server.redis_cluster import LocalCluster
-from server.redis_server import RedisServer
-from server.settings import Settings
-from store import FollowStore
-from store.lua import Client
+from followgraph.server.app import create_app
+from followgraph.server.auth import mint_token
+from followgraph.server.redis_client import connect
+from followgraph.server.redis_cluster import LocalCluster
+from followgraph.server.redis_server import RedisServer
+from followgraph.server.settings import Settings
+from followgraph.store import FollowStore
+from followgraph.store.lua import Client
 
 
 @pytest.fixture(scope="session")

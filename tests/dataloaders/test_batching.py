@@ -11,11 +11,11 @@ import redis.asyncio as aioredis
 from redis.asyncio.connection import UnixDomainSocketConnection
 
 from bench.roundtrips import RoundTripCounter
-from server.app import create_app
-from server.auth import mint_token
-from server.redis_server import RedisServer
-from server.settings import Settings
-from store import FollowStore
+from followgraph.server.app import create_app
+from followgraph.server.auth import mint_token
+from followgraph.server.redis_server import RedisServer
+from followgraph.server.settings import Settings
+from followgraph.store import FollowStore
 
 FANS = 100
 

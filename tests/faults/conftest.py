@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from server.redis_server import RedisServer
+from followgraph.server.redis_server import RedisServer
 
 StartRedis = Callable[..., RedisServer]
 

@@ -14,13 +14,13 @@ from typing import Any, cast
 import httpx
 from starlette.applications import Starlette
 
-from schema.errors import MASKED_MESSAGE
-from schema.scalars import serialize_datetime
-from server.app import create_app
-from server.auth import mint_token
-from server.settings import Settings
-from store import FollowStore, Keys
-from store.lua import Client
+from followgraph.schema.errors import MASKED_MESSAGE
+from followgraph.schema.scalars import serialize_datetime
+from followgraph.server.app import create_app
+from followgraph.server.auth import mint_token
+from followgraph.server.settings import Settings
+from followgraph.store import FollowStore, Keys
+from followgraph.store.lua import Client
 from tests.conftest import TEST_SECRET
 
 # Text that must never reach a client: exception names, socket paths, tracebacks, errno strings.

@@ -21,9 +21,9 @@ import pytest
 import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError, TimeoutError
 
-from server.redis_client import connect
-from server.redis_server import RedisServer
-from store import FollowResult, FollowStore
+from followgraph.server.redis_client import connect
+from followgraph.server.redis_server import RedisServer
+from followgraph.store import FollowResult, FollowStore
 from tests.faults.conftest import StartRedis
 from tests.faults.support import Graph, Http, check_graph, fault_settings, outcome, running_app
 

@@ -22,8 +22,8 @@ import redis.asyncio as aioredis
 from redis.asyncio.connection import AbstractConnection
 from redis.exceptions import ConnectionError
 
-from server.redis_server import RedisServer
-from store import FollowStore, scripts
+from followgraph.server.redis_server import RedisServer
+from followgraph.store import FollowStore, scripts
 from tests.faults.conftest import StartRedis
 from tests.faults.support import (
     BlackHole,

@@ -16,16 +16,16 @@ import httpx
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from schema import schema
-from schema.compiled import NotCompilable, Plans, compile_document
-from schema.limits import QueryLimits
-from schema.user import USER_VALUES
-from server.app import create_app
-from server.auth import mint_token
-from server.graphql_http import GraphQLEndpoint
-from server.settings import Settings
-from store import FollowStore
-from store.lua import Client
+from followgraph.schema import schema
+from followgraph.schema.compiled import NotCompilable, Plans, compile_document
+from followgraph.schema.limits import QueryLimits
+from followgraph.schema.user import USER_VALUES
+from followgraph.server.app import create_app
+from followgraph.server.auth import mint_token
+from followgraph.server.graphql_http import GraphQLEndpoint
+from followgraph.server.settings import Settings
+from followgraph.store import FollowStore
+from followgraph.store.lua import Client
 
 USERS = ["ann", "bob", "cat", "dan", "eve", "fay"]
 FOLLOWS = [

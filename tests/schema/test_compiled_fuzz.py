@@ -17,13 +17,13 @@ from hypothesis import HealthCheck, Phase, given, note
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from schema.compiled import Plans
-from schema.user import USER_VALUES
-from server.app import create_app
-from server.auth import mint_token
-from server.redis_server import RedisServer
-from server.settings import Settings
-from store import FollowStore
+from followgraph.schema.compiled import Plans
+from followgraph.schema.user import USER_VALUES
+from followgraph.server.app import create_app
+from followgraph.server.auth import mint_token
+from followgraph.server.redis_server import RedisServer
+from followgraph.server.settings import Settings
+from followgraph.store import FollowStore
 from tests.conftest import TEST_SECRET
 
 USERS = [f"u{i}" for i in range(8)]

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from graphql import parse
 
-from schema import schema
-from schema.limits import LimitError, QueryLimits, measure
+from followgraph.schema import schema
+from followgraph.schema.limits import LimitError, QueryLimits, measure
 
 GRAPHQL = schema._schema
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from store import ListKind
+from followgraph.store import ListKind
 from tests.conftest import Api
 
 PAYLOAD = """

@@ -12,8 +12,8 @@ from graphql import (
     build_schema,
 )
 
-import schema as schema_package
-from schema import schema
+from followgraph import schema as schema_package
+from followgraph.schema import schema
 
 EXPORTED = Path(schema_package.__file__).parent / "schema.graphql"
 CONTRACT = Path(__file__).parent / "contract.graphql"

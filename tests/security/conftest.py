@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import pytest
 import redis.asyncio as aioredis
 
-from server.settings import Settings
+from followgraph.server.settings import Settings
 from tests.security.helpers import Served, serve
 
 

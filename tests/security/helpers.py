@@ -10,11 +10,11 @@ from typing import Any
 import httpx
 from starlette.applications import Starlette
 
-from server.app import create_app
-from server.auth import mint_token
-from server.settings import Settings
-from store import FollowStore, Keys
-from store.lua import Client
+from followgraph.server.app import create_app
+from followgraph.server.auth import mint_token
+from followgraph.server.settings import Settings
+from followgraph.store import FollowStore, Keys
+from followgraph.store.lua import Client
 from tests.store.snapshot import Snapshot, dump
 
 GRAPHQL_RESPONSE = "application/graphql-response+json"

@@ -21,9 +21,9 @@ import redis.asyncio as aioredis
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat, PublicFormat
 
-from server.auth import mint_token
-from server.settings import Settings
-from store import Keys
+from followgraph.server.auth import mint_token
+from followgraph.server.settings import Settings
+from followgraph.store import Keys
 from tests.conftest import TEST_SECRET
 from tests.security.helpers import Served, serve
 from tests.store.snapshot import dump

@@ -25,11 +25,11 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from hypothesis_graphql import Mode, mutations, queries
 
-from resolvers.node import to_global_id
-from schema import schema
-from server.redis_server import RedisServer
-from server.settings import Settings
-from store import Keys
+from followgraph.resolvers.node import to_global_id
+from followgraph.schema import schema
+from followgraph.server.redis_server import RedisServer
+from followgraph.server.settings import Settings
+from followgraph.store import Keys
 from tests.conftest import TEST_SECRET
 from tests.security.helpers import GRAPHQL_RESPONSE, MASKED_MESSAGE, Served, graph_dump, serve
 

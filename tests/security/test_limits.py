@@ -17,9 +17,9 @@ import httpx
 import pytest
 import redis.asyncio as aioredis
 
-from resolvers.node import to_global_id
-from server.settings import Settings
-from store import FollowStore
+from followgraph.resolvers.node import to_global_id
+from followgraph.server.settings import Settings
+from followgraph.store import FollowStore
 from tests.conftest import TEST_SECRET
 from tests.security.helpers import GRAPHQL_RESPONSE, Served, accepted, full_dump, refused, serve
 

@@ -11,9 +11,9 @@ from typing import Any, cast
 
 import pytest
 
-from server.settings import ConfigError, Settings
-from store import Keys
-from store.lua import Client
+from followgraph.server.settings import ConfigError, Settings
+from followgraph.store import Keys
+from followgraph.store.lua import Client
 from tests.conftest import Backend
 from tests.security.helpers import Served, graph_dump, serve
 

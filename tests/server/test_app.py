@@ -8,9 +8,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from server.app import create_app
-from server.redis_server import RedisServer
-from server.settings import Settings
+from followgraph.server.app import create_app
+from followgraph.server.redis_server import RedisServer
+from followgraph.server.settings import Settings
 from tests.conftest import TEST_SECRET, Api
 
 

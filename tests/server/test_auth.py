@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.serialization import (
     PublicFormat,
 )
 
-from server.auth import (
+from followgraph.server.auth import (
     AuthConfig,
     AuthConfigError,
     AuthError,
@@ -28,7 +28,7 @@ from server.auth import (
     authenticate,
     mint_token,
 )
-from store.errors import InvalidInputError
+from followgraph.store.errors import InvalidInputError
 
 SECRET = b"a-test-secret-that-is-long-enough-for-hs256"
 WRONG_SECRET = b"another-secret-that-is-also-long-enough-for-hs256"

@@ -19,13 +19,13 @@ import redis
 from rich.console import Console
 from typer.testing import CliRunner, Result
 
-import server.cli as cli
-from server.auth import Principal, authenticate
-from server.demo import DemoSpec, demo_edges
-from server.redis_cluster import LocalCluster, free_cluster_ports, port_is_free
-from server.redis_server import RedisServer, answers, socket_path_for
-from server.settings import Settings
-from store import Keys
+import followgraph.server.cli as cli
+from followgraph.server.auth import Principal, authenticate
+from followgraph.server.demo import DemoSpec, demo_edges
+from followgraph.server.redis_cluster import LocalCluster, free_cluster_ports, port_is_free
+from followgraph.server.redis_server import RedisServer, answers, socket_path_for
+from followgraph.server.settings import Settings
+from followgraph.store import Keys
 
 KEYS = Keys()
 

@@ -9,10 +9,10 @@ from collections import Counter
 import pytest
 import redis.asyncio as aioredis
 
-from server.demo import DAY_MS, DemoSpec, demo_edges, demo_users, is_empty, load_demo
-from store import FollowStore, ListKind
-from store.bulk import Edge, UserRow
-from store.profiles import validate_avatar_url, validate_name
+from followgraph.server.demo import DAY_MS, DemoSpec, demo_edges, demo_users, is_empty, load_demo
+from followgraph.store import FollowStore, ListKind
+from followgraph.store.bulk import Edge, UserRow
+from followgraph.store.profiles import validate_avatar_url, validate_name
 
 NOW = 1_760_000_000_000
 SPEC = DemoSpec(users=2000, days=30)

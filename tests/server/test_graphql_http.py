@@ -16,10 +16,10 @@ import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
-from server.app import create_app
-from server.auth import AuthConfig, mint_token
-from server.settings import Settings
-from store import FollowStore
+from followgraph.server.app import create_app
+from followgraph.server.auth import AuthConfig, mint_token
+from followgraph.server.settings import Settings
+from followgraph.store import FollowStore
 from tests.conftest import Api
 
 GRAPHQL_RESPONSE = "application/graphql-response+json"

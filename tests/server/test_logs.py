@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from server.logs import configure_logging, request_id
+from followgraph.server.logs import configure_logging, request_id
 
 
 @pytest.fixture

@@ -17,12 +17,12 @@ import httpx
 import pytest
 import redis
 
-from server.auth import mint_token
-from server.redis_client import connect, warm_up
-from server.redis_cluster import LocalCluster
-from server.redis_server import RedisServer
-from server.settings import Settings
-from store import FollowStore
+from followgraph.server.auth import mint_token
+from followgraph.server.redis_client import connect, warm_up
+from followgraph.server.redis_cluster import LocalCluster
+from followgraph.server.redis_server import RedisServer
+from followgraph.server.settings import Settings
+from followgraph.store import FollowStore
 from tests.server.processes import clean_env, free_ports, wait_ready
 
 SECRET = "a-secret-that-every-server-process-shares!"
@@ -62,7 +62,7 @@ class Process:
 
     def start(self) -> None:
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        args = [sys.executable, "-m", "server", "serve", "--port", str(self.port)]
+        args = [sys.executable, "-m", "followgraph.server", "serve", "--port", str(self.port)]
         args += ["--data-dir", str(self.data_dir), "--redis-url", self.redis_url]
         with self.log_path.open("wb") as out:
             self.process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=environment())

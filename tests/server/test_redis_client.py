@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from redis.asyncio import Redis, RedisCluster
 
-from server.redis_client import ClusterUrl, RedisUrlError, connect
+from followgraph.server.redis_client import ClusterUrl, RedisUrlError, connect
 
 
 def test_a_cluster_url_names_its_nodes_and_credentials() -> None:

@@ -7,14 +7,14 @@ from pathlib import Path
 import pytest
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 
-from server.redis_cluster import (
+from followgraph.server.redis_cluster import (
     BUS_PORT_OFFSET,
     SLOTS,
     LocalCluster,
     free_cluster_ports,
     slot_ranges,
 )
-from server.redis_server import RedisServerError, answers
+from followgraph.server.redis_server import RedisServerError, answers
 
 KEYS = [f"{{u:{i}}}x" for i in range(50)]
 

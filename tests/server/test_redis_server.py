@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from server.redis_server import RedisServer, RedisServerError, answers, socket_path_for
+from followgraph.server.redis_server import RedisServer, RedisServerError, answers, socket_path_for
 
 
 def test_an_aof_server_finds_its_data_after_a_restart(tmp_path: Path) -> None:
@@ -51,7 +51,7 @@ def test_a_server_that_cannot_start_says_why(tmp_path: Path) -> None:
 
 def test_a_missing_binary_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FOLLOWGRAPH_REDIS_SERVER", "/nonexistent/redis-server")
-    from server.redis_server import find_redis_server
+    from followgraph.server.redis_server import find_redis_server
 
     with pytest.raises(RedisServerError, match="FOLLOWGRAPH_REDIS_SERVER"):
         find_redis_server()

@@ -13,13 +13,13 @@ from typing import Any
 import httpx
 import pytest
 
-from server.auth import mint_token
-from server.settings import Settings
+from followgraph.server.auth import mint_token
+from followgraph.server.settings import Settings
 from tests.server.processes import clean_env, free_port, wait_ready
 
 
 def followgraph(*args: str, env: dict[str, str] | None = None) -> list[str]:
-    return [sys.executable, "-m", "server", *args]
+    return [sys.executable, "-m", "followgraph.server", *args]
 
 
 class Served:

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from server.settings import ConfigError, Settings
+from followgraph.server.settings import ConfigError, Settings
 
 
 def test_defaults_are_development_friendly() -> None:

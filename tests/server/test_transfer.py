@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
-from server.demo import DemoSpec, is_empty, load_demo
-from server.transfer import (
+from followgraph.server.demo import DemoSpec, is_empty, load_demo
+from followgraph.server.transfer import (
     BATCH,
     MAX_REPORTED_ERRORS,
     Format,
@@ -25,8 +25,8 @@ from server.transfer import (
     parse_time,
     user_rows,
 )
-from store import Counts, FollowStore, ListKind, Profile
-from store.bulk import Edge, UserRow, scan_users
+from followgraph.store import Counts, FollowStore, ListKind, Profile
+from followgraph.store.bulk import Edge, UserRow, scan_users
 
 T2024 = 1_704_067_200_000  # 2024-01-01T00:00:00Z in epoch ms
 NOW = 1_760_000_000_000

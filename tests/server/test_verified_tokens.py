@@ -4,7 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from server.auth import AuthConfig, AuthError, VerifiedTokens, mint_token
+from followgraph.server.auth import AuthConfig, AuthError, VerifiedTokens, mint_token
 
 CONFIG = AuthConfig("HS256", secret=b"k" * 40)
 
@@ -14,7 +14,7 @@ def test_a_valid_token_is_verified_once_and_remembered(monkeypatch: pytest.Monke
     header = f"Bearer {mint_token(CONFIG, 'alice')}"
     first = tokens.authenticate(header)
     assert first is not None and first.user_id == "alice"
-    monkeypatch.setattr("server.auth.authenticate", lambda *_: pytest.fail("verified again"))
+    monkeypatch.setattr("followgraph.server.auth.authenticate", lambda *_: pytest.fail("verified again"))
     assert tokens.authenticate(header) is first
 
 
@@ -24,12 +24,12 @@ def test_an_expired_token_is_not_served_from_memory(monkeypatch: pytest.MonkeyPa
     header = f"Bearer {mint_token(CONFIG, 'alice', ttl_seconds=3600, now=issued)}"
     assert tokens.authenticate(header) is not None
     later = datetime.now(UTC).timestamp() + 60
-    monkeypatch.setattr("server.auth.time.time", lambda: later)
+    monkeypatch.setattr("followgraph.server.auth.time.time", lambda: later)
 
     def verify_again(*_: object) -> None:
         raise AuthError("The token has expired.")
 
-    monkeypatch.setattr("server.auth.authenticate", verify_again)
+    monkeypatch.setattr("followgraph.server.auth.authenticate", verify_again)
     with pytest.raises(AuthError, match="expired"):
         tokens.authenticate(header)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from store.lua import Client
+from followgraph.store.lua import Client
 
 Snapshot = dict[str, tuple[str, object]]
 

@@ -16,8 +16,8 @@ from typing import cast
 import pytest
 import redis.asyncio as aioredis
 
-from server.redis_server import RedisServer
-from store import Counts, FollowStore, Keys, ListKind, Relation, Relationship
+from followgraph.server.redis_server import RedisServer
+from followgraph.store import Counts, FollowStore, Keys, ListKind, Relation, Relationship
 
 USERS = [f"u{i:02d}" for i in range(20)]
 HOT = USERS[:4]

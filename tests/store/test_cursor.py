@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from store.cursor import Cursor
-from store.errors import InvalidCursorError
+from followgraph.store.cursor import Cursor
+from followgraph.store.errors import InvalidCursorError
 
 member = st.from_regex(r"[A-Za-z0-9_-]{1,64}", fullmatch=True)
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from store import Counts, FollowStore, Relationship
+from followgraph.store import Counts, FollowStore, Relationship
 
 
 async def test_user_facts_loads_only_the_parts_asked_for(store: FollowStore) -> None:

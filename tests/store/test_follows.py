@@ -2,7 +2,14 @@ from __future__ import annotations
 
 import pytest
 
-from store import CannotFollowSelfError, FollowStore, Keys, ListKind, Relationship, UserNotFoundError
+from followgraph.store import (
+    CannotFollowSelfError,
+    FollowStore,
+    Keys,
+    ListKind,
+    Relationship,
+    UserNotFoundError,
+)
 
 
 @pytest.fixture

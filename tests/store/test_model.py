@@ -26,10 +26,10 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from server.redis_client import connect
-from server.redis_cluster import LocalCluster
-from server.redis_server import RedisServer
-from store import (
+from followgraph.server.redis_client import connect
+from followgraph.server.redis_cluster import LocalCluster
+from followgraph.server.redis_server import RedisServer
+from followgraph.store import (
     CannotFollowSelfError,
     Counts,
     FollowResult,
@@ -41,7 +41,7 @@ from store import (
     Relationship,
     UserNotFoundError,
 )
-from store.lua import Client
+from followgraph.store.lua import Client
 from tests.store.snapshot import dump
 
 T = TypeVar("T")

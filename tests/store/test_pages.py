@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from store import FollowStore, InvalidCursorError, InvalidPageError, ListKind, Page
+from followgraph.store import FollowStore, InvalidCursorError, InvalidPageError, ListKind, Page
 
 FANS = [f"f{i:02d}" for i in range(12)]
 

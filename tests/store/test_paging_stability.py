@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 import pytest
 import redis.asyncio as aioredis
 
-from server.redis_server import RedisServer
-from store import FollowStore, ListKind, Page
+from followgraph.server.redis_server import RedisServer
+from followgraph.store import FollowStore, ListKind, Page
 
 STAR = "star"
 PAGE_SIZE = 37

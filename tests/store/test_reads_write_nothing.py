@@ -19,8 +19,8 @@ import fakeredis
 import pytest
 from redis.asyncio import RedisCluster
 
-from store import FollowStore, InvalidCursorError, Keys, ListKind, Relationship
-from store.lua import Client
+from followgraph.store import FollowStore, InvalidCursorError, Keys, ListKind, Relationship
+from followgraph.store.lua import Client
 from tests.store.snapshot import dump
 
 USERS = ["alice", "bob", "carol", "dave", "erin", "frank", "Grace", "_h", "9i", "j-j"]

@@ -4,11 +4,11 @@ from collections.abc import AsyncIterator, Awaitable
 
 import pytest
 
-from server.redis_cluster import LocalCluster
-from store import Counts, FollowStore, ListKind, Relationship, bulk, scripts
-from store.bulk import Edge, follow_many, scan_edges, set_entries
-from store.lua import LuaScript
-from store.repair import Problem, verify
+from followgraph.server.redis_cluster import LocalCluster
+from followgraph.store import Counts, FollowStore, ListKind, Relationship, bulk, scripts
+from followgraph.store.bulk import Edge, follow_many, scan_edges, set_entries
+from followgraph.store.lua import LuaScript
+from followgraph.store.repair import Problem, verify
 from tests.conftest import Backend
 from tests.store.snapshot import dump
 

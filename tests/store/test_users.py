@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from store import FollowStore, InvalidInputError
+from followgraph.store import FollowStore, InvalidInputError
 
 
 async def test_upsert_registers_then_updates_only_given_fields(store: FollowStore) -> None:
