@@ -114,7 +114,7 @@ class Settings:
     request_timeout: float = 10.0
     redis_timeout: float = 1.0
     follow_rate_limit: str = "400/day"
-    # Run documents that already ran once from compiled plans (schema/compiled.py).
+    # Run documents that already ran once from compiled plans (schema/compiler.py and schema/plan.py).
     compiled_queries: bool = True
     max_depth: int = _DEFAULT_LIMITS.max_depth
     max_aliases: int = _DEFAULT_LIMITS.max_aliases

@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, Phase, given, note
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from followgraph.schema.compiled import Plans
-from followgraph.schema.user import USER_VALUES
+from followgraph.schema.execute import Executor
+from followgraph.schema.user import USER
 from followgraph.server.app import create_app
 from followgraph.server.auth import mint_token
 from followgraph.server.redis_server import RedisServer
@@ -54,7 +54,7 @@ def fields(names: list[str], *, max_size: int = 4) -> st.SearchStrategy[str]:
     return _fields(names, max_size)
 
 
-USER_FIELDS = fields(["__typename", *sorted(USER_VALUES)])
+USER_FIELDS = fields(["__typename", *sorted(USER.by_name)])
 
 
 @st.composite
@@ -98,7 +98,7 @@ class Pair:
     runner: asyncio.Runner
     compiled: httpx.AsyncClient
     general: httpx.AsyncClient
-    plans: Plans
+    executor: Executor
     settings: Settings
     stack: AsyncExitStack
     from_plans: int = 0
@@ -117,7 +117,7 @@ class Pair:
         expected = await self.ask(self.general, query, viewer)
         note(f"{expected}")
         assert await self.ask(self.compiled, query, viewer) == expected
-        self.from_plans += self.plans.get(query, None) is not None
+        self.from_plans += self.executor.plan(query, None) is not None
         assert await self.ask(self.compiled, query, viewer) == expected
 
 
@@ -149,8 +149,8 @@ def pair(redis_server: RedisServer, data_dir: Path) -> Iterator[Pair]:
                         httpx.AsyncClient(transport=transport, base_url="http://t")
                     )
                 )
-            plans = apps[0].state.endpoint.plans
-            return Pair(runner, clients[0], clients[1], plans, settings, stack)
+            executor = apps[0].state.endpoint.executor
+            return Pair(runner, clients[0], clients[1], executor, settings, stack)
 
         fixture = runner.run(start())
         try:
