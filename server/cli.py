@@ -12,6 +12,7 @@ import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, Annotated, Any, TypeVar
 
@@ -103,7 +104,7 @@ def _redis(settings: Settings) -> Iterator[Settings]:
     """Settings whose redis_url is set, starting the embedded Redis for the duration if needed."""
     try:
         with resolve_redis_url(settings) as url:
-            yield settings.with_(redis_url=url)
+            yield replace(settings, redis_url=url)
     except RedisServerError as exc:
         raise _fail(f"Could not start the embedded Redis: {exc}", 1) from None
 

@@ -9,7 +9,7 @@ the plan stop (bad ids, cursors, sizes, variables) must give the general executo
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx
@@ -24,11 +24,11 @@ from followgraph.schema.declared import Values
 from followgraph.schema.document import core_schema
 from followgraph.schema.execute import Executor
 from followgraph.schema.limits import QueryLimits
-from followgraph.server.app import create_app
 from followgraph.server.auth import mint_token
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore
 from followgraph.store.lua import Client
+from tests.served import serve
 
 USERS = ["ann", "bob", "cat", "dan", "eve", "fay"]
 FOLLOWS = [
@@ -168,19 +168,13 @@ async def apps(served_redis: Client, settings: Settings) -> AsyncIterator[Apps]:
         await store.upsert_user(user, name=f"User {user}", avatar_url=f"https://a.example/{user}.png")
     for i, (a, b) in enumerate(FOLLOWS):
         await store.follow(follower=a, followee=b, at=1_700_000_000_000 + i * 1000)
-    compiled_app = create_app(settings, redis=served_redis)
-    general_app = create_app(settings.with_(compiled_queries=False), redis=served_redis)
-    compiled_transport = httpx.ASGITransport(app=compiled_app)
-    general_transport = httpx.ASGITransport(app=general_app)
     async with (
-        compiled_app.router.lifespan_context(compiled_app),
-        general_app.router.lifespan_context(general_app),
-        httpx.AsyncClient(transport=compiled_transport, base_url="http://t") as compiled,
-        httpx.AsyncClient(transport=general_transport, base_url="http://t") as general,
+        serve(settings, served_redis) as compiled,
+        serve(replace(settings, compiled_queries=False), served_redis) as general,
     ):
-        executor = compiled_app.state.endpoint.executor
-        assert executor.plans is not None and general_app.state.endpoint.executor.plans is None
-        yield Apps(compiled, general, executor, settings)
+        executor = compiled.app.state.endpoint.executor
+        assert executor.plans is not None and general.app.state.endpoint.executor.plans is None
+        yield Apps(compiled.client, general.client, executor, settings)
 
 
 @pytest.mark.parametrize("viewer", ["ann", "eve", None])
