@@ -3,6 +3,7 @@ names its folders share (PyPI's `schema`, say), and works from the installed cop
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,17 +22,11 @@ def run(*args: str | Path, cwd: Path) -> str:
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_the_wheel_installs_next_to_the_schema_package(tmp_path: Path) -> None:
+    # Built from a copy of the sources: setuptools builds in the source tree.
+    source = tmp_path / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".*", "build", "node_modules", "__pycache__"))
     run(
-        sys.executable,
-        "-m",
-        "pip",
-        "wheel",
-        "--quiet",
-        "--no-deps",
-        "-w",
-        tmp_path / "dist",
-        ROOT,
-        cwd=tmp_path,
+        sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", tmp_path / "dist", ".", cwd=source
     )
     (wheel,) = (tmp_path / "dist").glob("followgraph-*.whl")
     run(sys.executable, "-m", "venv", tmp_path / "venv", cwd=tmp_path)
