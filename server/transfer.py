@@ -256,6 +256,8 @@ async def import_edges(
                 summary.written += 1
             elif status is EdgeStatus.EXISTED:
                 summary.unchanged += 1
+            elif status is EdgeStatus.BLOCKED:
+                summary.reject(RowError(number, "one of the two users blocks the other"))
             else:  # unregistered meanwhile
                 unknown = edge.follower if status is EdgeStatus.FOLLOWER_UNKNOWN else edge.followee
                 summary.reject(RowError(number, f"user {unknown!r} is not registered"))

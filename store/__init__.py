@@ -1,6 +1,7 @@
 """The follow graph on Redis: key names, Lua scripts, reads and writes. Knows nothing of GraphQL."""
 
 from followgraph.store.errors import (
+    BlockedError,
     CannotFollowSelfError,
     InvalidCursorError,
     InvalidInputError,
@@ -12,6 +13,7 @@ from followgraph.store.graph import DEFAULT_PAGE_SIZE, FollowStore, ListQuery
 from followgraph.store.ids import validate_user_id
 from followgraph.store.keys import Keys
 from followgraph.store.model import (
+    Controls,
     Counts,
     Entry,
     FollowResult,
@@ -21,11 +23,14 @@ from followgraph.store.model import (
     Relation,
     Relationship,
     UserFacts,
+    UserSettings,
 )
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
+    "BlockedError",
     "CannotFollowSelfError",
+    "Controls",
     "Counts",
     "Entry",
     "FollowResult",
@@ -43,5 +48,6 @@ __all__ = [
     "StoreError",
     "UserFacts",
     "UserNotFoundError",
+    "UserSettings",
     "validate_user_id",
 ]

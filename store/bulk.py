@@ -29,6 +29,7 @@ class EdgeStatus(enum.IntEnum):
     EXISTED = 0
     FOLLOWER_UNKNOWN = -1
     FOLLOWEE_UNKNOWN = -2
+    BLOCKED = -3
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,15 @@ class CannotFollowSelfError(StoreError):
         super().__init__(message)
 
 
+class BlockedError(StoreError):
+    """One of two users blocks the other: no follow or follow request between them."""
+
+    code = "BLOCKED"
+
+    def __init__(self, message: str = "One of you blocks the other.") -> None:
+        super().__init__(message)
+
+
 class InvalidCursorError(StoreError):
     """A page cursor that is malformed, tampered with, or taken from another list."""
 

@@ -9,13 +9,16 @@ from typing import Any, cast
 from redis.asyncio import RedisCluster
 
 from followgraph.store import scripts
-from followgraph.store.errors import CannotFollowSelfError, InvalidInputError, UserNotFoundError
+from followgraph.store.errors import BlockedError, CannotFollowSelfError, InvalidInputError, UserNotFoundError
 from followgraph.store.ids import validate_user_id, validate_user_ids
 from followgraph.store.keys import Keys
 from followgraph.store.lua import AnyPipeline, Client, ScriptCall, run_pipeline, run_scripts
 from followgraph.store.model import (
+    DEFAULT_SETTINGS,
     MAX_TIME,
+    NO_CONTROLS,
     NO_RELATION,
+    Controls,
     Counts,
     FollowResult,
     ListKind,
@@ -24,6 +27,7 @@ from followgraph.store.model import (
     Relation,
     Relationship,
     UserFacts,
+    UserSettings,
 )
 from followgraph.store.paging import Direction, PageRequest, build_page, window
 from followgraph.store.profiles import validate_avatar_url, validate_name
@@ -48,19 +52,31 @@ def _follow_call(k: Keys, edge: Edge) -> ScriptCall:
         k.profile(a), k.profile(b),
         k.following(a), k.fans(a), k.mutual(a),
         k.fans(b), k.following(b), k.mutual(b),
+        k.blocking(a), k.blocked_by(a), k.requests_out(a), k.requests_in(b),
     ]  # fmt: skip
-    return scripts.FOLLOW_SCRIPT, keys, [a, b, "" if edge.at is None else str(edge.at)]
+    return scripts.FOLLOW_SCRIPT, keys, [a, b, _at(edge)]
 
 
-def _follow_out_call(k: Keys, edge: Edge) -> ScriptCall:
+def _follow_out_call(k: Keys, edge: Edge, locked: bool) -> ScriptCall:
     a, b = edge.follower, edge.followee
-    keys = [k.profile(a), k.following(a), k.fans(a), k.mutual(a)]
-    return scripts.FOLLOW_OUT_SCRIPT, keys, [b, "" if edge.at is None else str(edge.at)]
+    keys = [k.profile(a), k.following(a), k.fans(a), k.mutual(a), k.blocking(a), k.blocked_by(a)]
+    keys.append(k.requests_out(a))
+    return scripts.FOLLOW_OUT_SCRIPT, keys, [b, _at(edge), "1" if locked else "0"]
 
 
-def _follow_in_call(k: Keys, edge: Edge, at: str) -> ScriptCall:
+def _follow_in_call(k: Keys, edge: Edge, at: str, pending: bool) -> ScriptCall:
     a, b = edge.follower, edge.followee
-    return scripts.FOLLOW_IN_SCRIPT, [k.fans(b), k.following(b), k.mutual(b)], [a, at]
+    keys = [k.fans(b), k.following(b), k.mutual(b), k.requests_in(b), k.blocking(b)]
+    return scripts.FOLLOW_IN_SCRIPT, keys, [a, at, "1" if pending else "0"]
+
+
+def _unfollow_out_call(k: Keys, a: str, b: str) -> ScriptCall:
+    keys = [k.profile(a), k.following(a), k.mutual(a), k.fans(a), k.requests_out(a)]
+    return scripts.UNFOLLOW_OUT_SCRIPT, keys, [b]
+
+
+def _at(edge: Edge) -> str:
+    return "" if edge.at is None else str(edge.at)
 
 
 def upsert_args(name: str | None, avatar_url: str | None, created_at: int | None) -> list[str]:
@@ -142,68 +158,88 @@ class FollowStore:
     # -- writes ---------------------------------------------------------------------------------
 
     async def follow(self, *, follower: str, followee: str, at: int | None = None) -> FollowResult:
-        """`follower` follows `followee`; idempotent. `at` (epoch ms) keeps an imported follow's time."""
-        self._check_pair(follower, followee)
+        """`follower` follows `followee`; idempotent. `at` (epoch ms) keeps an imported follow's time.
+        A follow of a locked account becomes a request (`pending`) unless `at` is given (an
+        import); BlockedError when either blocks the other."""
+        self.check_pair(follower, followee)
         if at is not None and not 0 <= at <= MAX_TIME:
             raise InvalidInputError(
                 "A follow time must be an epoch time in ms from 1970 to 9999.", field="at"
             )
-        [(status, changed, _, back)] = await self.follow_edges([Edge(follower, followee, at)])
-        self._check_status(status, follower, followee)
+        [(status, changed, _, back, pending)] = await self.follow_edges([Edge(follower, followee, at)])
+        self.check_status(status, follower, followee)
         follows_back = back is not None
-        return FollowResult(bool(changed), Relationship.of(viewer_follows=True, follows_viewer=follows_back))
+        return FollowResult(
+            bool(changed),
+            Relationship.of(viewer_follows=not pending, follows_viewer=follows_back),
+            pending=bool(pending),
+        )
 
     async def follow_edges(self, edges: Sequence[Edge]) -> list[list[Any]]:
-        """Apply valid, non-self `edges`; each reply is [status, changed, follow time, time of the
-        follow back or None], status -1/-2 for an unknown follower/followee.
+        """Apply valid, non-self `edges`; each reply is [status, changed, follow (or request) time,
+        time of the follow back or None, pending], status -1/-2 for an unknown follower/followee,
+        -3 when one blocks the other; pending 1 when the follow became a request.
 
         One round trip on a single Redis (one atomic script per edge). On a cluster three: whether
-        the users exist, then the followers' steps, then the followees' steps. A follow that failed
-        between its steps is completed by its retry, since both steps always run.
+        the users exist (and whether the followees are locked), then the followers' steps, then the
+        followees' steps. A follow that failed between its steps is completed by its retry, since
+        both steps always run.
         """
         k = self.keys
         if not self.cluster:
             return await run_scripts(self.redis, [_follow_call(k, e) for e in edges])
-        statuses = await self._pair_statuses([(e.follower, e.followee) for e in edges])
+        found = await self._profiles_of([u for e in edges for u in (e.follower, e.followee)])
+        statuses = [_pair_status(found[e.follower], found[e.followee]) for e in edges]
         known = [e for e, status in zip(edges, statuses, strict=True) if status == 0]
-        out = iter(await run_scripts(self.redis, [_follow_out_call(k, e) for e in known]))
-        unknown: list[Any] = [0, None, None]
+        calls = [_follow_out_call(k, e, e.at is None and _locked(found[e.followee])) for e in known]
+        out = iter(await run_scripts(self.redis, calls))
+        unknown: list[Any] = [0, None, None, 0]
         replies: list[list[Any]] = [next(out) if status == 0 else [status, *unknown] for status in statuses]
-        # FOLLOW_OUT's own check of the follower only fails if the user vanished in between.
+        # FOLLOW_OUT's own checks fail only if the follower vanished or a block came in between.
         done = [(e, r) for e, r in zip(edges, replies, strict=True) if r[0] == 0]
-        await run_scripts(self.redis, [_follow_in_call(k, e, r[2]) for e, r in done])
+        accepted = await run_scripts(self.redis, [_follow_in_call(k, e, r[2], bool(r[4])) for e, r in done])
+        # A block of the follower by the followee that ran between the steps: undo the first.
+        refused = [(e, r) for (e, r), ok in zip(done, accepted, strict=True) if not ok]
+        await run_scripts(self.redis, [_unfollow_out_call(k, e.follower, e.followee) for e, _ in refused])
+        for _, reply in refused:
+            reply[:] = [-3, 0, None, None, 0]
         return replies
 
-    async def _pair_statuses(self, pairs: Sequence[tuple[str, str]]) -> list[int]:
+    async def _profiles_of(self, user_ids: Sequence[str]) -> dict[str, Profile | None]:
+        ids = list(dict.fromkeys(user_ids))
+        return dict(zip(ids, await self.profiles(ids), strict=True))
+
+    async def pair_statuses(self, pairs: Sequence[tuple[str, str]]) -> list[int]:
         """0 for each pair of registered users, -1/-2 when the first/second is unknown."""
         ids = list(dict.fromkeys(u for pair in pairs for u in pair))
         known = dict(zip(ids, await self.registered(ids), strict=True))
         return [0 if known[a] and known[b] else -1 if not known[a] else -2 for a, b in pairs]
 
     async def unfollow(self, *, follower: str, followee: str) -> FollowResult:
-        """`follower` stops following `followee`; idempotent. The relationship is follower's view."""
-        self._check_pair(follower, followee, self_message="A user cannot unfollow themselves.")
+        """`follower` stops following `followee`, or withdraws a pending request; idempotent. The
+        relationship is follower's view."""
+        self.check_pair(follower, followee, self_message="A user cannot unfollow themselves.")
         k, a, b = self.keys, follower, followee
         if self.cluster:
-            [status] = await self._pair_statuses([(a, b)])
+            [status] = await self.pair_statuses([(a, b)])
             changed, back = 0, None
             if status == 0:
-                keys = [k.profile(a), k.following(a), k.mutual(a), k.fans(a)]
-                status, changed, back = await scripts.UNFOLLOW_OUT_SCRIPT.run(self.redis, keys, [b])
+                [(status, changed, back)] = await run_scripts(self.redis, [_unfollow_out_call(k, a, b)])
             if status == 0:
-                await scripts.UNFOLLOW_IN_SCRIPT.run(self.redis, [k.fans(b), k.mutual(b)], [a])
+                keys = [k.fans(b), k.mutual(b), k.requests_in(b)]
+                await scripts.UNFOLLOW_IN_SCRIPT.run(self.redis, keys, [a])
         else:
             keys = [k.profile(a), k.profile(b), k.following(a), k.mutual(a), k.fans(a)]
-            keys += [k.fans(b), k.mutual(b)]
+            keys += [k.fans(b), k.mutual(b), k.requests_out(a), k.requests_in(b)]
             status, changed, back = await scripts.UNFOLLOW_SCRIPT.run(self.redis, keys, [a, b])
-        self._check_status(status, follower, followee)
+        self.check_status(status, follower, followee)
         return FollowResult(
             bool(changed), Relationship.of(viewer_follows=False, follows_viewer=back is not None)
         )
 
     async def remove_fan(self, *, user: str, fan: str) -> FollowResult:
         """Make `fan` stop following `user`. The relationship is `user`'s view of `fan` afterwards."""
-        self._check_pair(user, fan, self_message="A user cannot be their own fan.")
+        self.check_pair(user, fan, self_message="A user cannot be their own fan.")
         result = await self.unfollow(follower=fan, followee=user)
         # unfollow answered from the fan's side: whether `user` still follows the fan.
         user_follows_fan = result.relationship is Relationship.FOLLOWED_BY
@@ -221,18 +257,20 @@ class FollowStore:
         return seen
 
     @staticmethod
-    def _check_pair(a: str, b: str, *, self_message: str = "A user cannot follow themselves.") -> None:
+    def check_pair(a: str, b: str, *, self_message: str = "A user cannot follow themselves.") -> None:
         validate_user_id(a)
         validate_user_id(b)
         if a == b:
             raise CannotFollowSelfError(self_message)
 
     @staticmethod
-    def _check_status(status: int, a: str, b: str) -> None:
+    def check_status(status: int, a: str, b: str) -> None:
         if status == -1:
             raise UserNotFoundError(a)
         if status == -2:
             raise UserNotFoundError(b)
+        if status == -3:
+            raise BlockedError(f"{a!r} and {b!r}: one of them blocks the other.")
 
     # -- reads: lists ---------------------------------------------------------------------------
 
@@ -256,13 +294,7 @@ class FollowStore:
         return ListQuery(kind, user_id, request)
 
     def _list_key(self, query: ListQuery) -> str:
-        match query.kind:
-            case ListKind.FOLLOWING:
-                return self.keys.following(query.user_id)
-            case ListKind.FANS:
-                return self.keys.fans(query.user_id)
-            case ListKind.MUTUAL:
-                return self.keys.mutual(query.user_id)
+        return self.keys.of_list(query.kind.value, query.user_id)
 
     async def pages(self, queries: Sequence[ListQuery]) -> list[Page]:
         """One page per query, all in one round trip."""
@@ -354,13 +386,22 @@ class FollowStore:
         return [f.counts or Counts(0, 0, 0) for f in facts]
 
     async def user_facts(
-        self, viewer: str | None, user_ids: Sequence[str], *, profile: bool, relation: bool, counts: bool
+        self,
+        viewer: str | None,
+        user_ids: Sequence[str],
+        *,
+        profile: bool,
+        relation: bool,
+        counts: bool,
+        controls: bool = False,
     ) -> list[UserFacts]:
-        """The parts asked for of each user (profile, relation to `viewer`, counts): one round trip."""
+        """The parts asked for of each user (profile, relation to `viewer`, counts, blocks, mutes
+        and requests between them and `viewer`): one round trip."""
         ids = validate_user_ids(user_ids)
         if viewer is not None:
             validate_user_id(viewer, field="viewer")
         relation = relation and viewer is not None
+        controls = controls and viewer is not None
         if not ids:
             return []
         k = self.keys
@@ -374,17 +415,23 @@ class FollowStore:
             calls += [
                 (scripts.COUNTS_SCRIPT, [key for u in g for key in _count_keys(k, u)], []) for g in groups
             ]
+        if controls and viewer is not None:
+            calls.append((scripts.CONTROLS_SCRIPT, _control_keys(k, viewer), ids))
         reply = await run_scripts(self.redis, calls)
         none: list[Any] = [None] * len(ids)
         profiles, all_counts = none, none
         if profile:
-            profiles = _profiles(ids, _gather(ids, groups, reply[: len(groups)], 3))
+            profiles = _profiles(ids, _gather(ids, groups, reply[: len(groups)], PROFILE_WIDTH))
             reply = reply[len(groups) :]
         relations = _relations(viewer, ids, reply.pop(0)) if relation else [NO_RELATION] * len(ids)
+        all_controls = [NO_CONTROLS] * len(ids)
+        if controls:
+            all_controls = _controls(reply.pop())
         if counts:
             all_counts = _counts(_gather(ids, groups, reply, 3))
         return [
-            UserFacts(u, p, r, c) for u, p, r, c in zip(ids, profiles, relations, all_counts, strict=True)
+            UserFacts(u, p, r, c, x)
+            for u, p, r, c, x in zip(ids, profiles, relations, all_counts, all_controls, strict=True)
         ]
 
     def _slot_groups(self, ids: list[str]) -> list[list[str]]:
@@ -407,6 +454,23 @@ def _count_keys(k: Keys, user_id: str) -> tuple[str, str, str]:
     return k.following(user_id), k.fans(user_id), k.mutual(user_id)
 
 
+def _control_keys(k: Keys, viewer: str) -> list[str]:
+    return [
+        k.blocking(viewer),
+        k.blocked_by(viewer),
+        k.muting(viewer),
+        k.requests_out(viewer),
+        k.requests_in(viewer),
+    ]
+
+
+def _controls(reply: list[list[Any]]) -> list[Controls]:
+    return [
+        NO_CONTROLS if not any(flags) else Controls(*(flag is not None for flag in flags))
+        for flags in zip(*reply, strict=True)
+    ]
+
+
 def _gather(ids: list[str], groups: list[list[str]], replies: list[list[Any]], width: int) -> list[Any]:
     """Flat per-group replies of `width` values per user, put back in the order of `ids`."""
     if len(groups) == 1:
@@ -419,11 +483,23 @@ def _gather(ids: list[str], groups: list[list[str]], replies: list[list[Any]], w
     return [value for user_id in ids for value in by_user[user_id]]
 
 
+PROFILE_WIDTH = 6
+
+
 def _profiles(ids: list[str], flat: list[Any]) -> list[Profile | None]:
     return [
-        None if flat[i + 2] is None else Profile(user_id, flat[i], flat[i + 1], int(flat[i + 2]))
-        for user_id, i in zip(ids, range(0, len(flat), 3), strict=True)
+        None
+        if flat[i + 2] is None
+        else Profile(user_id, flat[i], flat[i + 1], int(flat[i + 2]), _settings(flat[i + 3 : i + 6]))
+        for user_id, i in zip(ids, range(0, len(flat), PROFILE_WIDTH), strict=True)
     ]
+
+
+def _settings(flags: list[Any]) -> UserSettings:
+    if not any(flags):
+        return DEFAULT_SETTINGS
+    locked, hide_following, hide_fans = (flag == "1" for flag in flags)
+    return UserSettings(locked, hide_following, hide_fans)
 
 
 def _relations(viewer: str | None, ids: list[str], reply: list[Any]) -> list[Relation]:
@@ -452,3 +528,11 @@ def _page_args(request: PageRequest) -> list[str | int]:
 def _slice(list_id: str, entries: list[tuple[int, str]], request: PageRequest) -> Page:
     start, stop = window(entries, request)
     return build_page(list_id, entries[start:stop], total=len(entries), start=start, stop=stop)
+
+
+def _pair_status(a: Profile | None, b: Profile | None) -> int:
+    return -1 if a is None else -2 if b is None else 0
+
+
+def _locked(profile: Profile | None) -> bool:
+    return profile is not None and profile.settings.locked

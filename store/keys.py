@@ -11,6 +11,10 @@ from dataclasses import dataclass
 from redis.crc import key_slot
 
 DEFAULT_PREFIX = "fg:"
+# A user's sorted sets of users, by name (store.model.ListKind's values, and blocked_by).
+_LISTS = frozenset(
+    {"following", "fans", "mutual", "requests_in", "requests_out", "blocking", "blocked_by", "muting"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,12 +37,42 @@ class Keys:
         return f"{self._user(user_id)}:mutual"
 
     def profile(self, user_id: str) -> str:
-        """Hash of name, avatarUrl, createdAt; its existence means the user is registered."""
+        """Hash of name, avatarUrl, createdAt and the settings (locked, hideFollowing, hideFans: "1"
+        when on); its existence means the user is registered."""
         return f"{self._user(user_id)}:profile"
+
+    def blocking(self, user_id: str) -> str:
+        """Sorted set of the users `user_id` blocks; score = when."""
+        return f"{self._user(user_id)}:blocking"
+
+    def blocked_by(self, user_id: str) -> str:
+        """Sorted set of the users who block `user_id` (the mirror of their `blocking`, so that a
+        check of either direction runs on one user's slot); score = when."""
+        return f"{self._user(user_id)}:blocked_by"
+
+    def muting(self, user_id: str) -> str:
+        """Sorted set of the users `user_id` mutes; score = when."""
+        return f"{self._user(user_id)}:muting"
+
+    def requests_in(self, user_id: str) -> str:
+        """Sorted set of the users waiting for `user_id` (a locked account) to accept their follow;
+        score = when they asked."""
+        return f"{self._user(user_id)}:requests_in"
+
+    def requests_out(self, user_id: str) -> str:
+        """Sorted set of the locked accounts `user_id` asked to follow, still pending (the source of
+        truth of a request, as `following` is of a follow); score = when."""
+        return f"{self._user(user_id)}:requests_out"
 
     def fans_seen(self, user_id: str) -> str:
         """String: epoch ms of the user's last markFansSeen."""
         return f"{self._user(user_id)}:fans_seen"
+
+    def of_list(self, name: str, user_id: str) -> str:
+        """One of a user's sorted sets of users, by its name (a ListKind value, or blocked_by)."""
+        if name not in _LISTS:
+            raise ValueError(f"no list {name!r}")
+        return f"{self._user(user_id)}:{name}"
 
     def slot(self, user_id: str) -> int:
         """The Redis Cluster slot holding every key of `user_id`."""

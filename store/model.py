@@ -26,11 +26,36 @@ class Relationship(enum.Enum):
 
 
 class ListKind(enum.Enum):
-    """The three per-user lists kept as sorted sets."""
+    """The per-user lists kept as sorted sets."""
 
     FOLLOWING = "following"
     FANS = "fans"
     MUTUAL = "mutual"
+    # Seen only by their owner:
+    REQUESTS_IN = "requests_in"
+    REQUESTS_OUT = "requests_out"
+    BLOCKING = "blocking"
+    MUTING = "muting"
+
+    @property
+    def public(self) -> bool:
+        """Whether others may page it (as far as the owner's settings allow)."""
+        return self in _PUBLIC
+
+
+_PUBLIC = frozenset({ListKind.FOLLOWING, ListKind.FANS, ListKind.MUTUAL})
+
+
+@dataclass(frozen=True, slots=True)
+class UserSettings:
+    """Who may see what of a user's lists, and whether follows need the user's approval."""
+
+    locked: bool = False
+    hide_following: bool = False
+    hide_fans: bool = False
+
+
+DEFAULT_SETTINGS = UserSettings()
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +64,7 @@ class Profile:
     name: str | None
     avatar_url: str | None
     created_at: int
+    settings: UserSettings = DEFAULT_SETTINGS
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +84,18 @@ class Relation:
         return self.followed_viewer_at is not None
 
 
+@dataclass(frozen=True, slots=True)
+class Controls:
+    """Blocks, mutes and pending follow requests between a user and a viewer."""
+
+    viewer_blocks: bool = False
+    blocks_viewer: bool = False
+    viewer_mutes: bool = False
+    viewer_requested: bool = False
+    requested_viewer: bool = False
+
+
+NO_CONTROLS = Controls()
 NO_RELATION = Relation(Relationship.NONE)
 
 
@@ -76,6 +114,7 @@ class UserFacts:
     profile: Profile | None = None
     relation: Relation = NO_RELATION
     counts: Counts | None = None
+    controls: Controls = NO_CONTROLS
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +123,8 @@ class FollowResult:
 
     changed: bool
     relationship: Relationship
+    # The follow became a request that waits for the other user's answer (a locked account).
+    pending: bool = False
 
 
 @dataclass(frozen=True, slots=True)

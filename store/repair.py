@@ -1,8 +1,10 @@
-"""Verify and repair: make the fans and mutual sets agree with the following sets.
+"""Verify and repair: make the derived sets agree with the sets that are the source of truth.
 
-Each user's `following` set is the source of truth. On a single Redis a follow updates both users
-atomically; on Redis Cluster it is two single-slot steps, and a crash between them leaves the
-second user's side behind. `verify` finds every disagreement by scanning (reads only, streaming,
+Each user's `following` set is the source of truth of follows, `blocking` of blocks and
+`requests_out` of follow requests; `fans`, `mutual`, `blocked_by` and `requests_in` are derived.
+A block leaves no follow or request between the two users, and a follow no request. On a single
+Redis a change updates both users atomically; on Redis Cluster it is two single-slot steps, and a
+crash between them leaves the second user's side behind. `verify` finds every disagreement by scanning (reads only, streaming,
 a batch of users at a time); `repair` rewrites the derived entries from `following`.
 
 Repair races with live writes (a follow or unfollow landing between the check and the fix), so it
@@ -31,6 +33,12 @@ class Problem(enum.Enum):
     MUTUAL_MISSING = "mutual entry missing"
     MUTUAL_TIME_WRONG = "mutual entry with another time"
     MUTUAL_STALE = "mutual entry without both follows"
+    FOLLOW_ACROSS_BLOCK = "follow or request between users who block each other"
+    BLOCKED_BY_MISSING = "blocked-by entry missing"
+    BLOCKED_BY_STALE = "blocked-by entry without its block"
+    REQUEST_IN_MISSING = "pending request missing on the requested side"
+    REQUEST_IN_STALE = "pending request without its requester's"
+    REQUEST_OF_A_FOLLOW = "pending request of a follow that exists"
 
 
 @dataclass
@@ -57,9 +65,14 @@ Progress = Callable[[int], None]
 async def verify(store: FollowStore, *, fix: bool = False, progress: Progress | None = None) -> Report:
     """Scan the graph; with `fix`, rewrite every fans or mutual entry that disagrees."""
     report = Report()
+    # Blocks first: what they end is then checked as ended by the scans after them.
+    await _scan(store, "blocking", report, fix, None, _check_blocking)
+    await _scan(store, "requests_out", report, fix, None, _check_requests)
     await _scan(store, "following", report, fix, progress, _check_following)
     await _scan(store, "fans", report, fix, progress, _check_fans)
     await _scan(store, "mutual", report, fix, progress, _check_mutual)
+    await _scan(store, "blocked_by", report, fix, None, _check_blocked_by)
+    await _scan(store, "requests_in", report, fix, None, _check_requests_in)
     return report
 
 
@@ -153,15 +166,7 @@ async def _check_fans(
     store: FollowStore, entries: list[tuple[str, str, int]], report: Report, fix: bool
 ) -> None:
     """Every fan A of B is justified by B in following:A."""
-    k = store.keys
-    follows = await _scores(store, [(k.following(a), b) for b, a, _ in entries])
-    fixes: list[tuple[str, str, str, int | None]] = []
-    for (b, a, _), follow_at in zip(entries, follows, strict=True):
-        if follow_at is None:
-            report.found(Problem.FAN_STALE, f"{a} listed as a fan of {b}")
-            fixes.append(("zrem", k.fans(b), a, None))
-    if fix:
-        await _apply(store, fixes, report)
+    await _check_stale(store, entries, report, fix, "fans", "following", Problem.FAN_STALE)
 
 
 async def _check_mutual(
@@ -176,5 +181,88 @@ async def _check_mutual(
         if out_at is None or back_at is None:
             report.found(Problem.MUTUAL_STALE, f"{b} listed as mutual of {a}")
             fixes.append(("zrem", k.mutual(a), b, None))
+    if fix:
+        await _apply(store, fixes, report)
+
+
+async def _check_blocking(
+    store: FollowStore, entries: list[tuple[str, str, int]], report: Report, fix: bool
+) -> None:
+    """Every block A->B at t: blocked_by:B has A at t; no follow or request either way."""
+    k = store.keys
+    mirrored = await _scores(store, [(k.blocked_by(b), a) for a, b, _ in entries])
+    lookups = [lookup for a, b, _ in entries for lookup in _both_ways(store, a, b)]
+    found = await _scores(store, lookups)
+    fixes: list[tuple[str, str, str, int | None]] = []
+    for (a, b, at), mirror_at in zip(entries, mirrored, strict=True):
+        if mirror_at != at:
+            report.found(Problem.BLOCKED_BY_MISSING, f"{a} blocks {b}")
+            fixes.append(("zadd", k.blocked_by(b), a, at))
+    for (key, member), score in zip(lookups, found, strict=True):
+        if score is not None:
+            report.found(Problem.FOLLOW_ACROSS_BLOCK, f"{member} in {key}")
+            fixes.append(("zrem", key, member, None))
+    if fix:
+        await _apply(store, fixes, report)
+
+
+def _both_ways(store: FollowStore, a: str, b: str) -> list[tuple[str, str]]:
+    """The follows and requests between a and b, as (source-of-truth key, member)."""
+    k = store.keys
+    return [(k.following(a), b), (k.following(b), a), (k.requests_out(a), b), (k.requests_out(b), a)]
+
+
+async def _check_requests(
+    store: FollowStore, entries: list[tuple[str, str, int]], report: Report, fix: bool
+) -> None:
+    """Every request A->B at t: requests_in:B has A at t, and A does not follow B already."""
+    k = store.keys
+    mirrored = await _scores(store, [(k.requests_in(b), a) for a, b, _ in entries])
+    follows = await _scores(store, [(k.following(a), b) for a, b, _ in entries])
+    fixes: list[tuple[str, str, str, int | None]] = []
+    for (a, b, at), mirror_at, follow_at in zip(entries, mirrored, follows, strict=True):
+        if follow_at is not None:
+            report.found(Problem.REQUEST_OF_A_FOLLOW, f"{a} asked to follow {b}")
+            fixes += [("zrem", k.requests_out(a), b, None), ("zrem", k.requests_in(b), a, None)]
+        elif mirror_at != at:
+            report.found(Problem.REQUEST_IN_MISSING, f"{a} asked to follow {b}")
+            fixes.append(("zadd", k.requests_in(b), a, at))
+    if fix:
+        await _apply(store, fixes, report)
+
+
+async def _check_blocked_by(
+    store: FollowStore, entries: list[tuple[str, str, int]], report: Report, fix: bool
+) -> None:
+    """Every blocked_by entry A of B is justified by B in blocking:A."""
+    await _check_stale(store, entries, report, fix, "blocked_by", "blocking", Problem.BLOCKED_BY_STALE)
+
+
+async def _check_requests_in(
+    store: FollowStore, entries: list[tuple[str, str, int]], report: Report, fix: bool
+) -> None:
+    """Every pending request A to B is justified by B in requests_out:A."""
+    await _check_stale(store, entries, report, fix, "requests_in", "requests_out", Problem.REQUEST_IN_STALE)
+
+
+async def _check_stale(
+    store: FollowStore,
+    entries: list[tuple[str, str, int]],
+    report: Report,
+    fix: bool,
+    derived: str,
+    source: str,
+    problem: Problem,
+) -> None:
+    """Drop every entry A of `derived`:B that `source`:A does not hold B for."""
+    k = store.keys
+    justified = await _scores(store, [(k.of_list(source, a), b) for b, a, _ in entries])
+    fixes: list[tuple[str, str, str, int | None]] = [
+        ("zrem", k.of_list(derived, b), a, None)
+        for (b, a, _), at in zip(entries, justified, strict=True)
+        if at is None
+    ]
+    for _, key, member, _ in fixes:
+        report.found(problem, f"{member} in {key}")
     if fix:
         await _apply(store, fixes, report)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from followgraph.store.lua import LuaScript
 
 # The current time, unless the caller supplied one (imports keep their original times).
-_NOW = """
+NOW = """
 local function now_ms(given)
   if given ~= nil and given ~= '' then return given end
   local t = redis.call('TIME')
@@ -30,7 +30,7 @@ end
 # follows A, the pair becomes mutual at the later of the two times. Returns 1 if B was added.
 # follow_in, on B's slot: A is B's fan at `at`, A's follow time, overwriting whatever a half-done
 # earlier change left; mutual again if B follows A. Both are idempotent.
-_FOLLOW_STEPS = """
+FOLLOW_STEPS = """
 local function mutual_if_back(opposite, mutual, member, at)
   local back = redis.call('ZSCORE', opposite, member)
   if back then
@@ -61,47 +61,102 @@ local function unfollow_step(set, mutual, member)
 end
 """
 
+# Whether `member` and the owner of `blocking` / `blocked_by` block each other either way.
+_BLOCKED = """
+local function blocked(blocking, blocked_by, member)
+  return redis.call('ZSCORE', blocking, member) or redis.call('ZSCORE', blocked_by, member)
+end
+"""
+
+# A follow of a locked account is a request: requests_out of the follower (its source of truth)
+# and requests_in of the locked account, at the same time. An explicit time (an import) is never a
+# request: the imported graph is taken as it is.
+_REQUEST_STEPS = """
+-- A follow ends a pending request; most follows have none, so nothing is written then.
+local function end_request(requests, member)
+  if redis.call('ZSCORE', requests, member) then redis.call('ZREM', requests, member) end
+end
+
+local function request_out(requests_out, member, at)
+  local added = redis.call('ZADD', requests_out, 'NX', at, member)
+  return added, redis.call('ZSCORE', requests_out, member)
+end
+"""
+
 # Both steps in one atomic script, on a single Redis.
 # KEYS: profile:A profile:B following:A fans:A mutual:A fans:B following:B mutual:B
+#       blocking:A blocked_by:A requests_out:A requests_in:B
 # ARGV: A B [at]
-# Returns {status, changed, follow time, B's follow time of A or false}; status -1/-2 = A/B unknown.
+# Returns {status, changed, time, B's follow time of A or false, pending}: status -1/-2 = A/B
+# unknown, -3 = one blocks the other; pending 1 when the follow became a request (time: its time).
 FOLLOW = (
-    _NOW
-    + _FOLLOW_STEPS
+    NOW
+    + FOLLOW_STEPS
+    + _BLOCKED
+    + _REQUEST_STEPS
     + """
-if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, false, false} end
-if redis.call('EXISTS', KEYS[2]) == 0 then return {-2, 0, false, false} end
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, false, false, 0} end
+if redis.call('EXISTS', KEYS[2]) == 0 then return {-2, 0, false, false, 0} end
+if blocked(KEYS[9], KEYS[10], ARGV[2]) then return {-3, 0, false, false, 0} end
+local back = redis.call('ZSCORE', KEYS[4], ARGV[2])
+if ARGV[3] == '' and not redis.call('ZSCORE', KEYS[3], ARGV[2])
+    and redis.call('HGET', KEYS[2], 'locked') == '1' then
+  local added, at = request_out(KEYS[11], ARGV[2], now_ms(nil))
+  redis.call('ZADD', KEYS[12], at, ARGV[1])
+  return {0, added, at, back, 1}
+end
 local changed = follow_out(KEYS[3], KEYS[4], KEYS[5], ARGV[2], now_ms(ARGV[3]))
 local at = redis.call('ZSCORE', KEYS[3], ARGV[2])
 follow_in(KEYS[6], KEYS[7], KEYS[8], ARGV[1], at)
-return {0, changed, at, redis.call('ZSCORE', KEYS[4], ARGV[2])}
+end_request(KEYS[11], ARGV[2])
+end_request(KEYS[12], ARGV[1])
+return {0, changed, at, back, 0}
 """
 )
 
-# The first step alone, on a cluster (B is known to exist).
-# KEYS: profile:A following:A fans:A mutual:A   ARGV: B [at]
-# Returns {status, changed, follow time, B's follow time of A or false}; status -1 = A unknown.
+# The first step alone, on a cluster (B is known to exist; `locked` was read on B's slot).
+# KEYS: profile:A following:A fans:A mutual:A blocking:A blocked_by:A requests_out:A
+# ARGV: B [at] locked ('1' / '0')
+# Returns as FOLLOW.
 FOLLOW_OUT = (
-    _NOW
-    + _FOLLOW_STEPS
+    NOW
+    + FOLLOW_STEPS
+    + _BLOCKED
+    + _REQUEST_STEPS
     + """
-if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, false, false} end
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, false, false, 0} end
+if blocked(KEYS[5], KEYS[6], ARGV[1]) then return {-3, 0, false, false, 0} end
+local back = redis.call('ZSCORE', KEYS[3], ARGV[1])
+if ARGV[2] == '' and ARGV[3] == '1' and not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
+  local added, at = request_out(KEYS[7], ARGV[1], now_ms(nil))
+  return {0, added, at, back, 1}
+end
 local changed = follow_out(KEYS[2], KEYS[3], KEYS[4], ARGV[1], now_ms(ARGV[2]))
-return {0, changed, redis.call('ZSCORE', KEYS[2], ARGV[1]), redis.call('ZSCORE', KEYS[3], ARGV[1])}
+end_request(KEYS[7], ARGV[1])
+return {0, changed, redis.call('ZSCORE', KEYS[2], ARGV[1]), back, 0}
 """
 )
 
-# The second step alone, on a cluster.   KEYS: fans:B following:B mutual:B   ARGV: A, follow time
+# The second step alone, on a cluster.
+# KEYS: fans:B following:B mutual:B requests_in:B blocking:B   ARGV: A, time, pending ('1' / '0')
+# Returns 0 when B blocks A (a block that ran between the steps: the caller undoes the first).
 FOLLOW_IN = (
-    _FOLLOW_STEPS
+    FOLLOW_STEPS
+    + _REQUEST_STEPS
     + """
-follow_in(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2])
+if redis.call('ZSCORE', KEYS[5], ARGV[1]) then return 0 end
+if ARGV[3] == '1' then
+  redis.call('ZADD', KEYS[4], ARGV[2], ARGV[1])
+else
+  follow_in(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2])
+  end_request(KEYS[4], ARGV[1])
+end
 return 1
 """
 )
 
-# Both steps in one atomic script, on a single Redis.
-# KEYS: profile:A profile:B following:A mutual:A fans:A fans:B mutual:B
+# Both steps in one atomic script, on a single Redis. An unfollow also withdraws a pending request.
+# KEYS: profile:A profile:B following:A mutual:A fans:A fans:B mutual:B requests_out:A requests_in:B
 # ARGV: A B
 # Returns {status, changed, B's follow time of A or false}.
 UNFOLLOW = (
@@ -109,28 +164,31 @@ UNFOLLOW = (
     + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, false} end
 if redis.call('EXISTS', KEYS[2]) == 0 then return {-2, 0, false} end
-local changed = unfollow_step(KEYS[3], KEYS[4], ARGV[2])
+local changed = unfollow_step(KEYS[3], KEYS[4], ARGV[2]) + redis.call('ZREM', KEYS[8], ARGV[2])
 unfollow_step(KEYS[6], KEYS[7], ARGV[1])
+redis.call('ZREM', KEYS[9], ARGV[1])
 return {0, changed, redis.call('ZSCORE', KEYS[5], ARGV[2])}
 """
 )
 
-# The first step alone, on a cluster.   KEYS: profile:A following:A mutual:A fans:A   ARGV: B
+# The first step alone, on a cluster.
+# KEYS: profile:A following:A mutual:A fans:A requests_out:A   ARGV: B
 # Returns {status, changed, B's follow time of A or false}.
 UNFOLLOW_OUT = (
     _UNFOLLOW_STEP
     + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, false} end
-local changed = unfollow_step(KEYS[2], KEYS[3], ARGV[1])
+local changed = unfollow_step(KEYS[2], KEYS[3], ARGV[1]) + redis.call('ZREM', KEYS[5], ARGV[1])
 return {0, changed, redis.call('ZSCORE', KEYS[4], ARGV[1])}
 """
 )
 
-# The second step alone, on a cluster.   KEYS: fans:B mutual:B   ARGV: A
+# The second step alone, on a cluster.   KEYS: fans:B mutual:B requests_in:B   ARGV: A
 UNFOLLOW_IN = (
     _UNFOLLOW_STEP
     + """
 unfollow_step(KEYS[1], KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[3], ARGV[1])
 return 1
 """
 )
@@ -138,7 +196,7 @@ return 1
 # KEYS: profile   ARGV: [createdAt] then field, value pairs.
 # Returns {created (1/0), name, avatarUrl, createdAt}.
 UPSERT_USER = (
-    _NOW
+    NOW
     + """
 local created = redis.call('HSETNX', KEYS[1], 'createdAt', now_ms(ARGV[1]))
 for i = 2, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
@@ -149,7 +207,7 @@ return {created, p[1], p[2], p[3]}
 
 # KEYS: fans_seen profile   Returns the mark, epoch ms; -1 when the user is not registered.
 MARK_FANS_SEEN = (
-    _NOW
+    NOW
     + """
 if redis.call('EXISTS', KEYS[2]) == 0 then return -1 end
 local at = now_ms(nil)
@@ -165,16 +223,14 @@ if not seen then return redis.call('ZCARD', KEYS[1]) end
 return redis.call('ZCOUNT', KEYS[1], '(' .. seen, '+inf')
 """
 
-# KEYS: profile keys (of one slot, on a cluster)   Returns name, avatarUrl, createdAt (or false) for
-# each, flat. Reads only. One command instead of a pipeline of HMGETs: the client's per-command cost
-# dominates here.
+# KEYS: profile keys (of one slot, on a cluster)   Returns name, avatarUrl, createdAt (or false) and
+# the settings locked, hideFollowing, hideFans for each, flat. Reads only. One command instead of a
+# pipeline of HMGETs: the client's per-command cost dominates here.
 PROFILES = """
 local out = {}
 for _, key in ipairs(KEYS) do
-  local p = redis.call('HMGET', key, 'name', 'avatarUrl', 'createdAt')
-  out[#out + 1] = p[1]
-  out[#out + 1] = p[2]
-  out[#out + 1] = p[3]
+  local p = redis.call('HMGET', key, 'name', 'avatarUrl', 'createdAt', 'locked', 'hideFollowing', 'hideFans')
+  for i = 1, 6 do out[#out + 1] = p[i] end
 end
 return out
 """
@@ -184,6 +240,15 @@ return out
 # Both keys are the viewer's, so this is one slot even on a cluster. Reads only.
 RELATIONS = """
 return {redis.call('ZMSCORE', KEYS[1], unpack(ARGV)), redis.call('ZMSCORE', KEYS[2], unpack(ARGV))}
+"""
+
+# KEYS: viewer's blocking, blocked_by, muting, requests_out, requests_in   ARGV: user ids
+# Returns a ZMSCORE reply per key: whether the viewer blocks each user, is blocked by them, mutes
+# them, asked to follow them, was asked by them. The viewer's keys only: one slot. Reads only.
+CONTROLS = """
+local out = {}
+for i, key in ipairs(KEYS) do out[i] = redis.call('ZMSCORE', key, unpack(ARGV)) end
+return out
 """
 
 # KEYS: following, fans, mutual keys of each user in turn (of one slot, on a cluster)
@@ -264,3 +329,4 @@ PAGE_SCRIPT = LuaScript(PAGE)
 PROFILES_SCRIPT = LuaScript(PROFILES)
 RELATIONS_SCRIPT = LuaScript(RELATIONS)
 COUNTS_SCRIPT = LuaScript(COUNTS)
+CONTROLS_SCRIPT = LuaScript(CONTROLS)

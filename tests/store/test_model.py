@@ -103,6 +103,8 @@ class Graph:
                 return self.fans(user)
             case ListKind.MUTUAL:
                 return self.mutual(user)
+            case _:  # requests, blocks and mutes: this model makes none
+                return []
 
     def relation(self, viewer: str | None, user: str) -> Relation:
         if viewer is None:

@@ -25,6 +25,8 @@ from tests.store.snapshot import dump
 
 USERS = ["alice", "bob", "carol", "dave", "erin", "frank", "Grace", "_h", "9i", "j-j"]
 GHOST = "ghost"
+# The lists this graph fills (it makes no requests, blocks or mutes).
+PAGED = [kind for kind in ListKind if kind.public]
 MARKED = "bob"  # has a fans_seen mark, with fans before and after it
 KEYS = Keys()
 
@@ -65,7 +67,7 @@ async def populate(store: FollowStore) -> Cursors:
     assert mark > 1_600_000_000_000
 
     forward, backward = {}, {}
-    for kind in ListKind:
+    for kind in PAGED:
         first = await store.page(kind, "alice", first=2)
         last = await store.page(kind, "alice", last=2)
         assert len(first.entries) == len(last.entries) == 2 and first.has_next and last.has_previous
@@ -97,7 +99,7 @@ async def read_registered(store: FollowStore, cursors: Cursors) -> None:
 
 def page_arguments(cursors: Cursors) -> list[tuple[ListKind, str, dict[str, Any]]]:
     calls: list[tuple[ListKind, str, dict[str, Any]]] = []
-    for kind in ListKind:
+    for kind in PAGED:
         for user in ("alice", GHOST):
             calls += [(kind, user, {"first": 5}), (kind, user, {"last": 5}), (kind, user, {"first": 0})]
         calls += [

@@ -1,0 +1,230 @@
+"""Lua sources of blocks, mutes, follow requests and settings (see store/scripts.py for the rules:
+idempotent steps over one user's keys; both steps in one script on a single Redis, each alone on
+its own user's slot on a cluster)."""
+
+from __future__ import annotations
+
+from followgraph.store.lua import LuaScript
+from followgraph.store.scripts import FOLLOW_STEPS, NOW
+
+# A block ends everything between the two users on one side: follows both ways, the mutual entry,
+# and requests both ways.
+_CUT = """
+local function cut(following, fans, mutual, requests_in, requests_out, member)
+  redis.call('ZREM', following, member)
+  redis.call('ZREM', fans, member)
+  redis.call('ZREM', mutual, member)
+  redis.call('ZREM', requests_in, member)
+  redis.call('ZREM', requests_out, member)
+end
+"""
+
+# block(A, B) on a single Redis.
+# KEYS: profile:A profile:B blocking:A following:A fans:A mutual:A requests_in:A requests_out:A
+#       blocked_by:B following:B fans:B mutual:B requests_in:B requests_out:B
+# ARGV: A B   Returns {status, added}.
+BLOCK = (
+    NOW
+    + _CUT
+    + """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
+if redis.call('EXISTS', KEYS[2]) == 0 then return {-2, 0} end
+local added = redis.call('ZADD', KEYS[3], 'NX', now_ms(nil), ARGV[2])
+local at = redis.call('ZSCORE', KEYS[3], ARGV[2])
+cut(KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], ARGV[2])
+redis.call('ZADD', KEYS[9], at, ARGV[1])
+cut(KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], ARGV[1])
+return {0, added}
+"""
+)
+
+# A's step of a block, on a cluster.
+# KEYS: profile:A blocking:A following:A fans:A mutual:A requests_in:A requests_out:A   ARGV: B
+# Returns {status, added, time}.
+BLOCK_OUT = (
+    NOW
+    + _CUT
+    + """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, false} end
+local added = redis.call('ZADD', KEYS[2], 'NX', now_ms(nil), ARGV[1])
+cut(KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], ARGV[1])
+return {0, added, redis.call('ZSCORE', KEYS[2], ARGV[1])}
+"""
+)
+
+# B's step of a block, on a cluster.
+# KEYS: blocked_by:B following:B fans:B mutual:B requests_in:B requests_out:B   ARGV: A, time
+BLOCK_IN = (
+    _CUT
+    + """
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+cut(KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], ARGV[1])
+return 1
+"""
+)
+
+# unblock(A, B) on a single Redis.   KEYS: profile:A profile:B blocking:A blocked_by:B   ARGV: A B
+# Returns {status, removed}. Follows the block ended stay ended.
+UNBLOCK = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
+if redis.call('EXISTS', KEYS[2]) == 0 then return {-2, 0} end
+local removed = redis.call('ZREM', KEYS[3], ARGV[2])
+redis.call('ZREM', KEYS[4], ARGV[1])
+return {0, removed}
+"""
+
+# A's step of an unblock, on a cluster.   KEYS: profile:A blocking:A   ARGV: B   Returns {status, removed}.
+UNBLOCK_OUT = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
+return {0, redis.call('ZREM', KEYS[2], ARGV[1])}
+"""
+
+# B's step of an unblock, on a cluster.   KEYS: blocked_by:B   ARGV: A
+UNBLOCK_IN = """
+redis.call('ZREM', KEYS[1], ARGV[1])
+return 1
+"""
+
+# mute / unmute: A's keys only (B's registration is checked apart on a cluster).
+# KEYS: profile:A muting:A [profile:B]   ARGV: B, '1' to mute / '0' to unmute
+# Returns {status, changed}.
+MUTE = (
+    NOW
+    + """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
+if KEYS[3] and redis.call('EXISTS', KEYS[3]) == 0 then return {-2, 0} end
+if ARGV[2] == '1' then return {0, redis.call('ZADD', KEYS[2], 'NX', now_ms(nil), ARGV[1])} end
+return {0, redis.call('ZREM', KEYS[2], ARGV[1])}
+"""
+)
+
+# The owner's side of accepting B's request (A's slot): B becomes A's fan at `now`. A retry after
+# the owner's step finds B among the fans and returns that time, so the requester's step completes.
+_ACCEPT_STEPS = (
+    FOLLOW_STEPS
+    + """
+local function accept_owner(requests_in, fans, following, mutual, member, at)
+  if redis.call('ZREM', requests_in, member) == 1 then
+    follow_in(fans, following, mutual, member, at)
+    return 1, at
+  end
+  return 0, redis.call('ZSCORE', fans, member)
+end
+
+local function accept_requester(requests_out, following, fans, mutual, member, at)
+  redis.call('ZREM', requests_out, member)
+  if at then follow_out(following, fans, mutual, member, at) end
+end
+"""
+)
+
+# accept(A accepts B) on a single Redis.
+# KEYS: profile:A profile:B requests_in:A fans:A following:A mutual:A
+#       requests_out:B following:B fans:B mutual:B
+# ARGV: A B   Returns {status, changed}.
+ACCEPT = (
+    NOW
+    + _ACCEPT_STEPS
+    + """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
+if redis.call('EXISTS', KEYS[2]) == 0 then return {-2, 0} end
+local changed, at = accept_owner(KEYS[3], KEYS[4], KEYS[5], KEYS[6], ARGV[2], now_ms(nil))
+accept_requester(KEYS[7], KEYS[8], KEYS[9], KEYS[10], ARGV[1], at)
+return {0, changed}
+"""
+)
+
+# The owner's step, on a cluster.   KEYS: profile:A requests_in:A fans:A following:A mutual:A
+# ARGV: B   Returns {status, changed, B's follow time or false}.
+ACCEPT_OUT = (
+    NOW
+    + _ACCEPT_STEPS
+    + """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, false} end
+local changed, at = accept_owner(KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], now_ms(nil))
+return {0, changed, at}
+"""
+)
+
+# The requester's step, on a cluster.   KEYS: requests_out:B following:B fans:B mutual:B
+# ARGV: A, follow time ('' when there is none: the request is only dropped)
+ACCEPT_IN = (
+    _ACCEPT_STEPS
+    + """
+local at = ARGV[2]
+if at == '' then at = false end
+accept_requester(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], at)
+return 1
+"""
+)
+
+# Up to ARGV[1] of A's oldest pending requests accepted at once, while A is unlocked (a lock
+# that comes back stops it). KEYS: profile:A requests_in:A fans:A following:A mutual:A
+# Returns {requester, time, requester, time, ...}; each requester's own step follows (ACCEPT_IN).
+ACCEPT_OLDEST = (
+    NOW
+    + _ACCEPT_STEPS
+    + """
+if redis.call('HGET', KEYS[1], 'locked') == '1' then return {} end
+local out = {}
+local at = now_ms(nil)
+for _, member in ipairs(redis.call('ZRANGE', KEYS[2], 0, tonumber(ARGV[1]) - 1)) do
+  accept_owner(KEYS[2], KEYS[3], KEYS[4], KEYS[5], member, at)
+  out[#out + 1] = member
+  out[#out + 1] = at
+end
+return out
+"""
+)
+
+# reject(A rejects B) on a single Redis.   KEYS: profile:A profile:B requests_in:A requests_out:B
+# ARGV: A B   Returns {status, changed}.
+REJECT = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
+if redis.call('EXISTS', KEYS[2]) == 0 then return {-2, 0} end
+local changed = redis.call('ZREM', KEYS[3], ARGV[2])
+redis.call('ZREM', KEYS[4], ARGV[1])
+return {0, changed}
+"""
+
+# The owner's step, on a cluster.   KEYS: profile:A requests_in:A   ARGV: B   Returns {status, changed}.
+REJECT_OUT = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
+return {0, redis.call('ZREM', KEYS[2], ARGV[1])}
+"""
+
+# The requester's step, on a cluster.   KEYS: requests_out:B   ARGV: A
+REJECT_IN = """
+redis.call('ZREM', KEYS[1], ARGV[1])
+return 1
+"""
+
+# KEYS: profile   ARGV: locked, hideFollowing, hideFans: '1' on, '0' off, '' unchanged
+# Returns {locked before, locked, hideFollowing, hideFans} ('1' or false), or -1 for an unknown user.
+UPDATE_SETTINGS = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local before = redis.call('HGET', KEYS[1], 'locked')
+local names = {'locked', 'hideFollowing', 'hideFans'}
+for i, name in ipairs(names) do
+  if ARGV[i] == '1' then redis.call('HSET', KEYS[1], name, '1') end
+  if ARGV[i] == '0' then redis.call('HDEL', KEYS[1], name) end
+end
+local now = redis.call('HMGET', KEYS[1], 'locked', 'hideFollowing', 'hideFans')
+return {before, now[1], now[2], now[3]}
+"""
+
+BLOCK_SCRIPT = LuaScript(BLOCK)
+BLOCK_OUT_SCRIPT = LuaScript(BLOCK_OUT)
+BLOCK_IN_SCRIPT = LuaScript(BLOCK_IN)
+UNBLOCK_SCRIPT = LuaScript(UNBLOCK)
+UNBLOCK_OUT_SCRIPT = LuaScript(UNBLOCK_OUT)
+UNBLOCK_IN_SCRIPT = LuaScript(UNBLOCK_IN)
+MUTE_SCRIPT = LuaScript(MUTE)
+ACCEPT_SCRIPT = LuaScript(ACCEPT)
+ACCEPT_OUT_SCRIPT = LuaScript(ACCEPT_OUT)
+ACCEPT_IN_SCRIPT = LuaScript(ACCEPT_IN)
+ACCEPT_OLDEST_SCRIPT = LuaScript(ACCEPT_OLDEST)
+REJECT_SCRIPT = LuaScript(REJECT)
+REJECT_OUT_SCRIPT = LuaScript(REJECT_OUT)
+REJECT_IN_SCRIPT = LuaScript(REJECT_IN)
+UPDATE_SETTINGS_SCRIPT = LuaScript(UPDATE_SETTINGS)

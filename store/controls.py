@@ -1,0 +1,202 @@
+"""Blocks, mutes, follow requests and settings: the social controls of the graph.
+
+Each write between two users is two idempotent steps, one on each user's slot (both in one atomic
+script on a single Redis), like a follow (store/scripts.py). The first step is the acting user's,
+whose own set is the source of truth (`blocking`, `requests_out` for a request), except for the
+answers to a request, which start on the owner's side: a crash between an accept's steps leaves
+the request pending again once `followgraph repair` has run, never half a follow.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from followgraph.store import control_scripts as cs
+from followgraph.store.errors import UserNotFoundError
+from followgraph.store.graph import FollowStore
+from followgraph.store.ids import validate_user_id
+from followgraph.store.lua import LuaScript, ScriptCall, run_scripts
+from followgraph.store.model import FollowResult, Relationship, UserSettings
+
+# Requests accepted per round trip when an account is unlocked.
+ACCEPT_BATCH = 500
+
+
+async def _pair(
+    store: FollowStore,
+    a: str,
+    b: str,
+    single: ScriptCall,
+    out: ScriptCall,
+    into: tuple[LuaScript, list[str]],
+) -> list[Any]:
+    """Run a two-step change: `single` on a single Redis; on a cluster `out` (A's step, whose reply
+    starts with a status and whose third value, if any, is passed on) and then `into` (B's step,
+    with A and that value as arguments) once both users are known to exist."""
+    if not store.cluster:
+        reply: list[Any] = (await run_scripts(store.redis, [single]))[0]
+    else:
+        [status] = await store.pair_statuses([(a, b)])
+        store.check_status(status, a, b)
+        reply = (await run_scripts(store.redis, [out]))[0]
+        if reply[0] == 0:
+            script, keys = into
+            passed = reply[2] if len(reply) > 2 else None
+            await script.run(store.redis, keys, [a, "" if passed is None else passed])
+    store.check_status(int(reply[0]), a, b)
+    return reply
+
+
+async def _result(store: FollowStore, viewer: str, other: str, changed: Any) -> FollowResult:
+    """The viewer's relationship to `other` after a change (one more round trip: controls are
+    rare writes)."""
+    [relation] = await store.relations(viewer, [other])
+    return FollowResult(bool(changed), relation.relationship)
+
+
+async def block(store: FollowStore, *, blocker: str, blocked: str) -> FollowResult:
+    """`blocker` blocks `blocked`: follows both ways and requests both ways end. Idempotent."""
+    store.check_pair(blocker, blocked, self_message="A user cannot block themselves.")
+    k, a, b = store.keys, blocker, blocked
+    a_sets = [k.following(a), k.fans(a), k.mutual(a), k.requests_in(a), k.requests_out(a)]
+    b_sets = [k.following(b), k.fans(b), k.mutual(b), k.requests_in(b), k.requests_out(b)]
+    single = [k.profile(a), k.profile(b), k.blocking(a), *a_sets, k.blocked_by(b), *b_sets]
+    reply = await _pair(
+        store,
+        a,
+        b,
+        (cs.BLOCK_SCRIPT, single, [a, b]),
+        (cs.BLOCK_OUT_SCRIPT, [k.profile(a), k.blocking(a), *a_sets], [b]),
+        (cs.BLOCK_IN_SCRIPT, [k.blocked_by(b), *b_sets]),
+    )
+    return FollowResult(bool(reply[1]), Relationship.NONE)
+
+
+async def unblock(store: FollowStore, *, blocker: str, blocked: str) -> FollowResult:
+    """`blocker` lifts the block of `blocked`; follows it ended stay ended. Idempotent."""
+    store.check_pair(blocker, blocked, self_message="A user cannot unblock themselves.")
+    k, a, b = store.keys, blocker, blocked
+    reply = await _pair(
+        store,
+        a,
+        b,
+        (cs.UNBLOCK_SCRIPT, [k.profile(a), k.profile(b), k.blocking(a), k.blocked_by(b)], [a, b]),
+        (cs.UNBLOCK_OUT_SCRIPT, [k.profile(a), k.blocking(a)], [b]),
+        (cs.UNBLOCK_IN_SCRIPT, [k.blocked_by(b)]),
+    )
+    return await _result(store, a, b, reply[1])
+
+
+async def mute(store: FollowStore, *, muter: str, muted: str, on: bool = True) -> FollowResult:
+    """`muter` mutes (or, with on=False, unmutes) `muted`: nothing else changes. Idempotent."""
+    store.check_pair(muter, muted, self_message="A user cannot mute themselves.")
+    k = store.keys
+    keys = [k.profile(muter), k.muting(muter)]
+    if store.cluster:
+        [status] = await store.pair_statuses([(muter, muted)])
+        store.check_status(status, muter, muted)
+    else:
+        keys.append(k.profile(muted))
+    status, changed = await cs.MUTE_SCRIPT.run(store.redis, keys, [muted, "1" if on else "0"])
+    store.check_status(int(status), muter, muted)
+    return await _result(store, muter, muted, changed)
+
+
+async def accept_request(store: FollowStore, *, user: str, requester: str) -> FollowResult:
+    """`requester`'s pending request to follow `user` becomes a follow (at now). Idempotent."""
+    store.check_pair(user, requester, self_message="A user cannot answer their own request.")
+    k, a, b = store.keys, user, requester
+    owner = [k.requests_in(a), k.fans(a), k.following(a), k.mutual(a)]
+    requester_keys = [k.requests_out(b), k.following(b), k.fans(b), k.mutual(b)]
+    reply = await _pair(
+        store,
+        a,
+        b,
+        (cs.ACCEPT_SCRIPT, [k.profile(a), k.profile(b), *owner, *requester_keys], [a, b]),
+        (cs.ACCEPT_OUT_SCRIPT, [k.profile(a), *owner], [b]),
+        (cs.ACCEPT_IN_SCRIPT, requester_keys),
+    )
+    return await _result(store, a, b, reply[1])
+
+
+async def reject_request(store: FollowStore, *, user: str, requester: str) -> FollowResult:
+    """`requester`'s pending request to follow `user` is dropped. Idempotent."""
+    store.check_pair(user, requester, self_message="A user cannot answer their own request.")
+    k, a, b = store.keys, user, requester
+    reply = await _pair(
+        store,
+        a,
+        b,
+        (cs.REJECT_SCRIPT, [k.profile(a), k.profile(b), k.requests_in(a), k.requests_out(b)], [a, b]),
+        (cs.REJECT_OUT_SCRIPT, [k.profile(a), k.requests_in(a)], [b]),
+        (cs.REJECT_IN_SCRIPT, [k.requests_out(b)]),
+    )
+    return await _result(store, a, b, reply[1])
+
+
+async def update_settings(
+    store: FollowStore,
+    user_id: str,
+    *,
+    locked: bool | None = None,
+    hide_following: bool | None = None,
+    hide_fans: bool | None = None,
+) -> tuple[UserSettings, bool]:
+    """Change the settings given; returns them and whether the account was just unlocked (its
+    pending requests are then to be accepted: accept_pending)."""
+    validate_user_id(user_id)
+    args = ["" if v is None else "1" if v else "0" for v in (locked, hide_following, hide_fans)]
+    reply = await cs.UPDATE_SETTINGS_SCRIPT.run(store.redis, [store.keys.profile(user_id)], args)
+    if reply == -1:
+        raise UserNotFoundError(user_id)
+    before, *now = reply
+    settings = UserSettings(*(flag == "1" for flag in now))
+    return settings, before == "1" and not settings.locked
+
+
+async def accept_pending(
+    store: FollowStore, user_id: str, *, batch: int = ACCEPT_BATCH
+) -> AsyncIterator[int]:
+    """Accept `user_id`'s pending requests, oldest first, `batch` per step (two round trips each),
+    yielding how many each step accepted; it stops when none are left or the account is locked
+    again. The event loop runs other work between steps."""
+    validate_user_id(user_id)
+    k = store.keys
+    owner = [k.profile(user_id), k.requests_in(user_id), k.fans(user_id), k.following(user_id)]
+    owner.append(k.mutual(user_id))
+    while True:
+        flat = await cs.ACCEPT_OLDEST_SCRIPT.run(store.redis, owner, [batch])
+        accepted = [(flat[i], flat[i + 1]) for i in range(0, len(flat), 2)]
+        if not accepted:
+            return
+        await run_scripts(
+            store.redis, [_requester_step(store, requester, user_id, at) for requester, at in accepted]
+        )
+        yield len(accepted)
+        await asyncio.sleep(0)
+
+
+def _requester_step(store: FollowStore, requester: str, owner: str, at: str) -> ScriptCall:
+    k = store.keys
+    keys = [k.requests_out(requester), k.following(requester), k.fans(requester), k.mutual(requester)]
+    return cs.ACCEPT_IN_SCRIPT, keys, [owner, at]
+
+
+async def pending_count(store: FollowStore, user_id: str) -> int:
+    """Pending follow requests to `user_id`."""
+    validate_user_id(user_id)
+    return int(await store.redis.zcard(store.keys.requests_in(user_id)))
+
+
+__all__: Sequence[str] = [
+    "accept_pending",
+    "accept_request",
+    "block",
+    "mute",
+    "pending_count",
+    "reject_request",
+    "unblock",
+    "update_settings",
+]

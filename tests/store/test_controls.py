@@ -1,0 +1,273 @@
+"""Blocks, mutes, locked accounts and follow requests in the store, on real Redis, on the real
+cluster and on fakeredis."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from followgraph.server.redis_cluster import LocalCluster
+from followgraph.store import (
+    BlockedError,
+    Controls,
+    FollowStore,
+    ListKind,
+    Relationship,
+    UserNotFoundError,
+    scripts,
+)
+from followgraph.store import controls as c
+from followgraph.store.repair import Problem, verify
+from tests.conftest import Backend
+
+
+@pytest.fixture
+async def users(store: FollowStore) -> FollowStore:
+    for user_id in ("ann", "bob", "cat", "dan"):
+        await store.upsert_user(user_id, name=user_id.title())
+    return store
+
+
+async def members(store: FollowStore, kind: ListKind, user_id: str) -> list[str]:
+    page = await store.page(kind, user_id, first=100)
+    return [entry.user_id for entry in page.entries]
+
+
+async def controls(store: FollowStore, viewer: str, other: str) -> Controls:
+    [facts] = await store.user_facts(
+        viewer, [other], profile=False, relation=False, counts=False, controls=True
+    )
+    return facts.controls
+
+
+async def lock(store: FollowStore, user_id: str, locked: bool = True) -> bool:
+    _, unlocked = await c.update_settings(store, user_id, locked=locked)
+    return unlocked
+
+
+async def test_a_block_ends_follows_and_requests_both_ways(users: FollowStore) -> None:
+    await users.follow(follower="ann", followee="bob")
+    await users.follow(follower="bob", followee="ann")
+    await lock(users, "cat")
+    await users.follow(follower="bob", followee="cat")  # a request
+
+    first = await c.block(users, blocker="ann", blocked="bob")
+    again = await c.block(users, blocker="ann", blocked="bob")
+    await c.block(users, blocker="cat", blocked="bob")
+
+    assert (first.changed, again.changed) == (True, False)
+    for kind in (ListKind.FOLLOWING, ListKind.FANS, ListKind.MUTUAL):
+        assert await members(users, kind, "ann") == []
+        assert await members(users, kind, "bob") == []
+    assert await members(users, ListKind.REQUESTS_IN, "cat") == []
+    assert await members(users, ListKind.REQUESTS_OUT, "bob") == []
+    assert await members(users, ListKind.BLOCKING, "ann") == ["bob"]
+    counts = await users.counts(["ann", "bob"])
+    assert [(n.following, n.fans, n.mutual) for n in counts] == [(0, 0, 0), (0, 0, 0)]
+    assert await controls(users, "ann", "bob") == Controls(viewer_blocks=True)
+    assert await controls(users, "bob", "ann") == Controls(blocks_viewer=True)
+
+
+@pytest.mark.parametrize(("follower", "followee"), [("ann", "bob"), ("bob", "ann")])
+async def test_nobody_follows_across_a_block(users: FollowStore, follower: str, followee: str) -> None:
+    await c.block(users, blocker="ann", blocked="bob")
+    with pytest.raises(BlockedError):
+        await users.follow(follower=follower, followee=followee)
+    await lock(users, followee)
+    with pytest.raises(BlockedError):
+        await users.follow(follower=follower, followee=followee)
+    assert await members(users, ListKind.FOLLOWING, follower) == []
+    assert await members(users, ListKind.REQUESTS_OUT, follower) == []
+
+
+async def test_an_unblock_lets_follows_start_again_but_restores_none(users: FollowStore) -> None:
+    await users.follow(follower="bob", followee="ann")
+    await c.block(users, blocker="ann", blocked="bob")
+    result = await c.unblock(users, blocker="ann", blocked="bob")
+    assert (result.changed, result.relationship) == (True, Relationship.NONE)
+    assert not (await c.unblock(users, blocker="ann", blocked="bob")).changed
+    assert await members(users, ListKind.FANS, "ann") == []
+    assert await controls(users, "bob", "ann") == Controls()
+    assert (await users.follow(follower="bob", followee="ann")).changed
+
+
+async def test_only_the_blocker_lifts_a_block(users: FollowStore) -> None:
+    await c.block(users, blocker="ann", blocked="bob")
+    assert not (await c.unblock(users, blocker="bob", blocked="ann")).changed
+    with pytest.raises(BlockedError):
+        await users.follow(follower="bob", followee="ann")
+
+
+async def test_a_mute_changes_nothing_else(users: FollowStore) -> None:
+    await users.follow(follower="ann", followee="bob")
+    muted = await c.mute(users, muter="ann", muted="bob")
+    assert (muted.changed, muted.relationship) == (True, Relationship.FOLLOWING)
+    assert not (await c.mute(users, muter="ann", muted="bob")).changed
+    assert await members(users, ListKind.MUTING, "ann") == ["bob"]
+    assert await members(users, ListKind.FOLLOWING, "ann") == ["bob"]
+    assert await controls(users, "ann", "bob") == Controls(viewer_mutes=True)
+    assert await controls(users, "bob", "ann") == Controls()  # a mute is not shown to the muted
+    assert (await c.mute(users, muter="ann", muted="bob", on=False)).changed
+    assert await members(users, ListKind.MUTING, "ann") == []
+
+
+async def test_a_follow_of_a_locked_account_is_a_request_until_accepted(users: FollowStore) -> None:
+    await lock(users, "bob")
+    asked = await users.follow(follower="ann", followee="bob")
+    assert (asked.changed, asked.pending, asked.relationship) == (True, True, Relationship.NONE)
+    again = await users.follow(follower="ann", followee="bob")
+    assert (again.changed, again.pending) == (False, True)
+    assert await members(users, ListKind.REQUESTS_IN, "bob") == ["ann"]
+    assert await members(users, ListKind.REQUESTS_OUT, "ann") == ["bob"]
+    assert await members(users, ListKind.FANS, "bob") == []
+    assert await controls(users, "ann", "bob") == Controls(viewer_requested=True)
+    assert await controls(users, "bob", "ann") == Controls(requested_viewer=True)
+    assert await c.pending_count(users, "bob") == 1
+
+    accepted = await c.accept_request(users, user="bob", requester="ann")
+    assert (accepted.changed, accepted.relationship) == (True, Relationship.FOLLOWED_BY)
+    assert not (await c.accept_request(users, user="bob", requester="ann")).changed
+    assert await members(users, ListKind.FANS, "bob") == ["ann"]
+    assert await members(users, ListKind.FOLLOWING, "ann") == ["bob"]
+    assert await members(users, ListKind.REQUESTS_IN, "bob") == []
+    assert await members(users, ListKind.REQUESTS_OUT, "ann") == []
+    # Already a fan: following again changes nothing and asks nothing.
+    assert not (await users.follow(follower="ann", followee="bob")).pending
+
+
+async def test_a_rejected_or_withdrawn_request_leaves_nothing(users: FollowStore) -> None:
+    await lock(users, "bob")
+    await users.follow(follower="ann", followee="bob")
+    await users.follow(follower="cat", followee="bob")
+    assert (await c.reject_request(users, user="bob", requester="ann")).changed
+    assert not (await c.reject_request(users, user="bob", requester="ann")).changed
+    assert (await users.unfollow(follower="cat", followee="bob")).changed
+    for user_id in ("ann", "bob", "cat"):
+        for kind in ListKind:
+            assert await members(users, kind, user_id) == []
+
+
+async def test_an_import_is_never_a_request(users: FollowStore) -> None:
+    await lock(users, "bob")
+    result = await users.follow(follower="ann", followee="bob", at=1_000)
+    assert not result.pending
+    assert await members(users, ListKind.FANS, "bob") == ["ann"]
+
+
+async def test_unlocking_accepts_every_pending_request_in_batches(users: FollowStore) -> None:
+    await lock(users, "dan")
+    fans = [f"fan{i}" for i in range(7)]
+    for fan in fans:
+        await users.upsert_user(fan)
+        await users.follow(follower=fan, followee="dan")
+    await users.follow(follower="dan", followee="fan3")
+    settings, unlocked = await c.update_settings(users, "dan", locked=False, hide_fans=True)
+    assert unlocked and not settings.locked and settings.hide_fans
+    steps = [n async for n in c.accept_pending(users, "dan", batch=3)]
+    assert steps == [3, 3, 1]
+    assert sorted(await members(users, ListKind.FANS, "dan")) == fans
+    assert await members(users, ListKind.MUTUAL, "dan") == ["fan3"]
+    assert await c.pending_count(users, "dan") == 0
+    for fan in fans:
+        assert await members(users, ListKind.FOLLOWING, fan) == ["dan"]
+        assert await members(users, ListKind.REQUESTS_OUT, fan) == []
+
+
+async def test_a_lock_that_comes_back_stops_the_acceptance(users: FollowStore) -> None:
+    await lock(users, "dan")
+    for user_id in ("ann", "bob"):
+        await users.follow(follower=user_id, followee="dan")
+    assert await lock(users, "dan", locked=False)
+    assert not await lock(users, "dan", locked=True)
+    assert [n async for n in c.accept_pending(users, "dan")] == []
+    assert await c.pending_count(users, "dan") == 2
+
+
+async def test_settings_are_read_with_the_profile(users: FollowStore) -> None:
+    settings, _ = await c.update_settings(users, "ann", hide_following=True)
+    [profile] = await users.profiles(["ann"])
+    assert profile is not None and profile.settings == settings
+    assert (settings.locked, settings.hide_following, settings.hide_fans) == (False, True, False)
+    with pytest.raises(UserNotFoundError):
+        await c.update_settings(users, "ghost", locked=True)
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        lambda s: c.block(s, blocker="ann", blocked="ghost"),
+        lambda s: c.mute(s, muter="ann", muted="ghost"),
+        lambda s: c.accept_request(s, user="ann", requester="ghost"),
+        lambda s: c.reject_request(s, user="ghost", requester="ann"),
+    ],
+)
+async def test_controls_name_registered_users(users: FollowStore, action: object) -> None:
+    with pytest.raises(UserNotFoundError):
+        await action(users)  # type: ignore[operator]
+
+
+# -- on the real cluster: a block between the two steps of a follow --------------------------------
+
+
+@pytest.fixture
+async def cluster_users(redis_cluster: LocalCluster) -> AsyncIterator[FollowStore]:
+    client = await Backend("cluster", redis_cluster.url).clean_client()
+    store = FollowStore(client)
+    assert store.cluster
+    for user_id in ("ann", "bob"):
+        await store.upsert_user(user_id)
+    yield store
+    await client.aclose()
+
+
+async def test_a_block_between_the_steps_of_a_follow_undoes_it(
+    cluster_users: FollowStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = cluster_users
+    second_step = scripts.FOLLOW_IN_SCRIPT.run
+
+    async def block_first(*args: Any) -> Any:
+        # bob blocks ann after ann's side of ann -> bob was written, before bob's side.
+        await c.block(store, blocker="bob", blocked="ann")
+        return await second_step(*args)
+
+    monkeypatch.setattr(scripts.FOLLOW_IN_SCRIPT, "run", block_first)
+    with pytest.raises(BlockedError):
+        await store.follow(follower="ann", followee="bob")
+    monkeypatch.undo()
+    for kind in (ListKind.FOLLOWING, ListKind.FANS, ListKind.MUTUAL):
+        assert await members(store, kind, "ann") == []
+        assert await members(store, kind, "bob") == []
+    assert (await verify(store)).clean
+
+
+async def test_verify_knows_blocks_and_requests_and_repair_converges(users: FollowStore) -> None:
+    k, r = users.keys, users.redis
+    await c.block(users, blocker="ann", blocked="bob")
+    await lock(users, "dan")
+    await users.follow(follower="cat", followee="dan")
+    assert (await verify(users)).clean
+    # What a crash between steps, or a hand edit, could leave behind:
+    await r.zrem(k.blocked_by("bob"), "ann")  # a block's second step lost
+    await r.zadd(k.following("bob"), {"ann": 5})  # a follow across the block
+    await r.zadd(k.fans("ann"), {"bob": 5})
+    await r.zrem(k.requests_in("dan"), "cat")  # a request's second step lost
+    await r.zadd(k.requests_in("ann"), {"dan": 7})  # a request nobody made
+    await r.zadd(k.blocked_by("cat"), {"dan": 8})  # a block nobody made
+
+    report = await verify(users)
+    assert dict(report.problems) == {
+        Problem.BLOCKED_BY_MISSING: 1,
+        Problem.FOLLOW_ACROSS_BLOCK: 1,
+        Problem.REQUEST_IN_MISSING: 1,
+        Problem.REQUEST_IN_STALE: 1,
+        Problem.BLOCKED_BY_STALE: 1,
+    }
+    await verify(users, fix=True)
+    assert (await verify(users)).clean
+    assert await controls(users, "bob", "ann") == Controls(blocks_viewer=True)
+    assert await members(users, ListKind.FANS, "ann") == []
+    assert await members(users, ListKind.REQUESTS_IN, "dan") == ["cat"]
+    assert await members(users, ListKind.REQUESTS_IN, "ann") == []
