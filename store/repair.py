@@ -4,8 +4,9 @@ Each user's `following` set is the source of truth of follows, `blocking` of blo
 `requests_out` of follow requests; `fans`, `mutual`, `blocked_by` and `requests_in` are derived.
 A block leaves no follow or request between the two users, and a follow no request. On a single
 Redis a change updates both users atomically; on Redis Cluster it is two single-slot steps, and a
-crash between them leaves the second user's side behind. `verify` finds every disagreement by scanning (reads only, streaming,
-a batch of users at a time); `repair` rewrites the derived entries from `following`.
+crash between them leaves the second user's side behind. `verify` finds every disagreement by
+scanning (reads only, streaming, a batch of users at a time); `repair` rewrites the derived
+entries from their sources.
 
 Repair races with live writes (a follow or unfollow landing between the check and the fix), so it
 is meant for quiet moments; running it twice converges.
