@@ -96,10 +96,19 @@ class ListQuery:
     kind: ListKind
     user_id: str
     request: PageRequest
+    # Whose page it is: a viewer's (None: anonymous) is checked against the owner's settings and
+    # blocks; the owner, or the store's own reads (viewer_checked False), see everything.
+    viewer: str | None = None
+    viewer_checked: bool = False
 
     @property
     def list_id(self) -> str:
         return f"{self.kind.value}:{self.user_id}"
+
+    @property
+    def guarded(self) -> bool:
+        """Whether the owner's settings and blocks decide if the viewer sees this page."""
+        return self.viewer_checked and self.kind.public and self.viewer != self.user_id
 
 
 def _time(value: Any) -> int | None:
@@ -284,14 +293,19 @@ class FollowStore:
         last: int | None = None,
         before: str | None = None,
         default: int = DEFAULT_PAGE_SIZE,
+        viewer: str | None = None,
+        viewer_checked: bool = False,
     ) -> ListQuery:
-        """Validate the arguments of a page of `user_id`'s list (cursors included) without I/O."""
+        """Validate the arguments of a page of `user_id`'s list (cursors included) without I/O.
+        With `viewer_checked`, the page is `viewer`'s, and hidden when the owner hides it."""
         validate_user_id(user_id)
+        if viewer is not None:
+            validate_user_id(viewer, field="viewer")
         list_id = ListQuery(kind, user_id, PageRequest(Direction.FORWARD, 0, None)).list_id
         request = PageRequest.parse(
             list_id, first=first, after=after, last=last, before=before, default=default
         )
-        return ListQuery(kind, user_id, request)
+        return ListQuery(kind, user_id, request, viewer, viewer_checked)
 
     def _list_key(self, query: ListQuery) -> str:
         return self.keys.of_list(query.kind.value, query.user_id)
@@ -301,37 +315,61 @@ class FollowStore:
         if not queries:
             return []
 
-        calls: list[ScriptCall] = [
-            (scripts.PAGE_SCRIPT, [self._list_key(q)], _page_args(q.request)) for q in queries
-        ]
+        calls = [self._page_call(q) for q in queries]
         results = await run_scripts(self.redis, calls)
         pages = []
-        for q, (total, start, stop, flat) in zip(queries, results, strict=True):
+        for q, (total, start, stop, flat, hidden) in zip(queries, results, strict=True):
+            if hidden:
+                pages.append(Page([], int(total), has_next=False, has_previous=False, hidden=True))
+                continue
             rows = [(int(float(flat[i + 1])), flat[i]) for i in range(0, len(flat), 2)]
             pages.append(build_page(q.list_id, rows, total=int(total), start=int(start), stop=int(stop)))
         return pages
+
+    def _page_call(self, query: ListQuery) -> ScriptCall:
+        keys, args = [self._list_key(query)], _page_args(query.request)
+        if query.guarded:
+            keys += self._owner_keys(query.user_id)
+            args += [query.viewer or "", query.kind.hidden_by]
+        return scripts.PAGE_SCRIPT, keys, args
+
+    def _owner_keys(self, owner: str) -> list[str]:
+        """What decides whether others see the owner's lists: all on the owner's slot."""
+        return [self.keys.profile(owner), self.keys.fans(owner), self.keys.blocking(owner)]
 
     async def page(self, kind: ListKind, user_id: str, **arguments: Any) -> Page:
         """One page of `user_id`'s list: first/after forward, last/before backward, newest first."""
         return (await self.pages([self.list_query(kind, user_id, **arguments)]))[0]
 
     async def common_following(
-        self, user_id: str, other_id: str, *, first: int | None = None, after: str | None = None
+        self,
+        user_id: str,
+        other_id: str,
+        *,
+        first: int | None = None,
+        after: str | None = None,
+        viewer: str | None = None,
+        viewer_checked: bool = False,
     ) -> Page:
-        """Users both follow, ordered by when `user_id` followed them, newest first."""
+        """Users both follow, ordered by when `user_id` followed them, newest first. With
+        `viewer_checked`, hidden from `viewer` when either hides whom they follow from them."""
         validate_user_id(user_id)
         validate_user_id(other_id, field="otherUserId")
         list_id = f"common:{user_id}:{other_id}"
         request = PageRequest.parse(
             list_id, first=first, after=after, last=None, before=None, default=DEFAULT_PAGE_SIZE
         )
-        entries = await self._intersection(self.keys.following(user_id), self.keys.following(other_id))
-        return _slice(list_id, entries, request)
+        guards = [(u, ListKind.FOLLOWING) for u in (user_id, other_id)] if viewer_checked else []
+        entries, hidden = await self._intersection(
+            self.keys.following(user_id), self.keys.following(other_id), viewer, guards
+        )
+        return _slice(list_id, entries, request, hidden)
 
     async def fans_you_follow(
         self, viewer: str | None, user_id: str, *, first: int | None = None, after: str | None = None
     ) -> Page:
-        """Fans of `user_id` whom `viewer` follows, newest fan first; empty for an anonymous viewer."""
+        """Fans of `user_id` whom `viewer` follows, newest fan first; empty for an anonymous viewer,
+        hidden when `user_id` hides their fans from `viewer`."""
         validate_user_id(user_id)
         list_id = f"fans-you-follow:{viewer or ''}:{user_id}"
         request = PageRequest.parse(
@@ -340,21 +378,31 @@ class FollowStore:
         if viewer is None:
             return _slice(list_id, [], request)
         validate_user_id(viewer, field="viewer")
-        entries = await self._intersection(self.keys.fans(user_id), self.keys.following(viewer))
-        return _slice(list_id, entries, request)
+        entries, hidden = await self._intersection(
+            self.keys.fans(user_id), self.keys.following(viewer), viewer, [(user_id, ListKind.FANS)]
+        )
+        return _slice(list_id, entries, request, hidden)
 
-    async def _intersection(self, ordered: str, other: str) -> list[tuple[int, str]]:
-        """Members of both sorted sets, scored and sorted (newest first) as in `ordered`.
+    async def _intersection(
+        self, ordered: str, other: str, viewer: str | None, guards: Sequence[tuple[str, ListKind]]
+    ) -> tuple[list[tuple[int, str]], bool]:
+        """Members of both sorted sets, scored and sorted (newest first) as in `ordered`, and
+        whether any of the `guards` (owner, list) is hidden from `viewer`.
 
         Walks the smaller set in chunks and tests membership in the larger with ZMSCORE: reads
         only, and the two sets may live in different cluster slots.
         """
+        checks = [(owner, kind) for owner, kind in guards if owner != viewer]
 
         def fill(pipe: AnyPipeline) -> None:
             pipe.zcard(ordered)
             pipe.zcard(other)
+            for owner, kind in checks:
+                args = [viewer or "", kind.hidden_by]
+                scripts.HIDDEN_SCRIPT.queue(pipe, self._owner_keys(owner), args)
 
-        sizes = await run_pipeline(self.redis, fill)
+        first = await run_pipeline(self.redis, fill, [scripts.HIDDEN_SCRIPT])
+        sizes, hidden = first[:2], any(first[2:])
         walk_ordered = sizes[0] <= sizes[1]
         walked, probed = (ordered, other) if walk_ordered else (other, ordered)
         found: list[tuple[int, str]] = []
@@ -371,7 +419,7 @@ class FollowStore:
                 if theirs is not None:
                     found.append((int(own if walk_ordered else theirs), member))
         found.sort(reverse=True)
-        return found
+        return found, hidden
 
     # -- reads: per-user facts, batched ---------------------------------------------------------
 
@@ -525,7 +573,9 @@ def _page_args(request: PageRequest) -> list[str | int]:
     return [request.direction.value, "1", str(cursor.at), cursor.member, request.limit]
 
 
-def _slice(list_id: str, entries: list[tuple[int, str]], request: PageRequest) -> Page:
+def _slice(list_id: str, entries: list[tuple[int, str]], request: PageRequest, hidden: bool = False) -> Page:
+    if hidden:
+        return Page([], len(entries), has_next=False, has_previous=False, hidden=True)
     start, stop = window(entries, request)
     return build_page(list_id, entries[start:stop], total=len(entries), start=start, stop=stop)
 

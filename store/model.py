@@ -40,10 +40,20 @@ class ListKind(enum.Enum):
     @property
     def public(self) -> bool:
         """Whether others may page it (as far as the owner's settings allow)."""
-        return self in _PUBLIC
+        return self in _HIDDEN_BY
+
+    @property
+    def hidden_by(self) -> str:
+        """The profile setting that hides it from others: the mutual list shows whom the owner
+        follows, so hiding the following list hides it too."""
+        return _HIDDEN_BY[self]
 
 
-_PUBLIC = frozenset({ListKind.FOLLOWING, ListKind.FANS, ListKind.MUTUAL})
+_HIDDEN_BY = {
+    ListKind.FOLLOWING: "hideFollowing",
+    ListKind.FANS: "hideFans",
+    ListKind.MUTUAL: "hideFollowing",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +152,8 @@ class Page:
     total: int
     has_next: bool
     has_previous: bool
+    # The owner does not show the list to the viewer: no entries, no pages, only the total.
+    hidden: bool = False
 
     @property
     def start_cursor(self) -> str | None:

@@ -259,11 +259,37 @@ for i, key in ipairs(KEYS) do out[i] = redis.call('ZCARD', key) end
 return out
 """
 
+# Whether a user's list is hidden from a viewer who is not its owner: the owner blocks the viewer,
+# hides the list, or is locked and the viewer is not a fan. Everything it reads is on the owner's
+# slot. KEYS (from k): profile, fans, blocking of the owner. ARGV (from a): viewer ('' when
+# anonymous), the profile setting that hides the list.
+_HIDDEN = """
+local function hidden(k, a)
+  if a ~= '' and redis.call('ZSCORE', KEYS[k + 2], ARGV[a]) then return true end
+  local s = redis.call('HMGET', KEYS[k], 'locked', ARGV[a + 1])
+  if s[2] == '1' then return true end
+  return s[1] == '1' and (ARGV[a] == '' or not redis.call('ZSCORE', KEYS[k + 1], ARGV[a]))
+end
+"""
+
+# KEYS: profile, fans, blocking of the owner   ARGV: viewer, setting   Returns 1 when hidden. Reads only.
+HIDDEN = (
+    _HIDDEN
+    + """
+if hidden(1, 1) then return 1 end
+return 0
+"""
+)
+
 # A keyset page of a sorted set in newest-first order: score descending, ties by member
 # descending (Redis' own ZREVRANGE order). Reads only.
-# KEYS: zset   ARGV: mode ('first' | 'last'), has cursor ('1' | '0'), cursor score, cursor member, limit
-# Returns {total, start, end, rows}: rows are ranks [start, end) as member, score pairs.
-PAGE = """
+# KEYS: zset [profile, fans, blocking of its owner]
+# ARGV: mode ('first' | 'last'), has cursor ('1' | '0'), cursor score, cursor member, limit
+#       [viewer, setting]: with the owner's keys, the page of a viewer who is not the owner
+# Returns {total, start, end, rows, hidden}: rows are ranks [start, end) as member, score pairs.
+PAGE = (
+    _HIDDEN
+    + """
 local key = KEYS[1]
 local mode, has_cursor, cs, cm, limit = ARGV[1], ARGV[2] == '1', ARGV[3], ARGV[4], tonumber(ARGV[5])
 local total = redis.call('ZCARD', key)
@@ -310,10 +336,12 @@ else
   if has_cursor then stop = before(cs, cm) end
   start = math.max(stop - limit, 0)
 end
+if #KEYS > 1 and hidden(2, 6) then return {total, 0, 0, {}, 1} end
 local rows = {}
 if stop > start then rows = redis.call('ZREVRANGE', key, start, stop - 1, 'WITHSCORES') end
-return {total, start, stop, rows}
+return {total, start, stop, rows, 0}
 """
+)
 
 
 FOLLOW_SCRIPT = LuaScript(FOLLOW)
@@ -326,6 +354,7 @@ UPSERT_USER_SCRIPT = LuaScript(UPSERT_USER)
 MARK_FANS_SEEN_SCRIPT = LuaScript(MARK_FANS_SEEN)
 NEW_FANS_COUNT_SCRIPT = LuaScript(NEW_FANS_COUNT)
 PAGE_SCRIPT = LuaScript(PAGE)
+HIDDEN_SCRIPT = LuaScript(HIDDEN)
 PROFILES_SCRIPT = LuaScript(PROFILES)
 RELATIONS_SCRIPT = LuaScript(RELATIONS)
 COUNTS_SCRIPT = LuaScript(COUNTS)

@@ -271,3 +271,68 @@ async def test_verify_knows_blocks_and_requests_and_repair_converges(users: Foll
     assert await members(users, ListKind.FANS, "ann") == []
     assert await members(users, ListKind.REQUESTS_IN, "dan") == ["cat"]
     assert await members(users, ListKind.REQUESTS_IN, "ann") == []
+
+
+# -- who sees which list ------------------------------------------------------------------------------
+
+
+async def page_as(
+    store: FollowStore, kind: ListKind, owner: str, viewer: str | None
+) -> tuple[bool, int, list[str]]:
+    [page] = await store.pages([store.list_query(kind, owner, first=10, viewer=viewer, viewer_checked=True)])
+    return page.hidden, page.total, [e.user_id for e in page.entries]
+
+
+@pytest.fixture
+async def graph(users: FollowStore) -> FollowStore:
+    # ann follows bob and cat; bob and dan follow ann; ann and bob are mutual.
+    for follower, followee in [("ann", "bob"), ("ann", "cat"), ("bob", "ann"), ("dan", "ann")]:
+        await users.follow(follower=follower, followee=followee)
+    return users
+
+
+async def test_a_hidden_following_list_hides_the_mutual_list_too(graph: FollowStore) -> None:
+    await c.update_settings(graph, "ann", hide_following=True)
+    for viewer in (None, "bob", "cat", "dan"):
+        assert await page_as(graph, ListKind.FOLLOWING, "ann", viewer) == (True, 2, [])
+        assert await page_as(graph, ListKind.MUTUAL, "ann", viewer) == (True, 1, [])
+        assert (await page_as(graph, ListKind.FANS, "ann", viewer))[0] is False
+    assert await page_as(graph, ListKind.FOLLOWING, "ann", "ann") == (False, 2, ["cat", "bob"])
+    # The store's own reads (exports, repair) see everything.
+    assert len((await graph.page(ListKind.FOLLOWING, "ann")).entries) == 2
+
+
+async def test_a_locked_account_shows_its_lists_to_its_fans_only(graph: FollowStore) -> None:
+    await lock(graph, "ann")
+    assert (await page_as(graph, ListKind.FANS, "ann", "bob"))[0] is False  # a fan
+    assert (await page_as(graph, ListKind.FOLLOWING, "ann", "dan"))[0] is False  # a fan
+    assert await page_as(graph, ListKind.FANS, "ann", "cat") == (True, 2, [])  # followed, not a fan
+    assert await page_as(graph, ListKind.FANS, "ann", None) == (True, 2, [])
+
+
+async def test_a_blocked_viewer_sees_no_list_of_the_blocker(graph: FollowStore) -> None:
+    await c.block(graph, blocker="ann", blocked="dan")
+    for kind in (ListKind.FOLLOWING, ListKind.FANS, ListKind.MUTUAL):
+        hidden, _, entries = await page_as(graph, kind, "ann", "dan")
+        assert hidden and entries == []
+    # The block does not hide the blocked user's own lists from the blocker.
+    assert (await page_as(graph, ListKind.FOLLOWING, "dan", "ann"))[0] is False
+
+
+async def test_intersections_hide_what_would_reveal_a_hidden_list(graph: FollowStore) -> None:
+    await graph.follow(follower="bob", followee="cat")
+    common = await graph.common_following("ann", "bob", viewer="dan", viewer_checked=True)
+    assert (common.hidden, common.total, [e.user_id for e in common.entries]) == (False, 1, ["cat"])
+    await c.update_settings(graph, "bob", hide_following=True)
+    for user_id, other_id in (("ann", "bob"), ("bob", "ann")):
+        common = await graph.common_following(user_id, other_id, viewer="dan", viewer_checked=True)
+        assert (common.hidden, common.total, common.entries) == (True, 1, [])
+    # bob sees his own.
+    assert not (await graph.common_following("ann", "bob", viewer="bob", viewer_checked=True)).hidden
+
+    await graph.follow(follower="cat", followee="dan")
+    assert [e.user_id for e in (await graph.fans_you_follow("cat", "ann")).entries] == ["dan"]
+    await c.update_settings(graph, "ann", hide_fans=True)
+    hidden = await graph.fans_you_follow("cat", "ann")
+    assert (hidden.hidden, hidden.total, hidden.entries) == (True, 1, [])
+    assert not (await graph.fans_you_follow("ann", "ann")).hidden
