@@ -20,6 +20,7 @@ from followgraph.store import (
 )
 from followgraph.store import controls as c
 from followgraph.store.repair import Problem, verify
+from followgraph.store.suggestions import suggestions
 from tests.conftest import Backend
 
 
@@ -336,3 +337,38 @@ async def test_intersections_hide_what_would_reveal_a_hidden_list(graph: FollowS
     hidden = await graph.fans_you_follow("cat", "ann")
     assert (hidden.hidden, hidden.total, hidden.entries) == (True, 1, [])
     assert not (await graph.fans_you_follow("ann", "ann")).hidden
+
+
+# -- suggestions -------------------------------------------------------------------------------------
+
+
+async def test_suggestions_rank_friends_of_friends_and_exclude_what_they_must(users: FollowStore) -> None:
+    for user_id in ("eve", "fay", "gus", "hal"):
+        await users.upsert_user(user_id)
+    # ann follows bob, cat, dan (dan most recently); they follow eve, fay, gus, hal.
+    for followee in ("bob", "cat", "dan"):
+        await users.follow(follower="ann", followee=followee)
+    for follower, followee in [
+        ("bob", "eve"), ("cat", "eve"), ("dan", "eve"),  # eve: 3
+        ("bob", "fay"), ("dan", "fay"),  # fay: 2
+        ("cat", "gus"),  # gus: 1
+        ("bob", "hal"), ("cat", "hal"),  # hal: 2, blocked below
+        ("bob", "ann"), ("dan", "cat"),  # the viewer herself, and someone she follows
+    ]:  # fmt: skip
+        await users.follow(follower=follower, followee=followee)
+    await c.block(users, blocker="hal", blocked="ann")
+
+    found = await suggestions(users, "ann", first=10)
+    assert [(s.user_id, s.followed_by_count, s.followed_by) for s in found] == [
+        ("eve", 3, ["dan", "cat", "bob"]),
+        ("fay", 2, ["dan", "bob"]),
+        ("gus", 1, ["cat"]),
+    ]
+    assert [s.user_id for s in await suggestions(users, "ann", first=1)] == ["eve"]
+
+    # A user who hides whom they follow is no source of suggestions; a request excludes too.
+    await c.update_settings(users, "cat", hide_following=True)
+    await lock(users, "fay")
+    await users.follow(follower="ann", followee="fay")
+    assert [(s.user_id, s.followed_by) for s in await suggestions(users, "ann")] == [("eve", ["dan", "bob"])]
+    assert await suggestions(users, "gus") == []
