@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from followgraph.dataloaders.base import BatchObserver, StoreDataLoader
-from followgraph.store import FollowStore, UserFacts
+from followgraph.store import FollowStore, Parts, UserFacts
 
-# (profile, relation, counts, user ids): which parts of which users.
-FactsKey = tuple[bool, bool, bool, tuple[str, ...]]
+# Which parts of which users.
+FactsKey = tuple[Parts, tuple[str, ...]]
 
 
 class FactsDataLoader(StoreDataLoader[FactsKey, list[UserFacts]]):
@@ -24,14 +24,11 @@ class FactsDataLoader(StoreDataLoader[FactsKey, list[UserFacts]]):
     async def fetch(self, keys: Sequence[FactsKey]) -> list[list[UserFacts]]:
         # One read of every part any key wants, for all their users: one round trip, even when
         # the lists of a query select different fields of their users.
-        ids = list(dict.fromkeys(user_id for *_, user_ids in keys for user_id in user_ids))
-        loaded = await self.store.user_facts(
-            self.viewer_id,
-            ids,
-            profile=any(k[0] for k in keys),
-            relation=any(k[1] for k in keys),
-            counts=any(k[2] for k in keys),
-        )
+        ids = list(dict.fromkeys(user_id for _, user_ids in keys for user_id in user_ids))
+        parts = Parts()
+        for wanted, _ in keys:
+            parts = parts | wanted
+        loaded = await self.store.facts(self.viewer_id, ids, parts)
         found = {f.user_id: f for f in loaded}
         # A key may get parts it did not ask for; only selected fields are ever read from them.
-        return [[found[user_id] for user_id in user_ids] for *_, user_ids in keys]
+        return [[found[user_id] for user_id in user_ids] for _, user_ids in keys]

@@ -7,40 +7,29 @@ from collections.abc import Sequence
 from followgraph.resolvers.context import Context
 from followgraph.resolvers.errors import bad_user_input
 from followgraph.resolvers.node import from_global_id
-from followgraph.store import InvalidInputError, UserFacts, validate_user_id
+from followgraph.store import InvalidInputError, Parts, UserFacts, validate_user_id
 
 MAX_IDS = 100
+NO_PARTS = Parts()
+_PROFILE = Parts(profile=True)
 
 
 async def facts(
-    context: Context,
-    user_ids: Sequence[str],
-    *,
-    profile: bool,
-    relation: bool,
-    counts: bool,
-    batched: bool = True,
+    context: Context, user_ids: Sequence[str], parts: Parts, *, batched: bool = True
 ) -> list[UserFacts]:
-    """The parts asked for, batched with the request's other loads of the same depth (or, when
+    """The `parts` of the users, batched with the request's other loads of the same depth (or, when
     nothing runs beside it, read at once without a DataLoader's scheduling)."""
     if not batched:
-        return await context.store.user_facts(
-            context.viewer_id, user_ids, profile=profile, relation=relation, counts=counts
-        )
-    return await context.loaders.facts.load((profile, relation, counts, tuple(user_ids)))
+        return await context.store.facts(context.viewer_id, user_ids, parts)
+    return await context.loaders.facts.load((parts, tuple(user_ids)))
 
 
 async def registered(
-    context: Context,
-    user_ids: Sequence[str | None],
-    *,
-    relation: bool = False,
-    counts: bool = False,
-    batched: bool = True,
+    context: Context, user_ids: Sequence[str | None], parts: Parts = NO_PARTS, *, batched: bool = True
 ) -> list[UserFacts | None]:
-    """Facts of each registered user (with its profile), None for unknown or missing ids."""
+    """Facts of each registered user (with its profile and `parts`), None for unknown or missing ids."""
     present = [user_id for user_id in user_ids if user_id is not None]
-    loaded = await facts(context, present, profile=True, relation=relation, counts=counts, batched=batched)
+    loaded = await facts(context, present, parts | _PROFILE, batched=batched)
     found = iter(loaded)
     out: list[UserFacts | None] = []
     for user_id in user_ids:

@@ -17,7 +17,7 @@ import strawberry
 from strawberry.types.base import StrawberryObjectDefinition
 from strawberry.utils.str_converters import to_camel_case
 
-from followgraph.store import ListKind
+from followgraph.store import ListKind, Parts
 
 S = TypeVar("S")
 
@@ -25,28 +25,14 @@ _VALUE = "followgraph.value"
 _LIST = "followgraph.list"
 
 
-@dataclass(frozen=True, slots=True)
-class Wants:
-    """The parts of users' facts (UserFacts) to load: each costs part of a round trip."""
-
-    profile: bool = False
-    relation: bool = False
-    counts: bool = False
-
-    def __or__(self, other: Wants) -> Wants:
-        return Wants(
-            self.profile or other.profile, self.relation or other.relation, self.counts or other.counts
-        )
-
-    @property
-    def any(self) -> bool:
-        return self.profile or self.relation or self.counts
-
+# What fields need loaded: parts of users' facts.
+Wants = Parts
 
 NOTHING = Wants()
 PROFILE = Wants(profile=True)
 RELATION = Wants(relation=True)
 COUNTS = Wants(counts=True)
+CONTROLS = Wants(controls=True)
 
 
 def value(get: Callable[[Any], Any], *, description: str, needs: Wants = NOTHING) -> Any:

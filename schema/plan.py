@@ -161,9 +161,7 @@ async def _root(root: RootField, context: Context, variables: Mapping[str, Any],
         user_id = users.checked_user_id(root.user_id.get(variables))
     plan, needs = root.plan, root.plan.wants
     try:
-        [facts] = await users.registered(
-            context, [user_id], relation=needs.relation, counts=needs.counts, batched=batched
-        )
+        [facts] = await users.registered(context, [user_id], needs, batched=batched)
     except (RedisError, OSError) as exc:
         raise _Failed(exc, [root.key], root.node) from exc
     if facts is None:
@@ -201,9 +199,7 @@ async def _connection(
     needs = field.wants
     loaded: list[UserFacts]
     if ids and needs.any:
-        loaded = await users.facts(
-            context, ids, profile=needs.profile, relation=needs.relation, counts=needs.counts, batched=batched
-        )
+        loaded = await users.facts(context, ids, needs, batched=batched)
     else:
         loaded = [UserFacts(user_id) for user_id in ids]
     return field.build(page, loaded)

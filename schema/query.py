@@ -18,7 +18,7 @@ async def _users(info: Info, user_ids: Sequence[str | None]) -> list[User | None
     """The registered users among `user_ids` (None otherwise), with what the current field's
     selection needs loaded in the same round trip as the registration check."""
     needs = USER.needs(selected(info))
-    found = await users.registered(info.context, user_ids, relation=needs.relation, counts=needs.counts)
+    found = await users.registered(info.context, user_ids, needs)
     return [None if facts is None else User.of(facts) for facts in found]
 
 

@@ -112,9 +112,7 @@ def connection_needs(edge_names: set[str], edge_node_names: set[str], node_names
 async def load_facts(info: Info, user_ids: Sequence[str], needs: Wants) -> list[UserFacts]:
     if not needs.any:
         return [UserFacts(user_id) for user_id in user_ids]
-    return await users.facts(
-        info.context, user_ids, profile=needs.profile, relation=needs.relation, counts=needs.counts
-    )
+    return await users.facts(info.context, user_ids, needs)
 
 
 async def users_at(info: Info, user_ids: Sequence[str], *path: str) -> list["User"]:

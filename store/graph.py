@@ -23,6 +23,7 @@ from followgraph.store.model import (
     FollowResult,
     ListKind,
     Page,
+    Parts,
     Profile,
     Relation,
     Relationship,
@@ -432,6 +433,17 @@ class FollowStore:
         """Following, fans and mutual counts of each user: one round trip for all of them."""
         facts = await self.user_facts(None, user_ids, profile=False, relation=False, counts=True)
         return [f.counts or Counts(0, 0, 0) for f in facts]
+
+    async def facts(self, viewer: str | None, user_ids: Sequence[str], parts: Parts) -> list[UserFacts]:
+        """The `parts` of each user: one round trip."""
+        return await self.user_facts(
+            viewer,
+            user_ids,
+            profile=parts.profile,
+            relation=parts.relation,
+            counts=parts.counts,
+            controls=parts.controls,
+        )
 
     async def user_facts(
         self,

@@ -117,6 +117,28 @@ class Counts:
 
 
 @dataclass(frozen=True, slots=True)
+class Parts:
+    """Which parts of users' facts to load; each costs part of a round trip."""
+
+    profile: bool = False
+    relation: bool = False
+    counts: bool = False
+    controls: bool = False
+
+    def __or__(self, other: Parts) -> Parts:
+        return Parts(
+            self.profile or other.profile,
+            self.relation or other.relation,
+            self.counts or other.counts,
+            self.controls or other.controls,
+        )
+
+    @property
+    def any(self) -> bool:
+        return self.profile or self.relation or self.counts or self.controls
+
+
+@dataclass(frozen=True, slots=True)
 class UserFacts:
     """What a response needs of a user: each part is loaded only when asked for."""
 
