@@ -20,12 +20,21 @@ async def list_page(
     before: str | None,
     batched: bool = True,
 ) -> Page:
-    """One page of `user_id`'s following / fans / mutual list, batched with the request's others
-    (or, when nothing runs beside it, read at once)."""
+    """One page of one of `user_id`'s lists as the viewer may see it, batched with the request's
+    others (or, when nothing runs beside it, read at once)."""
     check_page_size("first", first, context.max_page_size)
     check_page_size("last", last, context.max_page_size)
     try:
-        query = context.store.list_query(kind, user_id, first=first, after=after, last=last, before=before)
+        query = context.store.list_query(
+            kind,
+            user_id,
+            first=first,
+            after=after,
+            last=last,
+            before=before,
+            viewer=context.viewer_id,
+            viewer_checked=True,
+        )
     except InvalidCursorError as exc:
         raise bad_user_input(str(exc), argument="before" if before is not None else "after") from None
     except InvalidPageError as exc:
@@ -42,7 +51,12 @@ async def common_following(
     other = checked_user_id(other_id)
     try:
         return await context.store.common_following(
-            user_id, other, first=DEFAULT_PAGE_SIZE if first is None else first, after=after
+            user_id,
+            other,
+            first=DEFAULT_PAGE_SIZE if first is None else first,
+            after=after,
+            viewer=context.viewer_id,
+            viewer_checked=True,
         )
     except InvalidCursorError as exc:
         raise bad_user_input(str(exc), argument="after") from None

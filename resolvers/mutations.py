@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from followgraph.resolvers.context import Context
 from followgraph.resolvers.errors import forbidden, unauthenticated
 from followgraph.store import (
+    BlockedError,
     CannotFollowSelfError,
     FollowResult,
     InvalidInputError,
@@ -16,6 +17,8 @@ from followgraph.store import (
     Relationship,
     StoreError,
     UserNotFoundError,
+    UserSettings,
+    controls,
 )
 from followgraph.store.ids import is_valid_user_id
 
@@ -36,6 +39,7 @@ class FollowOutcome:
     changed: bool = False
     relationship: Relationship | None = None
     failures: list[Failure] = field(default_factory=list)
+    pending: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +62,7 @@ def _failure(exc: StoreError, *, viewer_id: str, input_field: str) -> Failure:
             return Failure(exc.code, str(exc), ["input", input_field])
         case InvalidInputError():
             return Failure(exc.code, str(exc), ["input", exc.field or input_field])
-        case CannotFollowSelfError():
+        case CannotFollowSelfError() | BlockedError():
             return Failure(exc.code, str(exc), ["input", input_field])
     return Failure("INVALID_INPUT", str(exc), ["input", input_field])
 
@@ -75,7 +79,7 @@ async def _act(context: Context, user_id: str, action: Action) -> FollowOutcome:
         return FollowOutcome(viewer_id, None, failures=[failure])
     finally:
         context.loaders.clear_all()
-    return FollowOutcome(viewer_id, user_id, result.changed, result.relationship)
+    return FollowOutcome(viewer_id, user_id, result.changed, result.relationship, pending=result.pending)
 
 
 async def follow(context: Context, user_id: str) -> FollowOutcome:
@@ -95,6 +99,57 @@ async def unfollow(context: Context, user_id: str) -> FollowOutcome:
 
 async def remove_fan(context: Context, user_id: str) -> FollowOutcome:
     return await _act(context, user_id, lambda me, other: context.store.remove_fan(user=me, fan=other))
+
+
+async def block(context: Context, user_id: str) -> FollowOutcome:
+    return await _act(
+        context, user_id, lambda me, other: controls.block(context.store, blocker=me, blocked=other)
+    )
+
+
+async def unblock(context: Context, user_id: str) -> FollowOutcome:
+    return await _act(
+        context, user_id, lambda me, other: controls.unblock(context.store, blocker=me, blocked=other)
+    )
+
+
+async def mute(context: Context, user_id: str, *, on: bool) -> FollowOutcome:
+    return await _act(
+        context, user_id, lambda me, other: controls.mute(context.store, muter=me, muted=other, on=on)
+    )
+
+
+async def accept_follow_request(context: Context, user_id: str) -> FollowOutcome:
+    return await _act(
+        context, user_id, lambda me, other: controls.accept_request(context.store, user=me, requester=other)
+    )
+
+
+async def reject_follow_request(context: Context, user_id: str) -> FollowOutcome:
+    return await _act(
+        context, user_id, lambda me, other: controls.reject_request(context.store, user=me, requester=other)
+    )
+
+
+async def update_settings(
+    context: Context, *, locked: bool | None, hide_following: bool | None, hide_fans: bool | None
+) -> tuple[str, UserSettings | None, list[Failure]]:
+    """Change the viewer's settings; unlocking accepts every pending request (in batches: the
+    event loop serves other requests between them)."""
+    viewer_id = require_viewer(context)
+    try:
+        settings, unlocked = await controls.update_settings(
+            context.store, viewer_id, locked=locked, hide_following=hide_following, hide_fans=hide_fans
+        )
+        if unlocked:
+            async for _ in controls.accept_pending(context.store, viewer_id):
+                pass
+    except UserNotFoundError:
+        message = f"Your own user {viewer_id!r} is not registered yet."
+        return viewer_id, None, [Failure("USER_NOT_FOUND", message)]
+    finally:
+        context.loaders.clear_all()
+    return viewer_id, settings, []
 
 
 async def mark_fans_seen(context: Context) -> tuple[str, int]:

@@ -124,6 +124,10 @@ class _Compiler:
             type_name = values.type_name
             return lambda source: type_name
         get = values.by_name[name].get
+        parent = self.types.type_map[values.type_name]
+        assert isinstance(parent, GraphQLObjectType)
+        if isinstance(get_named_type(parent.fields[name].type), GraphQLObjectType):
+            raise NotCompilable(f"{values.type_name}.{name} is an object")
         serialize = _serializer(self.types, values.type_name, name)
         if serialize is None:
             return get

@@ -40,3 +40,4 @@ class UserErrorCode(Enum):
     )
     RATE_LIMITED = strawberry.enum_value("RATE_LIMITED", description="Too many follows: retry later.")
     INVALID_INPUT = strawberry.enum_value("INVALID_INPUT", description="An input field is malformed.")
+    BLOCKED = strawberry.enum_value("BLOCKED", description="One of the two users blocks the other.")

@@ -10,6 +10,7 @@ from followgraph.resolvers.context import Context
 from followgraph.resolvers.mutations import Failure, FollowOutcome
 from followgraph.schema.enums import Relationship, UserErrorCode
 from followgraph.schema.scalars import EpochMillis
+from followgraph.schema.settings import UserSettings
 from followgraph.schema.user import User, users_at
 
 Info: TypeAlias = strawberry.Info[Context, None]
@@ -43,6 +44,43 @@ class RemoveFanInput:
     user_id: strawberry.ID
 
 
+@strawberry.input(description="Whom to block.")
+class BlockInput:
+    user_id: strawberry.ID
+
+
+@strawberry.input(description="Whom to unblock.")
+class UnblockInput:
+    user_id: strawberry.ID
+
+
+@strawberry.input(description="Whom to mute.")
+class MuteInput:
+    user_id: strawberry.ID
+
+
+@strawberry.input(description="Whom to unmute.")
+class UnmuteInput:
+    user_id: strawberry.ID
+
+
+@strawberry.input(description="Whose follow request to accept.")
+class AcceptFollowRequestInput:
+    user_id: strawberry.ID
+
+
+@strawberry.input(description="Whose follow request to reject.")
+class RejectFollowRequestInput:
+    user_id: strawberry.ID
+
+
+@strawberry.input(description="Only the settings given are changed.")
+class UpdateSettingsInput:
+    locked: bool | None = None
+    hide_following: bool | None = None
+    hide_fans: bool | None = None
+
+
 @strawberry.input(description="A user to register, or the profile fields to change (omitted fields stay).")
 class UpsertUserInput:
     user_id: strawberry.ID
@@ -50,7 +88,7 @@ class UpsertUserInput:
     avatar_url: str | None = strawberry.field(default=None, description="An absolute http(s) URL.")
 
 
-@strawberry.type(description="The result of follow, unfollow and removeFan.")
+@strawberry.type(description="Every mutation between the viewer and another user answers with this payload.")
 class FollowPayload:
     changed: bool = strawberry.field(
         description="False when the call changed nothing (already following / not following): "
@@ -58,6 +96,10 @@ class FollowPayload:
     )
     relationship: Relationship | None = strawberry.field(
         description="The viewer's relationship to the user after the call; null on error."
+    )
+    pending: bool = strawberry.field(
+        description="True when a follow became a follow request that waits for the user's answer (a locked "
+        "account); relationship is then unchanged and user.viewerRequestedFollow is true."
     )
     user: User | None = strawberry.field(description="The other user, counts as of after the call.")
     viewer: User | None = strawberry.field(description="The viewer, counts as of after the call.")
@@ -74,6 +116,7 @@ class FollowPayload:
         return cls(
             changed=outcome.changed,
             relationship=None if outcome.relationship is None else Relationship.of(outcome.relationship),
+            pending=outcome.pending,
             user=others[0] if others else None,
             viewer=viewer,
             errors=[UserError.of(p) for p in outcome.failures],
@@ -86,6 +129,13 @@ class MarkFansSeenPayload:
         description="When the mark was set; newFansCount counts fans who followed after it."
     )
     viewer: User
+
+
+@strawberry.type(description="The result of updateSettings.")
+class UpdateSettingsPayload:
+    settings: UserSettings | None
+    viewer: User | None
+    errors: list[UserError]
 
 
 @strawberry.type(description="The result of upsertUser.")
@@ -110,6 +160,60 @@ class Mutation:
     )
     async def remove_fan(self, info: Info, input: RemoveFanInput) -> FollowPayload:
         return await FollowPayload.load(info, await mutations.remove_fan(info.context, input.user_id))
+
+    @strawberry.mutation(
+        description="The viewer blocks userId: both follows between them and any follow requests end, and "
+        "neither can follow the other until the block is lifted (BLOCKED). Idempotent. Requires a token."
+    )
+    async def block(self, info: Info, input: BlockInput) -> FollowPayload:
+        return await FollowPayload.load(info, await mutations.block(info.context, input.user_id))
+
+    @strawberry.mutation(
+        description="Lifts the viewer's block of userId; follows ended by the block stay ended. "
+        "Requires a token."
+    )
+    async def unblock(self, info: Info, input: UnblockInput) -> FollowPayload:
+        return await FollowPayload.load(info, await mutations.unblock(info.context, input.user_id))
+
+    @strawberry.mutation(description="The viewer mutes userId (no change to the graph). Requires a token.")
+    async def mute(self, info: Info, input: MuteInput) -> FollowPayload:
+        return await FollowPayload.load(info, await mutations.mute(info.context, input.user_id, on=True))
+
+    @strawberry.mutation(description="The viewer unmutes userId. Requires a token.")
+    async def unmute(self, info: Info, input: UnmuteInput) -> FollowPayload:
+        return await FollowPayload.load(info, await mutations.mute(info.context, input.user_id, on=False))
+
+    @strawberry.mutation(
+        description="userId's pending follow request to the viewer becomes a follow (followedAt = now). "
+        "Idempotent. Requires a token."
+    )
+    async def accept_follow_request(self, info: Info, input: AcceptFollowRequestInput) -> FollowPayload:
+        outcome = await mutations.accept_follow_request(info.context, input.user_id)
+        return await FollowPayload.load(info, outcome)
+
+    @strawberry.mutation(
+        description="userId's pending follow request to the viewer is dropped. Idempotent. Requires a token."
+    )
+    async def reject_follow_request(self, info: Info, input: RejectFollowRequestInput) -> FollowPayload:
+        outcome = await mutations.reject_follow_request(info.context, input.user_id)
+        return await FollowPayload.load(info, outcome)
+
+    @strawberry.mutation(
+        description="Changes the viewer's settings. Unlocking accepts every pending request. "
+        "Requires a token."
+    )
+    async def update_settings(self, info: Info, input: UpdateSettingsInput) -> UpdateSettingsPayload:
+        viewer_id, settings, failures = await mutations.update_settings(
+            info.context, locked=input.locked, hide_following=input.hide_following, hide_fans=input.hide_fans
+        )
+        viewer = None
+        if settings is not None:
+            (viewer,) = await users_at(info, [viewer_id], "viewer")
+        return UpdateSettingsPayload(
+            settings=None if settings is None else UserSettings.of(settings),
+            viewer=viewer,
+            errors=[UserError.of(f) for f in failures],
+        )
 
     @strawberry.mutation(description="Resets the viewer's newFansCount to zero. Requires a token.")
     async def mark_fans_seen(self, info: Info) -> MarkFansSeenPayload:

@@ -10,16 +10,29 @@ from typing import Annotated, Any, TypeAlias
 
 import strawberry
 
-from followgraph.resolvers import lists, users
+from followgraph.resolvers import lists, social, users
 from followgraph.resolvers.context import Context
 from followgraph.resolvers.node import USER_TYPE, to_global_id
 from followgraph.resolvers.paging import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
-from followgraph.schema.declared import COUNTS, PROFILE, RELATION, Values, Wants, list_metadata, value
+from followgraph.schema.declared import (
+    CONTROLS,
+    COUNTS,
+    PROFILE,
+    RELATION,
+    Values,
+    Wants,
+    list_metadata,
+    value,
+)
 from followgraph.schema.enums import Relationship
 from followgraph.schema.node import Node
 from followgraph.schema.scalars import EpochMillis
 from followgraph.schema.selection import selected
-from followgraph.store import Entry, ListKind, Page, UserFacts
+from followgraph.schema.settings import UserSettings
+from followgraph.store import Controls, Entry, ListKind, Page, UserFacts
+from followgraph.store import Relationship as StoreRelationship
+from followgraph.store.suggestions import MAX_SUGGESTIONS
+from followgraph.store.suggestions import Suggestion as StoreSuggestion
 
 Info: TypeAlias = strawberry.Info[Context, None]
 
@@ -82,6 +95,12 @@ class FollowEdge:
 )
 class FollowConnection:
     total_count: int = value(lambda page: page.total, description="Size of the whole list, not of this page.")
+    hidden: bool = value(
+        lambda page: page.hidden,
+        description="True when the list's owner does not show it to the viewer (a hidden list, a locked "
+        "account seen by a non-fan, a block): edges and nodes are then empty and there are no pages; "
+        "totalCount still gives the size.",
+    )
     edges: list[FollowEdge]
     nodes: list["User"] = strawberry.field(description="The users of `edges`, without the edge fields.")
     page_info: PageInfo
@@ -145,6 +164,38 @@ def _relation(get: Callable[[Any], Any], description: str) -> Any:
     return value(lambda facts: get(facts.relation), needs=RELATION, description=description)
 
 
+def _control(get: Callable[[Controls], bool], description: str) -> Any:
+    """A block, mute or pending request between the user and the viewer."""
+    return value(lambda facts: get(facts.controls), needs=CONTROLS, description=description)
+
+
+def _own_list_field(kind: ListKind, description: str) -> Any:
+    """A connection field over a list only its owner sees: null for anyone else."""
+
+    async def resolve(
+        self: "User",
+        info: Info,
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+    ) -> FollowConnection | None:
+        if info.context.viewer_id != self.user_id:
+            return None
+        page = await lists.list_page(
+            info.context, kind, self.user_id, first=first, after=after, last=last, before=before
+        )
+        return await FollowConnection.load(info, page)
+
+    return strawberry.field(resolver=resolve, description=description)
+
+
+def _own_settings(facts: UserFacts) -> UserSettings | None:
+    if facts.profile is None or facts.relation.relationship is not StoreRelationship.SELF:
+        return None
+    return UserSettings.of(facts.profile.settings)
+
+
 @strawberry.type(description="A registered user of the follow graph.")
 class User(Node):
     id: strawberry.ID = value(
@@ -204,6 +255,32 @@ class User(Node):
         "When this user followed the viewer; null if they do not.",
     )
 
+    viewer_blocks: bool = _control(lambda c: c.viewer_blocks, "The viewer blocks this user.")
+    blocks_viewer: bool = _control(
+        lambda c: c.blocks_viewer,
+        "This user blocks the viewer: the viewer can neither follow them nor see their lists.",
+    )
+    viewer_mutes: bool = _control(
+        lambda c: c.viewer_mutes,
+        "The viewer mutes this user: the graph is unchanged, but their events are not pushed to the viewer.",
+    )
+    is_locked: bool = value(
+        lambda facts: facts.profile is not None and facts.profile.settings.locked,
+        needs=PROFILE,
+        description="A locked account approves each new fan: a follow becomes a follow request.",
+    )
+    viewer_requested_follow: bool = _control(
+        lambda c: c.viewer_requested, "The viewer asked to follow this (locked) user and has no answer yet."
+    )
+    requested_follow_viewer: bool = _control(
+        lambda c: c.requested_viewer, "This user asked to follow the viewer, who has not answered yet."
+    )
+    settings: UserSettings | None = value(
+        _own_settings,
+        needs=PROFILE | RELATION,
+        description="The user's own settings. Null unless the user is the viewer.",
+    )
+
     @classmethod
     def of(cls, facts: UserFacts) -> "User":
         """A User from what was loaded; fields of parts not loaded were not selected."""
@@ -233,6 +310,52 @@ class User(Node):
         "Users this user follows who follow back (互粉), newest mutual first; "
         "followedAt is when the relation became mutual.",
     )
+
+    follow_requests = _own_list_field(
+        ListKind.REQUESTS_IN,
+        "Pending follow requests to this user, newest first; followedAt is when the request was made. "
+        "Null unless the user is the viewer.",
+    )
+    sent_follow_requests = _own_list_field(
+        ListKind.REQUESTS_OUT,
+        "Follow requests this user made that are still pending, newest first. "
+        "Null unless the user is the viewer.",
+    )
+    blocking = _own_list_field(
+        ListKind.BLOCKING,
+        "Users this user blocks, newest first; followedAt is when the block was made. "
+        "Null unless the user is the viewer.",
+    )
+    muting = _own_list_field(
+        ListKind.MUTING,
+        "Users this user mutes, newest first; followedAt is when the mute was made. "
+        "Null unless the user is the viewer.",
+    )
+
+    @strawberry.field(
+        description="Exact number of pending follow requests to this user. "
+        "Null unless the user is the viewer."
+    )
+    async def follow_request_count(self, info: Info) -> int | None:
+        return await social.pending_count(info.context, self.user_id)
+
+    @strawberry.field(
+        description="People the viewer may know (可能认识的人): users followed by many of the users "
+        "the viewer follows, best first. Never the viewer, nobody the viewer follows or has asked to "
+        "follow, blocks or is blocked by. Null unless the user is the viewer."
+    )
+    async def suggestions(
+        self,
+        info: Info,
+        first: Annotated[
+            int | None,
+            strawberry.argument(
+                description=f"At most {MAX_SUGGESTIONS}; default {social.DEFAULT_SUGGESTIONS}."
+            ),
+        ] = None,
+    ) -> list["Suggestion"] | None:
+        found = await social.suggestions_for(info.context, self.user_id, first=first)
+        return None if found is None else await Suggestion.load(info, found)
 
     @strawberry.field(
         description="Users followed by both this user and `userId` (共同关注), "
@@ -265,3 +388,33 @@ USER: Values[UserFacts] = Values(User)
 EDGE: Values[EdgeSource] = Values(FollowEdge)
 CONNECTION: Values[Page] = Values(FollowConnection)
 PAGE_INFO: Values[Page] = Values(PageInfo)
+
+
+@strawberry.type(description="A suggested user, with the reason.")
+class Suggestion:
+    user: User
+    followed_by_count: int = strawberry.field(
+        description="How many of the users the viewer follows follow this user."
+    )
+    via: strawberry.Private[list[User]]
+
+    @strawberry.field(description="A few of those users, most recently followed by the viewer first.")
+    def followed_by(
+        self, first: Annotated[int | None, strawberry.argument(description="Default 3.")] = None
+    ) -> list[User]:
+        return self.via[: 3 if first is None else max(0, first)]
+
+    @classmethod
+    async def load(cls, info: Info, found: Sequence[StoreSuggestion]) -> list["Suggestion"]:
+        """The suggestions with their users and the users they came by, loaded in one batch."""
+        needs = USER.needs(selected(info, "user") | selected(info, "followedBy"))
+        ids = list(dict.fromkeys([s.user_id for s in found] + [u for s in found for u in s.followed_by]))
+        users = {facts.user_id: User.of(facts) for facts in await load_facts(info, ids, needs)}
+        return [
+            cls(
+                user=users[s.user_id],
+                followed_by_count=s.followed_by_count,
+                via=[users[u] for u in s.followed_by],
+            )
+            for s in found
+        ]

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
-from graphql import GraphQLObjectType
+from graphql import GraphQLObjectType, get_named_type, is_object_type
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from followgraph.schema import schema
@@ -26,23 +26,36 @@ from followgraph.schema.execute import Executor
 from followgraph.schema.limits import QueryLimits
 from followgraph.server.auth import mint_token
 from followgraph.server.settings import Settings
-from followgraph.store import FollowStore
+from followgraph.store import FollowStore, controls
 from followgraph.store.lua import Client
 from tests.served import serve
 
-USERS = ["ann", "bob", "cat", "dan", "eve", "fay"]
+USERS = ["ann", "bob", "cat", "dan", "eve", "fay", "gus"]
 FOLLOWS = [
     ("ann", "bob"), ("bob", "ann"), ("cat", "ann"), ("dan", "ann"), ("eve", "ann"), ("fay", "ann"),
     ("ann", "cat"), ("bob", "cat"), ("eve", "bob"), ("ann", "fay"), ("fay", "bob"),
 ]  # fmt: skip
 
+
+async def add_controls(store: FollowStore) -> None:
+    """Blocks, mutes, locks, hidden lists and requests, so that every new flag and hidden list shows."""
+    await controls.update_settings(store, "cat", locked=True)  # ann and bob are fans, eve is not
+    await controls.update_settings(store, "fay", hide_following=True)
+    await controls.update_settings(store, "gus", locked=True)
+    await store.follow(follower="ann", followee="gus")  # a request
+    await store.follow(follower="eve", followee="cat")  # a request
+    await controls.block(store, blocker="dan", blocked="eve")
+    await controls.mute(store, muter="ann", muted="cat")
+
+
 USER_FIELDS = (
     "__typename id userId name avatarUrl createdAt followingCount fansCount mutualCount relationship "
-    "viewerIsFollowing isFollowingViewer viewerFollowedAt followedViewerAt"
+    "viewerIsFollowing isFollowingViewer viewerFollowedAt followedViewerAt viewerBlocks blocksViewer "
+    "viewerMutes isLocked viewerRequestedFollow requestedFollowViewer"
 )
 EDGES = f"edges {{ __typename cursor followedAt relationship node {{ {USER_FIELDS} }} }}"
 PAGE_INFO = "pageInfo { __typename hasNextPage hasPreviousPage startCursor endCursor }"
-EVERYTHING = f"__typename totalCount {EDGES} nodes {{ userId name relationship }} {PAGE_INFO}"
+EVERYTHING = f"__typename totalCount hidden {EDGES} nodes {{ userId name relationship }} {PAGE_INFO}"
 
 COMPILABLE: list[tuple[str, str, dict[str, Any]]] = [
     (
@@ -52,6 +65,15 @@ COMPILABLE: list[tuple[str, str, dict[str, Any]]] = [
         {"userId": "ann", "first": 3},
     ),
     ("every field", f'{{ user(userId: "ann") {{ {USER_FIELDS} fans {{ {EVERYTHING} }} }} }}', {}),
+    (
+        "lists hidden from some viewers",
+        "query Hidden($locked: ID!, $hiding: ID!, $blocking: ID!) { "
+        f"locked: user(userId: $locked) {{ {USER_FIELDS} fans {{ {EVERYTHING} }} following {{ hidden }} }} "
+        f"hiding: user(userId: $hiding) {{ following {{ {EVERYTHING} }} mutuals {{ hidden totalCount }} }} "
+        f"blocking: user(userId: $blocking) {{ {USER_FIELDS} "
+        "fans { hidden totalCount nodes { userId } } } }",
+        {"locked": "cat", "hiding": "fay", "blocking": "dan"},
+    ),
     (
         "three lists and the viewer",
         f"{{ __typename viewer {{ {USER_FIELDS} following(first: 2) {{ {EVERYTHING} }} "
@@ -168,6 +190,7 @@ async def apps(served_redis: Client, settings: Settings) -> AsyncIterator[Apps]:
         await store.upsert_user(user, name=f"User {user}", avatar_url=f"https://a.example/{user}.png")
     for i, (a, b) in enumerate(FOLLOWS):
         await store.follow(follower=a, followee=b, at=1_700_000_000_000 + i * 1000)
+    await add_controls(store)
     async with (
         serve(settings, served_redis) as compiled,
         serve(replace(settings, compiled_queries=False), served_redis) as general,
@@ -273,7 +296,20 @@ def test_every_field_of_the_types_plans_cover_is_declared(values: Values[Any]) -
     assert isinstance(graphql_type, GraphQLObjectType)
     assert set(graphql_type.fields) == set(values.by_name) | values.composites
     composites = {
-        "User": {"following", "fans", "mutuals", "commonFollowing", "fansYouFollow", "newFansCount"},
+        "User": {
+            "following",
+            "fans",
+            "mutuals",
+            "commonFollowing",
+            "fansYouFollow",
+            "newFansCount",
+            "followRequests",
+            "sentFollowRequests",
+            "blocking",
+            "muting",
+            "followRequestCount",
+            "suggestions",
+        },
         "FollowEdge": {"node"},
         "FollowConnection": {"edges", "nodes", "pageInfo"},
         "PageInfo": set(),
@@ -282,4 +318,7 @@ def test_every_field_of_the_types_plans_cover_is_declared(values: Values[Any]) -
 
 
 def test_the_differential_documents_select_every_user_value() -> None:
-    assert set(USER_FIELDS.split()) == {"__typename", *declarations.USER.by_name}
+    user = core_schema(schema).type_map["User"]
+    assert isinstance(user, GraphQLObjectType)
+    leaves = {n for n in declarations.USER.by_name if not is_object_type(get_named_type(user.fields[n].type))}
+    assert set(USER_FIELDS.split()) == {"__typename", *leaves}

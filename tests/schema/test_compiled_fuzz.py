@@ -22,7 +22,7 @@ from followgraph.schema.user import USER
 from followgraph.server.auth import mint_token
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
-from followgraph.store import FollowStore
+from followgraph.store import FollowStore, controls
 from tests.conftest import TEST_SECRET
 from tests.served import serve
 
@@ -54,7 +54,9 @@ def fields(names: list[str], *, max_size: int = 4) -> st.SearchStrategy[str]:
     return _fields(names, max_size)
 
 
-USER_FIELDS = fields(["__typename", *sorted(USER.by_name)])
+# Objects among the values (settings) with a selection of their own.
+SUBSELECTIONS = {"settings": "settings { locked hideFollowing hideFans }"}
+USER_FIELDS = fields(["__typename", *(SUBSELECTIONS.get(n, n) for n in sorted(USER.by_name))])
 
 
 @st.composite
@@ -68,6 +70,7 @@ def connection(draw: st.DrawFn) -> str:
     edge = fields(["cursor", "followedAt", "relationship", "__typename", "node { NODE }"])
     parts = [
         "totalCount",
+        "hidden",
         "__typename",
         f"edges {{ {draw(edge).replace('NODE', draw(USER_FIELDS))} }}",
         f"nodes {{ {draw(USER_FIELDS)} }}",
@@ -136,6 +139,12 @@ def pair(redis_server: RedisServer, data_dir: Path) -> Iterator[Pair]:
                 await store.upsert_user(user, name=f"User {user}")
             for i, (a, b) in enumerate(FOLLOWS):
                 await store.follow(follower=a, followee=b, at=1_700_000_000_000 + 1000 * (i % 5))
+            # Lists hidden from some viewers, blocks, mutes and requests.
+            await controls.update_settings(store, "u1", locked=True)
+            await controls.update_settings(store, "u2", hide_following=True, hide_fans=True)
+            await store.follow(follower="u6", followee="u1")
+            await controls.block(store, blocker="u3", blocked="u0")
+            await controls.mute(store, muter="u0", muted="u4")
             compiled = await stack.enter_async_context(serve(settings, client))
             general = await stack.enter_async_context(
                 serve(replace(settings, compiled_queries=False), client)

@@ -1,0 +1,26 @@
+"""Reads of the social controls that only the user themself sees: pending requests, suggestions."""
+
+from __future__ import annotations
+
+from followgraph.resolvers.context import Context
+from followgraph.resolvers.paging import check_page_size
+from followgraph.store import controls
+from followgraph.store.suggestions import MAX_SUGGESTIONS, Suggestion, suggestions
+
+DEFAULT_SUGGESTIONS = 10
+
+
+async def pending_count(context: Context, user_id: str) -> int | None:
+    """Pending follow requests to `user_id`; None unless the viewer is `user_id`."""
+    if context.viewer_id != user_id:
+        return None
+    return await controls.pending_count(context.store, user_id)
+
+
+async def suggestions_for(context: Context, user_id: str, *, first: int | None) -> list[Suggestion] | None:
+    """People `user_id` may know, best first; None unless the viewer is `user_id`."""
+    if context.viewer_id != user_id:
+        return None
+    size = DEFAULT_SUGGESTIONS if first is None else first
+    check_page_size("first", size, MAX_SUGGESTIONS)
+    return await suggestions(context.store, user_id, first=size)
