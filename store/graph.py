@@ -377,7 +377,10 @@ class FollowStore:
             list_id, first=first, after=after, last=None, before=None, default=DEFAULT_PAGE_SIZE
         )
         if viewer is None:
-            return _slice(list_id, [], request)
+            owner, args = self._owner_keys(user_id), ["", ListKind.FANS.hidden_by]
+            return _slice(
+                list_id, [], request, bool(await scripts.HIDDEN_SCRIPT.run(self.redis, owner, args))
+            )
         validate_user_id(viewer, field="viewer")
         entries, hidden = await self._intersection(
             self.keys.fans(user_id), self.keys.following(viewer), viewer, [(user_id, ListKind.FANS)]

@@ -100,3 +100,20 @@ async def test_a_compiled_plan_makes_the_same_round_trips_as_the_general_executo
         general = await counted.round_trips(query)  # runs, then compiles the document
         compiled = await counted.round_trips(query)
         assert compiled == general == 3
+
+
+CONTROLLED = """{ user(userId: "star") { isLocked fans(first: %d) { hidden totalCount edges {
+  cursor relationship node { userId name isLocked viewerBlocks blocksViewer viewerMutes
+  viewerRequestedFollow requestedFollowViewer relationship fansCount } } } } }"""
+
+
+async def test_blocks_mutes_requests_and_hidden_lists_cost_no_round_trip_of_their_own(
+    counted: Counted,
+) -> None:
+    # The flags are read on the viewer's slot with the relationships, the list's visibility by
+    # the page script on the owner's slot: a page still costs 3 round trips, compiled or not.
+    await counted.round_trips("{ viewer { viewerBlocks } }")  # the first use loads the script
+    for size in (1, 100):
+        general = await counted.round_trips(CONTROLLED % size)
+        compiled = await counted.round_trips(CONTROLLED % size)
+        assert compiled == general == await counted.round_trips(PAGE % size) == 3
