@@ -1,6 +1,6 @@
 /** The query GraphiQL opens with: the viewer, then a page of user 1's fans seen from the viewer. */
-export const EXAMPLE_QUERY = `# Welcome to FollowGraph. Run this with the ▶ button (Ctrl-Enter).
-# The Headers pane carries the viewer's token; without one, relationships are NONE.
+export const EXAMPLE_QUERY = `# ▶ (Ctrl-Enter) runs it as the viewer
+# whose token is in Headers.
 query FansOfUser1 {
   viewer {
     userId
