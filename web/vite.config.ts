@@ -15,6 +15,10 @@ export default defineConfig({
         app: resolve(import.meta.dirname, "index.html"),
         graphiql: resolve(import.meta.dirname, "graphiql.html"),
       },
+      // GraphiQL's React-compiler runtime starts with "use no memo", which bundling drops harmlessly.
+      onwarn(warning, warn) {
+        if (warning.code !== "MODULE_LEVEL_DIRECTIVE") warn(warning);
+      },
     },
   },
   worker: { format: "es" },
