@@ -25,6 +25,7 @@ from followgraph.server.demo import DemoSpec, demo_edges
 from followgraph.server.redis_cluster import LocalCluster, free_cluster_ports, port_is_free
 from followgraph.server.redis_server import RedisServer, answers, socket_path_for
 from followgraph.server.settings import Settings
+from followgraph.server.transfer import Format
 from followgraph.store import Keys
 
 KEYS = Keys()
@@ -504,13 +505,13 @@ def test_import_progress_counts_data_rows_only(target: Target, tmp_path: Path, c
     result = invoke("import", str(source), *target.options())
     assert result.exit_code == 0, console.getvalue()
     assert "6/6 rows" in console.getvalue()
-    assert cli._count_rows(str(source), cli.Format.CSV, "follower") == 6
+    assert cli._count_rows(str(source), Format.CSV, "follower") == 6
     headless = tmp_path / "headless.csv"
     headless.write_text("a,b,1\n\nb,c,2")  # a blank line, no final newline
-    assert cli._count_rows(str(headless), cli.Format.CSV, "follower") == 2
+    assert cli._count_rows(str(headless), Format.CSV, "follower") == 2
     jsonl = tmp_path / "edges.jsonl"
     jsonl.write_text('{"follower": "a", "followee": "b"}\n')
-    assert cli._count_rows(str(jsonl), cli.Format.JSONL, "follower") == 1
+    assert cli._count_rows(str(jsonl), Format.JSONL, "follower") == 1
 
 
 def test_token_for_an_unregistered_user_warns(target: Target, console: io.StringIO) -> None:
