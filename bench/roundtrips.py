@@ -21,26 +21,7 @@ from bench.rawapp import create_bench_app
 from followgraph.server.app import create_app
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore
-
-
-class RoundTripCounter:
-    """Mixin for a redis-py connection class: counts every write to the socket (one per command,
-    or one per pipeline), handshakes aside, in the class attribute `sent`."""
-
-    sent = 0
-    connecting = False
-
-    async def on_connect_check_health(self, check_health: bool = True) -> None:
-        self.connecting = True
-        try:
-            await super().on_connect_check_health(check_health)  # type: ignore[misc]
-        finally:
-            self.connecting = False
-
-    async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
-        if not self.connecting:
-            type(self).sent += 1
-        await super().send_packed_command(command, check_health)  # type: ignore[misc]
+from followgraph.store.roundtrips import RoundTripCounter
 
 
 class CountingConnection(RoundTripCounter, Connection):

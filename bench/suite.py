@@ -5,13 +5,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import functools
 import os
-import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,13 +20,15 @@ import uvloop
 
 from bench.cluster import run_cluster
 from bench.cpu import meter, own_seconds, process_seconds
-from bench.graph import VIEWER, FanGraph, LoadReport, TypicalGraph, fan_id, load_fan_graph, load_typical_graph
+from bench.graph import VIEWER, FanGraph, LoadReport, TypicalGraph, fan_id, load_fan_graph
 from bench.loaders import Loader, pick_loader
 from bench.loadgen import FollowCycle, LoadResult, LoadSpec, RequestSpec, summarize
+from bench.memory import measure_memory, redis_binaries
 from bench.model import CpuLayout, Group, MemoryRow, Options, Ratio, Row
 from bench.processes import Child, child_env, free_port, pin, spawn, wait_http
 from bench.queries import FOLLOW_MUTATION, UNFOLLOW_MUTATION, bearer, fans_query_body, raw_body
-from bench.redisstats import RedisWork, Snapshot, Stats, used_memory
+from bench.ratios import ratios
+from bench.redisstats import RedisWork, Snapshot, Stats
 from bench.roundtrips import InProcess
 from bench.verify import raw_loader_matches_store
 from followgraph.server.auth import AuthConfig, mint_token
@@ -153,11 +153,13 @@ class Bench:
             self.server_a.stop()
             self.server_g.stop()
             bench_app.stop()
-        binaries = self._redis_binaries()
-        self._memory(binaries)
+        binaries = redis_binaries(self.options.redis_binary)
+        self.results.memory += measure_memory(
+            TypicalGraph(self.options.memory_users), binaries, self.layout.redis, self.say
+        )
         if self.options.cluster:
             run_cluster(self, single, binaries)
-        self.results.ratios = self._ratios()
+        self.results.ratios = ratios(self.results.groups, self.results.memory)
         return self.results
 
     # -- in-process: round trips and the answers compared ------------------------------------------
@@ -284,19 +286,41 @@ class Bench:
 
     def _scenarios(self, stats: redis.Redis, counts: dict[str, float], url: str) -> Row:
         """Run the scenarios on the single Redis; returns A's row of the side-by-side page."""
-        opts, graph = self.options, self.graph
-        mid = graph.celebrity(opts.middle_size)
-        auth = bearer(self.viewer_token)
-
-        def graphql(user_id: str, first: int) -> RequestSpec:
-            return RequestSpec("/graphql", fans_query_body(user_id, first), auth)
-
-        versus = Group("versus", f"Fans page of {mid.user_id} (first: 20): A GraphQL vs B/C/D hand-written")
-        self.results.groups.append(versus)
+        opts = self.options
         self.say(
             f"Scenarios ({opts.warmup:g}s warm-up + {opts.duration:g}s each, {opts.concurrency} connections):"
         )
-        a_request = graphql(mid.user_id, 20)
+        a_mid = self._versus(stats, counts)
+        self._executors(stats, counts, a_mid)
+        self._by_list_size(stats, counts, a_mid)
+        self._by_page_size(stats, counts, a_mid)
+        self._writes(stats, counts, url)
+        return a_mid
+
+    def _group(self, key: str, title: str) -> Group:
+        group = Group(key, title)
+        self.results.groups.append(group)
+        return group
+
+    def _page_request(self, user_id: str, first: int) -> RequestSpec:
+        return RequestSpec("/graphql", fans_query_body(user_id, first), bearer(self.viewer_token))
+
+    def _a_page(
+        self, stats: Stats, counts: dict[str, float], name: str, user_id: str, first: int, a_mid: Row
+    ) -> Row:
+        """A's fans page of `user_id`, measured; the side-by-side run's row again when it is that page."""
+        mid = self.graph.celebrity(self.options.middle_size)
+        if (user_id, first) == (mid.user_id, 20):
+            return dataclasses.replace(a_mid, name=name, note="same run as in the first table")
+        request = self._page_request(user_id, first)
+        return self.measure(stats, name, self._a, self.port_a, request, counts[f"A:{user_id}:{first}"])
+
+    def _versus(self, stats: Stats, counts: dict[str, float]) -> Row:
+        mid = self.graph.celebrity(self.options.middle_size)
+        versus = self._group(
+            "versus", f"Fans page of {mid.user_id} (first: 20): A GraphQL vs B/C/D hand-written"
+        )
+        a_request = self._page_request(mid.user_id, 20)
         a_mid = self.measure(
             stats,
             f"A GraphQL server ({mid.label})",
@@ -305,35 +329,32 @@ class Bench:
             a_request,
             counts[f"A:{mid.user_id}:20"],
         )
-        a_mid_profile = self._profile_during(a_request) if opts.profile else None
+        if self.options.profile:
+            self.results.profile = self._profile_during(a_request)
         versus.rows.append(a_mid)
+        auth = bearer(self.viewer_token)
         for route, title in (
             ("B", "B hand-written Starlette"),
             ("C", "C seed algorithm (temp keys)"),
             ("D", "D naive N+1"),
         ):
+            request = RequestSpec(f"/{route.lower()}", raw_body(mid.user_id, 20), auth)
+            count = counts[f"{route}:{mid.user_id}:20"]
             versus.rows.append(
-                self.measure(
-                    stats,
-                    f"{title} ({mid.label})",
-                    self._bcd,
-                    self.port_b,
-                    RequestSpec(f"/{route.lower()}", raw_body(mid.user_id, 20), auth),
-                    counts[f"{route}:{mid.user_id}:20"],
-                )
+                self.measure(stats, f"{title} ({mid.label})", self._bcd, self.port_b, request, count)
             )
         versus.notes.append(
             "B, C and D verify the same bearer token as A and return the same JSON; C pages by offset "
             "(as the PHP does) and writes 4 temporary keys per request; its cost does not depend on "
             "the list size (ZREVRANGE by rank)."
         )
-        if a_mid_profile:
-            self.results.profile = a_mid_profile
+        return a_mid
 
-        executor = Group(
+    def _executors(self, stats: Stats, counts: dict[str, float], a_mid: Row) -> None:
+        mid = self.graph.celebrity(self.options.middle_size)
+        executor = self._group(
             "executor", "A with compiled plans (the default) vs A with the general executor only"
         )
-        self.results.groups.append(executor)
         executor.rows.append(dataclasses.replace(a_mid, note="same run as in the first table"))
         assert self.server_g is not None
         executor.rows.append(
@@ -342,51 +363,29 @@ class Bench:
                 f"A general executor ({mid.label})",
                 self.server_g,
                 self.port_g,
-                a_request,
+                self._page_request(mid.user_id, 20),
                 counts[f"A:{mid.user_id}:20"],
                 "FOLLOWGRAPH_COMPILED_QUERIES=0: every request through Strawberry and graphql-core",
             )
         )
 
-        sizes = Group("sizes", "A by list size: fans page (first: 20) of celebrities with more fans")
-        self.results.groups.append(sizes)
-        for celebrity in graph.celebrities:
-            if celebrity == mid:
-                row = dataclasses.replace(
-                    a_mid, name=f"A fans of {celebrity.user_id}", note="same run as in the first table"
-                )
-            else:
-                row = self.measure(
-                    stats,
-                    f"A fans of {celebrity.user_id}",
-                    self._a,
-                    self.port_a,
-                    graphql(celebrity.user_id, 20),
-                    counts[f"A:{celebrity.user_id}:20"],
-                )
-            sizes.rows.append(row)
+    def _by_list_size(self, stats: Stats, counts: dict[str, float], a_mid: Row) -> None:
+        sizes = self._group("sizes", "A by list size: fans page (first: 20) of celebrities with more fans")
+        for celebrity in self.graph.celebrities:
+            name = f"A fans of {celebrity.user_id}"
+            sizes.rows.append(self._a_page(stats, counts, name, celebrity.user_id, 20, a_mid))
 
-        pages = Group("pages", f"A by page size: fans of {mid.user_id}, first: 1 / 20 / 100")
-        self.results.groups.append(pages)
-        for size in opts.page_sizes:
-            if size == 20:
-                row = dataclasses.replace(
-                    a_mid, name=f"A first: {size}", note="same run as in the first table"
-                )
-            else:
-                row = self.measure(
-                    stats,
-                    f"A first: {size}",
-                    self._a,
-                    self.port_a,
-                    graphql(mid.user_id, size),
-                    counts[f"A:{mid.user_id}:{size}"],
-                )
-            pages.rows.append(row)
+    def _by_page_size(self, stats: Stats, counts: dict[str, float], a_mid: Row) -> None:
+        mid = self.graph.celebrity(self.options.middle_size)
+        pages = self._group("pages", f"A by page size: fans of {mid.user_id}, first: 1 / 20 / 100")
+        for size in self.options.page_sizes:
+            pages.rows.append(self._a_page(stats, counts, f"A first: {size}", mid.user_id, size, a_mid))
 
-        writes = Group("writes", "Writes: follow/unfollow mutations through A vs the FOLLOW script alone")
-        self.results.groups.append(writes)
-        half = graph.population // 2
+    def _writes(self, stats: Stats, counts: dict[str, float], url: str) -> None:
+        writes = self._group(
+            "writes", "Writes: follow/unfollow mutations through A vs the FOLLOW script alone"
+        )
+        half = self.graph.population // 2
         cycle = FollowCycle(self.writer_tokens, "f", 1, half, FOLLOW_MUTATION, UNFOLLOW_MUTATION)
         writes.rows.append(
             self.measure(
@@ -404,9 +403,8 @@ class Bench:
             "The script loop runs FollowStore.follow/unfollow in the harness process (pinned to the "
             "server's CPU), with the same concurrency, on the server's client settings (server.redis_client)."
         )
-        return a_mid
 
-    def _raw_follow(self, stats: redis.Redis, url: str, first: int, targets: int, round_trips: float) -> Row:
+    def _raw_follow(self, stats: Stats, url: str, first: int, targets: int, round_trips: float) -> Row:
         writers = self.graph.writers
         concurrency, warmup, duration = self.options.concurrency, self.options.warmup, self.options.duration
 
@@ -505,123 +503,3 @@ class Bench:
         )
         self.say("  profiling server A with py-spy under the same load...")
         return profile_under_load(self.server_a.pid, self.loader, spec)
-
-    # -- memory ------------------------------------------------------------------------------------
-
-    def _redis_binaries(self) -> list[str]:
-        """The benchmark's redis-server, and another one on PATH (another version) if there is one."""
-        binaries = [self.options.redis_binary or find_redis_server()]
-        on_path = shutil.which("redis-server")
-        if on_path and os.path.realpath(on_path) != os.path.realpath(binaries[0]):
-            binaries.append(on_path)
-        return binaries
-
-    def _memory(self, binaries: list[str]) -> None:
-        graph = TypicalGraph(self.options.memory_users)
-        for binary in binaries:
-            self.say(f"Memory: {graph.users:,} users following {graph.per_user} each, on {binary}...")
-            with self._fresh_redis(binary) as port:
-                client = redis.Redis(host="127.0.0.1", port=port, decode_responses=True)
-                try:
-                    info: dict[str, Any] = client.info("server")
-                    mem: dict[str, Any] = client.info("memory")
-                    started = time.perf_counter()
-                    edges, pairs, growth = load_typical_graph(
-                        graph, "127.0.0.1", port, used_memory=functools.partial(used_memory, client)
-                    )
-                    seconds = time.perf_counter() - started
-                finally:
-                    client.close()
-            label = f"{info['redis_version']} ({mem.get('mem_allocator', '?')})"
-            row = MemoryRow.of_load(label, graph.users, edges, pairs, growth, seconds)
-            self.results.memory.append(row)
-            self.say(
-                f"  {edges:,} edges, {pairs:,} mutual pairs: "
-                f"{row.per_edge(row.sets):.1f} B/edge for all sets, "
-                f"{row.per_edge(row.following):.1f} following + {row.per_edge(row.fans):.1f} fans"
-            )
-
-    @contextlib.contextmanager
-    def _fresh_redis(self, binary: str) -> Iterator[int]:
-        with tempfile.TemporaryDirectory(prefix="followgraph-bench-mem-") as tmp:
-            server = RedisServer(directory=Path(tmp), port=free_port(), binary=binary)
-            server.start()
-            try:
-                assert server.process is not None
-                pin(server.process.pid, self.layout.redis)
-                yield server.port
-            finally:
-                server.stop()
-
-    # -- ratios ------------------------------------------------------------------------------------
-
-    def _ratios(self) -> list[Ratio]:
-        groups = {g.key: g for g in self.results.groups}
-        ratios: list[Ratio] = []
-        if "versus" in groups:
-            rows = groups["versus"].rows
-            a = rows[0]
-            for other in rows[1:]:
-                letter = other.name[0]
-                ratios.append(_throughput(f"A/{letter} throughput", a, other))
-                if a.server_cpu_ms and other.server_cpu_ms:
-                    ratios.append(
-                        Ratio(
-                            f"A/{letter} server CPU per request",
-                            a.server_cpu_ms / other.server_cpu_ms,
-                            f"{a.server_cpu_ms:.2f} / {other.server_cpu_ms:.2f} ms",
-                        )
-                    )
-        if "sizes" in groups and len(groups["sizes"].rows) > 1:
-            small, large = groups["sizes"].rows[0], groups["sizes"].rows[-1]
-            at = f"at {large.name.split()[-1]} / {small.name.split()[-1]}"
-            ratios += [_p50(f"p50 {at}", large, small), _throughput(f"throughput {at}", large, small)]
-        if "pages" in groups and len(groups["pages"].rows) > 1:
-            one, big = groups["pages"].rows[0], groups["pages"].rows[-1]
-            at = f"at {big.name.split()[-1]} / {one.name.split()[-1]}"
-            trips = f"{big.round_trips:g} / {one.round_trips:g}"
-            ratios.append(Ratio(f"round trips {at}", _div(big.round_trips or 0, one.round_trips or 0), trips))
-            ratios.append(_p50(f"p50 {at}", big, one))
-        if "executor" in groups and len(groups["executor"].rows) == 2:
-            compiled, general = groups["executor"].rows
-            ratios.append(_throughput("A compiled plans / A general executor throughput", compiled, general))
-        if "cluster" in groups and len(groups["cluster"].rows) > 1:
-            single, cluster = groups["cluster"].rows[0], groups["cluster"].rows[1]
-            ratios.append(_throughput("cluster / one Redis throughput (same page)", cluster, single))
-            ratios.append(_p50("cluster / one Redis p50 (same page)", cluster, single))
-        memory = self.results.memory
-        for on_cluster in (m for m in memory if "cluster" in m.redis):
-            version = on_cluster.redis.split()[0]
-            on_one = next((m for m in memory if m.redis.split()[0] == version), None)
-            if on_one is None or on_one is on_cluster:
-                continue
-            many, one_ = on_cluster.per_edge(on_cluster.sets), on_one.per_edge(on_one.sets)
-            ratios.append(
-                Ratio(
-                    f"cluster / one Redis memory per edge ({version})",
-                    _div(many, one_),
-                    f"{many:.1f} / {one_:.1f} B/edge",
-                )
-            )
-        if "writes" in groups and len(groups["writes"].rows) == 2:
-            a, raw = groups["writes"].rows
-            ratios.append(_throughput("A mutations / FOLLOW script rate", a, raw, unit="per s"))
-        return ratios
-
-
-def _throughput(name: str, top: Row, bottom: Row, *, unit: str = "req/s") -> Ratio:
-    return Ratio(
-        name, _div(top.load.rps, bottom.load.rps), f"{top.load.rps:,.0f} / {bottom.load.rps:,.0f} {unit}"
-    )
-
-
-def _p50(name: str, top: Row, bottom: Row) -> Ratio:
-    return Ratio(
-        name,
-        _div(top.load.p50_ms, bottom.load.p50_ms),
-        f"{top.load.p50_ms:.2f} / {bottom.load.p50_ms:.2f} ms",
-    )
-
-
-def _div(a: float, b: float) -> float:
-    return a / b if b else float("nan")

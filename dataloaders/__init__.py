@@ -22,12 +22,6 @@ class DataLoaders:
         self._facts: FactsDataLoader | None = None
         self._page: PageDataLoader | None = None
 
-    @classmethod
-    def create(
-        cls, store: FollowStore, viewer_id: str | None, *, observe: BatchObserver | None = None
-    ) -> DataLoaders:
-        return cls(store, viewer_id, observe)
-
     @property
     def facts(self) -> FactsDataLoader:
         if self._facts is None:

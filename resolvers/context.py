@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from followgraph.dataloaders import BatchObserver, DataLoaders
+from followgraph.resolvers.paging import MAX_PAGE_SIZE
 from followgraph.store import FollowStore
 from followgraph.store.ratelimit import FollowRateLimiter
 
@@ -21,6 +22,8 @@ class Context:
     follow_limiter: FollowRateLimiter | None = None
     # The operation that ran, once the document is parsed (for logs and metrics).
     operation_name: str | None = None
+    # The largest first/last of a connection (the schema's QueryLimits.max_page_size).
+    max_page_size: int = MAX_PAGE_SIZE
 
     @classmethod
     def create(
@@ -32,9 +35,10 @@ class Context:
         request_id: str = "-",
         observe: BatchObserver | None = None,
         follow_limiter: FollowRateLimiter | None = None,
+        max_page_size: int = MAX_PAGE_SIZE,
     ) -> Context:
-        loaders = DataLoaders.create(store, viewer_id, observe=observe)
-        return cls(store, loaders, viewer_id, scopes, request_id, follow_limiter)
+        loaders = DataLoaders(store, viewer_id, observe)
+        return cls(store, loaders, viewer_id, scopes, request_id, follow_limiter, max_page_size=max_page_size)
 
     @property
     def is_admin(self) -> bool:

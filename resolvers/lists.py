@@ -4,15 +4,9 @@ from __future__ import annotations
 
 from followgraph.resolvers.context import Context
 from followgraph.resolvers.errors import bad_user_input
+from followgraph.resolvers.paging import DEFAULT_PAGE_SIZE, check_page_size
 from followgraph.resolvers.users import checked_user_id
-from followgraph.store import DEFAULT_PAGE_SIZE, InvalidCursorError, InvalidPageError, ListKind, Page
-
-MAX_PAGE_SIZE = 100
-
-
-def _check_size(name: str, value: int | None) -> None:
-    if value is not None and not 0 <= value <= MAX_PAGE_SIZE:
-        raise bad_user_input(f"`{name}` must be between 0 and {MAX_PAGE_SIZE}, got {value}.", argument=name)
+from followgraph.store import InvalidCursorError, InvalidPageError, ListKind, Page
 
 
 async def list_page(
@@ -28,8 +22,8 @@ async def list_page(
 ) -> Page:
     """One page of `user_id`'s following / fans / mutual list, batched with the request's others
     (or, when nothing runs beside it, read at once)."""
-    _check_size("first", first)
-    _check_size("last", last)
+    check_page_size("first", first, context.max_page_size)
+    check_page_size("last", last, context.max_page_size)
     try:
         query = context.store.list_query(kind, user_id, first=first, after=after, last=last, before=before)
     except InvalidCursorError as exc:
@@ -44,7 +38,7 @@ async def list_page(
 async def common_following(
     context: Context, user_id: str, other_id: str, *, first: int | None, after: str | None
 ) -> Page:
-    _check_size("first", first)
+    check_page_size("first", first, context.max_page_size)
     other = checked_user_id(other_id)
     try:
         return await context.store.common_following(
@@ -55,7 +49,7 @@ async def common_following(
 
 
 async def fans_you_follow(context: Context, user_id: str, *, first: int | None, after: str | None) -> Page:
-    _check_size("first", first)
+    check_page_size("first", first, context.max_page_size)
     try:
         return await context.store.fans_you_follow(
             context.viewer_id, user_id, first=DEFAULT_PAGE_SIZE if first is None else first, after=after

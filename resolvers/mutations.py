@@ -21,7 +21,7 @@ from followgraph.store.ids import is_valid_user_id
 
 
 @dataclass(frozen=True, slots=True)
-class Problem:
+class Failure:
     """A user-facing failure: code is a UserErrorCode name; field the input path at fault."""
 
     code: str
@@ -35,13 +35,13 @@ class FollowOutcome:
     other_id: str | None
     changed: bool = False
     relationship: Relationship | None = None
-    problems: list[Problem] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
 class UpsertOutcome:
     profile: Profile | None
-    problems: list[Problem] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
 
 
 def require_viewer(context: Context) -> str:
@@ -50,17 +50,17 @@ def require_viewer(context: Context) -> str:
     return context.viewer_id
 
 
-def _problem(exc: StoreError, *, viewer_id: str, input_field: str) -> Problem:
+def _failure(exc: StoreError, *, viewer_id: str, input_field: str) -> Failure:
     match exc:
         case UserNotFoundError() if exc.user_id == viewer_id:
-            return Problem(exc.code, f"Your own user {viewer_id!r} is not registered yet.")
+            return Failure(exc.code, f"Your own user {viewer_id!r} is not registered yet.")
         case UserNotFoundError():
-            return Problem(exc.code, str(exc), ["input", input_field])
+            return Failure(exc.code, str(exc), ["input", input_field])
         case InvalidInputError():
-            return Problem(exc.code, str(exc), ["input", exc.field or input_field])
+            return Failure(exc.code, str(exc), ["input", exc.field or input_field])
         case CannotFollowSelfError():
-            return Problem(exc.code, str(exc), ["input", input_field])
-    return Problem("INVALID_INPUT", str(exc), ["input", input_field])
+            return Failure(exc.code, str(exc), ["input", input_field])
+    return Failure("INVALID_INPUT", str(exc), ["input", input_field])
 
 
 Action = Callable[[str, str], Awaitable[FollowResult]]
@@ -71,8 +71,8 @@ async def _act(context: Context, user_id: str, action: Action) -> FollowOutcome:
     try:
         result = await action(viewer_id, user_id)
     except StoreError as exc:
-        problem = _problem(exc, viewer_id=viewer_id, input_field="userId")
-        return FollowOutcome(viewer_id, None, problems=[problem])
+        failure = _failure(exc, viewer_id=viewer_id, input_field="userId")
+        return FollowOutcome(viewer_id, None, failures=[failure])
     finally:
         context.loaders.clear_all()
     return FollowOutcome(viewer_id, user_id, result.changed, result.relationship)
@@ -85,7 +85,7 @@ async def follow(context: Context, user_id: str) -> FollowOutcome:
         if limited is not None:
             retry = datetime.fromtimestamp(limited.retry_at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
             message = f"Too many follows: the limit is {limited.limit}. Try again after {retry}."
-            return FollowOutcome(viewer_id, None, problems=[Problem("RATE_LIMITED", message)])
+            return FollowOutcome(viewer_id, None, failures=[Failure("RATE_LIMITED", message)])
     return await _act(context, user_id, lambda me, other: context.store.follow(follower=me, followee=other))
 
 
@@ -117,7 +117,7 @@ async def upsert_user(
     try:
         profile, _ = await context.store.upsert_user(user_id, name=name, avatar_url=avatar_url)
     except InvalidInputError as exc:
-        return UpsertOutcome(None, [Problem(exc.code, str(exc), ["input", exc.field or "userId"])])
+        return UpsertOutcome(None, [Failure(exc.code, str(exc), ["input", exc.field or "userId"])])
     finally:
         context.loaders.clear_all()
     return UpsertOutcome(profile)

@@ -6,12 +6,7 @@ from typing import Any
 
 from graphql import GraphQLError
 from strawberry import Schema
-from strawberry.extensions import (
-    DisableIntrospection,
-    MaxTokensLimiter,
-    ParserCache,
-    ValidationCache,
-)
+from strawberry.extensions import DisableIntrospection, MaxTokensLimiter, ParserCache
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext
 
@@ -21,7 +16,13 @@ from followgraph.schema.mutations import Mutation
 from followgraph.schema.query import Query
 from followgraph.schema.scalars import SCALAR_MAP
 from followgraph.schema.user import User
-from followgraph.schema.validation import HideSuggestions, RecordOperationName, RequireOperationName
+from followgraph.schema.validation import (
+    CappedValidation,
+    ErrorCodes,
+    HideSuggestions,
+    RecordOperationName,
+    RequireOperationName,
+)
 
 # Distinct documents whose parse and validation are kept: frontends send a few dozen.
 PARSE_CACHE_SIZE = 512
@@ -46,16 +47,18 @@ def build_schema(
 ) -> FollowGraphSchema:
     """The schema, with the query limits, and introspection and "did you mean" suggestions on or off."""
     limits = limits or QueryLimits()
-    # Order matters: the caches come first, so that the checks after them can still refuse a
-    # document whose (cached) validation passed.
+    # Order matters: the checks of a document's shape (operation name, limits) run before its
+    # validation, so that a document built to wear validation out is refused by its shape; codes
+    # are given before errors are masked.
     standard: list[Any] = [
         MaskUnexpectedErrors,
+        ErrorCodes,
         partial(MaxTokensLimiter, max_token_count=limits.max_tokens),
         partial(ParserCache, maxsize=PARSE_CACHE_SIZE),
-        partial(ValidationCache, maxsize=PARSE_CACHE_SIZE),
         RequireOperationName,
         RecordOperationName,
         partial(EnforceQueryLimits, limits),
+        partial(CappedValidation, limits.max_errors, PARSE_CACHE_SIZE),
     ]
     if not introspection:
         standard.append(DisableIntrospection)

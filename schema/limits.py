@@ -12,25 +12,29 @@ from typing import Any
 from graphql import (
     DocumentNode,
     FieldNode,
-    FragmentDefinitionNode,
     FragmentSpreadNode,
-    GraphQLError,
     GraphQLList,
     GraphQLNonNull,
     GraphQLObjectType,
     GraphQLSchema,
     InlineFragmentNode,
-    OperationDefinitionNode,
     SelectionSetNode,
     ValueNode,
-    VariableNode,
-    value_from_ast_untyped,
 )
 from graphql.execution.values import get_variable_values
 from strawberry.extensions import SchemaExtension
 
+from followgraph.resolvers.errors import ApiError
+from followgraph.resolvers.paging import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, page_size_error
+from followgraph.schema.document import (
+    Argument,
+    core_schema,
+    fragments_of,
+    operation,
+    provided_operation_name,
+)
+
 CONNECTION_TYPE = "FollowConnection"
-DEFAULT_PAGE = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,14 +44,15 @@ class QueryLimits:
     max_depth: int = 12
     max_aliases: int = 30
     max_directives: int = 5
-    max_page_size: int = 100
+    max_page_size: int = MAX_PAGE_SIZE
     max_cost: int = 10_000
     max_tokens: int = 5_000
+    # Validation stops after this many errors (graphql-core's default is 100).
+    max_errors: int = 10
 
 
-class LimitError(GraphQLError):
-    def __init__(self, message: str, code: str, **extensions: object) -> None:
-        super().__init__(message, extensions={"code": code, **extensions})
+class LimitError(ApiError):
+    """A query past one of the QueryLimits."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,9 +78,7 @@ class _Walker:
         self.schema = schema
         self.variables = variables
         self.limits = limits
-        self.fragments = {
-            d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
-        }
+        self.fragments = fragments_of(document)
         self.measured: dict[str, _Measure] = {}
         self.in_progress: set[str] = set()
 
@@ -135,18 +138,14 @@ class _Walker:
         return _Measure(nested.depth + 1, nested.aliases + aliases, cost)
 
     def _page_size(self, node: FieldNode) -> int:
-        size = DEFAULT_PAGE
+        size = DEFAULT_PAGE_SIZE
         for argument in node.arguments or ():
             if argument.name.value in ("first", "last"):
                 value = self._value(argument.value)
                 if isinstance(value, int) and not isinstance(value, bool):
-                    if not 0 <= value <= self.limits.max_page_size:
-                        name = argument.name.value
-                        raise LimitError(
-                            f"`{name}` must be between 0 and {self.limits.max_page_size}, got {value}.",
-                            "BAD_USER_INPUT",
-                            argument=name,
-                        )
+                    error = page_size_error(argument.name.value, value, self.limits.max_page_size)
+                    if error is not None:
+                        raise error
                     size = value
         return size
 
@@ -159,16 +158,7 @@ class _Walker:
         return None
 
     def _value(self, node: ValueNode) -> Any:
-        if isinstance(node, VariableNode):
-            return self.variables.get(node.name.value)
-        return value_from_ast_untyped(node)
-
-
-def _operation(document: DocumentNode, name: str | None) -> OperationDefinitionNode | None:
-    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
-    if name is None:
-        return operations[0] if len(operations) == 1 else None
-    return next((o for o in operations if o.name is not None and o.name.value == name), None)
+        return Argument.of(node).get(self.variables)
 
 
 def measure(
@@ -184,14 +174,14 @@ def measure(
     `variables` are the client's raw values: they are coerced as execution will coerce them
     (defaults applied, 100.0 read as 100), so the measure is the one of what would run.
     """
-    operation = _operation(document, operation_name)
-    if operation is None:
+    chosen = operation(document, operation_name)
+    if chosen is None:
         return 0, 0, 0
-    coerced = get_variable_values(schema, operation.variable_definitions or (), dict(variables or {}))
+    coerced = get_variable_values(schema, chosen.variable_definitions or (), dict(variables or {}))
     if isinstance(coerced, list):
         return 0, 0, 0  # bad variables: execution refuses them before anything runs
-    root = schema.get_root_type(operation.operation)
-    total = _Walker(schema, document, coerced.coerced, limits).selections(operation.selection_set, root)
+    root = schema.get_root_type(chosen.operation)
+    total = _Walker(schema, document, coerced.coerced, limits).selections(chosen.selection_set, root)
     if total.depth > limits.max_depth:
         raise LimitError(f"The query is nested deeper than {limits.max_depth} levels.", "QUERY_TOO_DEEP")
     if total.aliases > limits.max_aliases:
@@ -206,7 +196,8 @@ def measure(
 
 
 class EnforceQueryLimits(SchemaExtension):
-    """Refuses, before execution, an operation past any of the QueryLimits."""
+    """Refuses an operation past any of the QueryLimits before it is validated: a document built
+    to make validation work hard (or report thousands of errors) is refused by its shape first."""
 
     def __init__(self, limits: QueryLimits) -> None:
         self.limits = limits
@@ -216,12 +207,12 @@ class EnforceQueryLimits(SchemaExtension):
         if context.graphql_document is not None and not context.pre_execution_errors:
             try:
                 measure(
-                    context.schema._schema,
+                    core_schema(context.schema),
                     context.graphql_document,
                     self.limits,
-                    operation_name=context._provided_operation_name,
+                    operation_name=provided_operation_name(context),
                     variables=context.variables,
                 )
-            except LimitError as error:
+            except ApiError as error:
                 context.pre_execution_errors = [error]
         yield

@@ -7,7 +7,7 @@ import strawberry
 
 from followgraph.resolvers import mutations
 from followgraph.resolvers.context import Context
-from followgraph.resolvers.mutations import FollowOutcome, Problem
+from followgraph.resolvers.mutations import Failure, FollowOutcome
 from followgraph.schema.enums import Relationship, UserErrorCode
 from followgraph.schema.scalars import EpochMillis
 from followgraph.schema.user import User, users_at
@@ -24,8 +24,8 @@ class UserError:
     field: list[str] | None = strawberry.field(description="Path of the input field at fault, when one is.")
 
     @classmethod
-    def of(cls, problem: Problem) -> "UserError":
-        return cls(code=UserErrorCode[problem.code], message=problem.message, field=problem.field)
+    def of(cls, failure: Failure) -> "UserError":
+        return cls(code=UserErrorCode[failure.code], message=failure.message, field=failure.field)
 
 
 @strawberry.input(description="Whom to follow.")
@@ -76,7 +76,7 @@ class FollowPayload:
             relationship=None if outcome.relationship is None else Relationship.of(outcome.relationship),
             user=others[0] if others else None,
             viewer=viewer,
-            errors=[UserError.of(p) for p in outcome.problems],
+            errors=[UserError.of(p) for p in outcome.failures],
         )
 
 
@@ -126,5 +126,5 @@ class Mutation:
         )
         found = [] if outcome.profile is None else await users_at(info, [outcome.profile.user_id], "user")
         return UpsertUserPayload(
-            user=found[0] if found else None, errors=[UserError.of(p) for p in outcome.problems]
+            user=found[0] if found else None, errors=[UserError.of(p) for p in outcome.failures]
         )

@@ -8,8 +8,8 @@ import strawberry
 from followgraph.resolvers import users
 from followgraph.resolvers.context import Context
 from followgraph.schema.node import Node
-from followgraph.schema.selection import wants
-from followgraph.schema.user import User
+from followgraph.schema.selection import selected
+from followgraph.schema.user import USER, User
 
 Info: TypeAlias = strawberry.Info[Context, None]
 
@@ -17,7 +17,7 @@ Info: TypeAlias = strawberry.Info[Context, None]
 async def _users(info: Info, user_ids: Sequence[str | None]) -> list[User | None]:
     """The registered users among `user_ids` (None otherwise), with what the current field's
     selection needs loaded in the same round trip as the registration check."""
-    needs = wants(info, ())
+    needs = USER.needs(selected(info))
     found = await users.registered(info.context, user_ids, relation=needs.relation, counts=needs.counts)
     return [None if facts is None else User.of(facts) for facts in found]
 

@@ -1,4 +1,9 @@
-"""The User type and its follow-list connections."""
+"""The User type and its follow-list connections.
+
+Plain fields are declared with `value(...)` (schema/declared.py): their value from what was
+loaded, and what they need loaded. Both the general executor and compiled plans read those
+declarations; see the README's architecture section for adding a field.
+"""
 
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, TypeAlias
@@ -8,17 +13,22 @@ import strawberry
 from followgraph.resolvers import lists, users
 from followgraph.resolvers.context import Context
 from followgraph.resolvers.node import USER_TYPE, to_global_id
+from followgraph.resolvers.paging import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
+from followgraph.schema.declared import COUNTS, PROFILE, RELATION, Values, Wants, list_metadata, value
 from followgraph.schema.enums import Relationship
 from followgraph.schema.node import Node
 from followgraph.schema.scalars import EpochMillis
-from followgraph.schema.selection import Wants, selected_names, wants
-from followgraph.store import ListKind, Page, UserFacts
+from followgraph.schema.selection import selected
+from followgraph.store import Entry, ListKind, Page, UserFacts
 
 Info: TypeAlias = strawberry.Info[Context, None]
 
-FIRST = "Return at most this many entries from the start (after `after`); 0 to 100, default 20."
+_SIZE = f"0 to the server's page-size limit ({MAX_PAGE_SIZE} unless configured otherwise)"
+FIRST = (
+    f"Return at most this many entries from the start (after `after`); {_SIZE}, default {DEFAULT_PAGE_SIZE}."
+)
 AFTER = "A cursor from this list: return entries after it."
-LAST = "Return at most this many entries from the end (before `before`); 0 to 100."
+LAST = f"Return at most this many entries from the end (before `before`); {_SIZE}."
 BEFORE = "A cursor from this list: return entries before it."
 First = Annotated[int | None, strawberry.argument(description=FIRST)]
 After = Annotated[str | None, strawberry.argument(description=AFTER)]
@@ -26,30 +36,52 @@ Last = Annotated[int | None, strawberry.argument(description=LAST)]
 Before = Annotated[str | None, strawberry.argument(description=BEFORE)]
 
 
+def _at(at: int | None) -> EpochMillis | None:
+    return None if at is None else EpochMillis(at)
+
+
 @strawberry.type(description="Where a page sits in its list (Relay).")
 class PageInfo:
-    has_next_page: bool
-    has_previous_page: bool
-    start_cursor: str | None
-    end_cursor: str | None
+    has_next_page: bool = value(lambda page: page.has_next, description="Whether entries follow this page.")
+    has_previous_page: bool = value(
+        lambda page: page.has_previous, description="Whether entries precede this page."
+    )
+    start_cursor: str | None = value(
+        lambda page: page.start_cursor, description="The first edge's cursor; null on an empty page."
+    )
+    end_cursor: str | None = value(
+        lambda page: page.end_cursor, description="The last edge's cursor; null on an empty page."
+    )
+
+
+# An edge's values come from its list entry and the facts loaded of its user.
+EdgeSource: TypeAlias = tuple[Entry, UserFacts]
 
 
 @strawberry.type(description="A user in a follow list, with when the follow happened.")
 class FollowEdge:
-    cursor: str = strawberry.field(
+    cursor: str = value(
+        lambda edge: edge[0].cursor,
         description="Opaque and stable: paging on with it neither repeats nor skips an entry that stayed "
-        "in the list, whatever was added or removed meanwhile."
+        "in the list, whatever was added or removed meanwhile.",
     )
     node: "User"
-    followed_at: EpochMillis = strawberry.field(description="When the follow (or the mutual relation) began.")
-    relationship: Relationship = strawberry.field(
-        description="node's relationship to the viewer (same value as node.relationship)."
+    followed_at: EpochMillis = value(
+        lambda edge: EpochMillis(edge[0].at), description="When the follow (or the mutual relation) began."
+    )
+    relationship: Relationship = value(
+        lambda edge: Relationship.of(edge[1].relation.relationship),
+        needs=RELATION,
+        description="node's relationship to the viewer (same value as node.relationship).",
     )
 
 
-@strawberry.type(description="A page of users. first/last default to 20 and may not exceed 100.")
+@strawberry.type(
+    description=f"A page of users. first/last default to {DEFAULT_PAGE_SIZE} and may not exceed the "
+    f"page-size limit ({MAX_PAGE_SIZE} unless configured otherwise)."
+)
 class FollowConnection:
-    total_count: int = strawberry.field(description="Size of the whole list, not of this page.")
+    total_count: int = value(lambda page: page.total, description="Size of the whole list, not of this page.")
     edges: list[FollowEdge]
     nodes: list["User"] = strawberry.field(description="The users of `edges`, without the edge fields.")
     page_info: PageInfo
@@ -57,42 +89,38 @@ class FollowConnection:
     @classmethod
     async def load(cls, info: Info, page: Page) -> "FollowConnection":
         """The connection of `page`, with what the selected user fields need loaded in one go."""
-        needs = wants(info, ("edges", "node"), ("nodes",))
-        if "relationship" in selected_names(info, "edges"):
-            needs = Wants(needs.profile, True, needs.counts)
-        users = await load_users(info, [e.user_id for e in page.entries], needs)
+        needs = connection_needs(
+            selected(info, "edges"), selected(info, "edges", "node"), selected(info, "nodes")
+        )
+        loaded = await load_facts(info, [e.user_id for e in page.entries], needs)
+        nodes = [User.of(facts) for facts in loaded]
         edges = [
-            FollowEdge(
-                cursor=e.cursor, node=user, followed_at=EpochMillis(e.at), relationship=user.relationship
-            )
-            for e, user in zip(page.entries, users, strict=True)
+            FollowEdge(node=user, **EDGE.build((entry, facts)))
+            for entry, facts, user in zip(page.entries, loaded, nodes, strict=True)
         ]
         return cls(
-            total_count=page.total,
-            edges=edges,
-            nodes=users,
-            page_info=PageInfo(
-                has_next_page=page.has_next,
-                has_previous_page=page.has_previous,
-                start_cursor=page.start_cursor,
-                end_cursor=page.end_cursor,
-            ),
+            edges=edges, nodes=nodes, page_info=PageInfo(**PAGE_INFO.build(page)), **CONNECTION.build(page)
         )
 
 
-async def load_users(info: Info, user_ids: Sequence[str], needs: Wants) -> list["User"]:
-    """Users with the fields `needs` says are selected filled in."""
-    if not (needs.profile or needs.relation or needs.counts):
-        return [User.of(UserFacts(user_id)) for user_id in user_ids]
-    loaded = await users.facts(
+def connection_needs(edge_names: set[str], edge_node_names: set[str], node_names: set[str]) -> Wants:
+    """What a connection's users need loaded, from the fields selected on its edges, on their
+    nodes and on its nodes."""
+    return EDGE.needs(edge_names) | USER.needs(edge_node_names | node_names)
+
+
+async def load_facts(info: Info, user_ids: Sequence[str], needs: Wants) -> list[UserFacts]:
+    if not needs.any:
+        return [UserFacts(user_id) for user_id in user_ids]
+    return await users.facts(
         info.context, user_ids, profile=needs.profile, relation=needs.relation, counts=needs.counts
     )
-    return [User.of(f) for f in loaded]
 
 
 async def users_at(info: Info, user_ids: Sequence[str], *path: str) -> list["User"]:
     """Users for the field at `path` below the current one (the current field itself when empty)."""
-    return await load_users(info, user_ids, wants(info, path))
+    loaded = await load_facts(info, user_ids, USER.needs(selected(info, *path)))
+    return [User.of(facts) for facts in loaded]
 
 
 def _list_field(kind: ListKind, description: str) -> Any:
@@ -111,36 +139,77 @@ def _list_field(kind: ListKind, description: str) -> Any:
         )
         return await FollowConnection.load(info, page)
 
-    return strawberry.field(resolver=resolve, description=description)
+    return strawberry.field(resolver=resolve, description=description, metadata=list_metadata(kind))
+
+
+def _relation(get: Callable[[Any], Any], description: str) -> Any:
+    """A field of the user's relation to the viewer."""
+    return value(lambda facts: get(facts.relation), needs=RELATION, description=description)
 
 
 @strawberry.type(description="A registered user of the follow graph.")
 class User(Node):
-    id: strawberry.ID = strawberry.field(description="Relay global id (opaque).")
-    user_id: strawberry.ID = strawberry.field(
-        description="The application's own user id, as given to upsertUser / import."
+    id: strawberry.ID = value(
+        lambda facts: strawberry.ID(to_global_id(USER_TYPE, facts.user_id)),
+        description="Relay global id (opaque).",
+    )
+    user_id: strawberry.ID = value(
+        lambda facts: strawberry.ID(facts.user_id),
+        description="The application's own user id, as given to upsertUser / import.",
     )
 
-    name: str | None = strawberry.field(description="Display name.")
-    avatar_url: str | None = strawberry.field(description="Absolute http(s) URL of the avatar image.")
-    created_at: EpochMillis | None = strawberry.field(description="When the user was registered.")
-    following_count: int = strawberry.field(description="Exact: always equal to following.totalCount.")
-    fans_count: int = strawberry.field(description="Exact: always equal to fans.totalCount.")
-    mutual_count: int = strawberry.field(description="Exact: always equal to mutuals.totalCount.")
-    relationship: Relationship = strawberry.field(description="This user's relationship to the viewer.")
-    viewer_is_following: bool = strawberry.field(description="Whether the viewer follows this user.")
-    is_following_viewer: bool = strawberry.field(description="Whether this user follows the viewer.")
-    viewer_followed_at: EpochMillis | None = strawberry.field(
-        description="When the viewer followed this user; null if the viewer does not."
+    name: str | None = value(
+        lambda facts: facts.profile.name if facts.profile else None,
+        needs=PROFILE,
+        description="Display name.",
     )
-    followed_viewer_at: EpochMillis | None = strawberry.field(
-        description="When this user followed the viewer; null if they do not."
+    avatar_url: str | None = value(
+        lambda facts: facts.profile.avatar_url if facts.profile else None,
+        needs=PROFILE,
+        description="Absolute http(s) URL of the avatar image.",
+    )
+    created_at: EpochMillis | None = value(
+        lambda facts: EpochMillis(facts.profile.created_at) if facts.profile else None,
+        needs=PROFILE,
+        description="When the user was registered.",
+    )
+    following_count: int = value(
+        lambda facts: facts.counts.following if facts.counts else 0,
+        needs=COUNTS,
+        description="Exact: always equal to following.totalCount.",
+    )
+    fans_count: int = value(
+        lambda facts: facts.counts.fans if facts.counts else 0,
+        needs=COUNTS,
+        description="Exact: always equal to fans.totalCount.",
+    )
+    mutual_count: int = value(
+        lambda facts: facts.counts.mutual if facts.counts else 0,
+        needs=COUNTS,
+        description="Exact: always equal to mutuals.totalCount.",
+    )
+    relationship: Relationship = _relation(
+        lambda relation: Relationship.of(relation.relationship), "This user's relationship to the viewer."
+    )
+    viewer_is_following: bool = _relation(
+        lambda relation: relation.viewer_follows, "Whether the viewer follows this user."
+    )
+    is_following_viewer: bool = _relation(
+        lambda relation: relation.follows_viewer, "Whether this user follows the viewer."
+    )
+    viewer_followed_at: EpochMillis | None = _relation(
+        lambda relation: _at(relation.viewer_followed_at),
+        "When the viewer followed this user; null if the viewer does not.",
+    )
+    followed_viewer_at: EpochMillis | None = _relation(
+        lambda relation: _at(relation.followed_viewer_at),
+        "When this user followed the viewer; null if they do not.",
     )
 
     @classmethod
     def of(cls, facts: UserFacts) -> "User":
         """A User from what was loaded; fields of parts not loaded were not selected."""
-        return cls(**{attribute: value(facts) for attribute, value in USER_VALUES.values()})
+        return cls(**USER.build(facts))
 
     @strawberry.field(
         description="Fans gained since the user last called markFansSeen. Null unless the user is the viewer."
@@ -194,24 +263,7 @@ class User(Node):
         return await FollowConnection.load(info, page)
 
 
-def _at(at: int | None) -> EpochMillis | None:
-    return None if at is None else EpochMillis(at)
-
-
-# Every plain-value field of User, by GraphQL name: its attribute and its value from what was
-# loaded. User.of builds users with it; compiled plans (schema/compiled.py) read it directly.
-USER_VALUES: dict[str, tuple[str, Callable[[UserFacts], Any]]] = {
-    "id": ("id", lambda f: strawberry.ID(to_global_id(USER_TYPE, f.user_id))),
-    "userId": ("user_id", lambda f: strawberry.ID(f.user_id)),
-    "name": ("name", lambda f: f.profile.name if f.profile else None),
-    "avatarUrl": ("avatar_url", lambda f: f.profile.avatar_url if f.profile else None),
-    "createdAt": ("created_at", lambda f: EpochMillis(f.profile.created_at) if f.profile else None),
-    "followingCount": ("following_count", lambda f: f.counts.following if f.counts else 0),
-    "fansCount": ("fans_count", lambda f: f.counts.fans if f.counts else 0),
-    "mutualCount": ("mutual_count", lambda f: f.counts.mutual if f.counts else 0),
-    "relationship": ("relationship", lambda f: Relationship.of(f.relation.relationship)),
-    "viewerIsFollowing": ("viewer_is_following", lambda f: f.relation.viewer_follows),
-    "isFollowingViewer": ("is_following_viewer", lambda f: f.relation.follows_viewer),
-    "viewerFollowedAt": ("viewer_followed_at", lambda f: _at(f.relation.viewer_followed_at)),
-    "followedViewerAt": ("followed_viewer_at", lambda f: _at(f.relation.followed_viewer_at)),
-}
+USER: Values[UserFacts] = Values(User)
+EDGE: Values[EdgeSource] = Values(FollowEdge)
+CONNECTION: Values[Page] = Values(FollowConnection)
+PAGE_INFO: Values[Page] = Values(PageInfo)

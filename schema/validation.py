@@ -1,10 +1,23 @@
-"""Request checks that graphql-core leaves to the transport."""
+"""Request checks that graphql-core leaves to the transport, validation with a cap on its errors,
+and the `extensions.code` of every error, chosen by where the error arose."""
+
+from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import lru_cache
 
-from graphql import GraphQLError, OperationDefinitionNode
+from graphql import DocumentNode, GraphQLError, GraphQLSchema, GraphQLSyntaxError, validate
+from graphql.validation import ASTValidationRule
 from strawberry.extensions import SchemaExtension
+
+from followgraph.resolvers.errors import BAD_USER_INPUT, INTERNAL_SERVER_ERROR
+from followgraph.schema.document import STRAWBERRY_RULES, core_schema, operations_of, provided_operation_name
+
+GRAPHQL_PARSE_FAILED = "GRAPHQL_PARSE_FAILED"
+GRAPHQL_VALIDATION_FAILED = "GRAPHQL_VALIDATION_FAILED"
+Rules = tuple[type[ASTValidationRule], ...]
+Validator = Callable[[GraphQLSchema, DocumentNode, Rules], list[GraphQLError]]
 
 
 class RecordOperationName(SchemaExtension):
@@ -21,23 +34,80 @@ class RequireOperationName(SchemaExtension):
     """A document with several operations must say which to run (Strawberry would run the first)."""
 
     def on_validate(self) -> Iterator[None]:
-        self._check()
-        yield
-
-    def _check(self) -> None:
         context = self.execution_context
-        # ExecutionContext.operation_name falls back to the first operation's name; the name the
-        # client sent is kept privately.
         document = context.graphql_document
-        if context._provided_operation_name is not None or document is None:
-            return
-        operations = sum(isinstance(d, OperationDefinitionNode) for d in document.definitions)
-        if operations > 1:
+        if (
+            provided_operation_name(context) is None
+            and document is not None
+            and len(operations_of(document)) > 1
+        ):
             error = GraphQLError(
                 "The document has several operations: give the operation name to run in `operationName`."
             )
             # Set before validation runs, so the document is refused without being validated.
             context.pre_execution_errors = [error]
+        yield
+
+
+class CappedValidation(SchemaExtension):
+    """Validation that stops after `max_errors` errors, remembered per document (it replaces
+    Strawberry's ValidationCache, which cannot pass graphql-core a cap)."""
+
+    def __init__(self, max_errors: int, cache_size: int) -> None:
+        self.validate = _validator(max_errors, cache_size)
+
+    def on_validate(self) -> Iterator[None]:
+        context = self.execution_context
+        # Checks before this one (limits, operation name) may have refused the document already.
+        if context.pre_execution_errors is None and context.graphql_document is not None:
+            context.pre_execution_errors = self.validate(
+                core_schema(context.schema), context.graphql_document, tuple(context.validation_rules)
+            )
+        yield
+
+
+@lru_cache(maxsize=8)
+def _validator(max_errors: int, cache_size: int) -> Validator:
+    """One cache per (cap, size): extensions are made per request, their cache must outlive them."""
+
+    def run(schema: GraphQLSchema, document: DocumentNode, rules: Rules) -> list[GraphQLError]:
+        return validate(schema, document, (*rules, *STRAWBERRY_RULES), max_errors=max_errors)
+
+    return lru_cache(maxsize=cache_size)(run)
+
+
+class ErrorCodes(SchemaExtension):
+    """Gives every error without a code the one for where it arose: the parser, validation,
+    variable coercion (no path) or a resolver (a path). (Errors that still have none are
+    internal: schema/execute.py says so.)"""
+
+    def on_validate(self) -> Iterator[None]:
+        yield
+        for error in self.execution_context.pre_execution_errors or ():
+            _code(error, GRAPHQL_VALIDATION_FAILED)
+
+    def on_execute(self) -> Iterator[None]:
+        yield
+        result = self.execution_context.result
+        for error in (result.errors if result is not None else None) or ():
+            if error.path is None:
+                _code(error, BAD_USER_INPUT)  # variables the operation cannot take
+            else:
+                _code(error, INTERNAL_SERVER_ERROR if error.original_error is not None else BAD_USER_INPUT)
+
+    def on_operation(self) -> Iterator[None]:
+        # A parse error leaves the parser cache's hook as an exception, which Strawberry turns
+        # into the result after the operation's hooks have ended.
+        try:
+            yield
+        except GraphQLSyntaxError as error:
+            _code(error, GRAPHQL_PARSE_FAILED)
+            raise
+
+
+def _code(error: GraphQLError, code: str) -> None:
+    if not (error.extensions or {}).get("code"):
+        error.extensions = {**(error.extensions or {}), "code": code}
 
 
 _SUGGESTION = re.compile(r"\s*Did you mean [^?]*\?")

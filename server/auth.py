@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import jwt
+from cachetools import LRUCache
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey, RSAPublicKey
 from cryptography.hazmat.primitives.serialization import load_pem_private_key, load_pem_public_key
@@ -34,6 +35,7 @@ from jwt.exceptions import (
     PyJWTError,
 )
 
+from followgraph.resolvers.context import ADMIN_SCOPE
 from followgraph.store.errors import InvalidInputError
 from followgraph.store.ids import validate_user_id
 
@@ -161,10 +163,6 @@ class Principal:
     scopes: frozenset[str] = frozenset()
     expires_at: float | None = field(default=None, compare=False)  # epoch seconds: the exp claim
 
-    @property
-    def is_admin(self) -> bool:
-        return "admin" in self.scopes
-
 
 def authenticate(header: str | None, config: AuthConfig) -> Principal | None:
     """The Principal of an Authorization header; None when there is none; AuthError when it is bad."""
@@ -196,8 +194,7 @@ class VerifiedTokens:
 
     def __init__(self, config: AuthConfig, *, size: int = 4096) -> None:
         self.config = config
-        self.size = size
-        self._known: dict[str, tuple[Principal, float]] = {}
+        self._known: LRUCache[str, tuple[Principal, float]] = LRUCache(size)
 
     def authenticate(self, header: str | None) -> Principal | None:
         if not header:
@@ -208,8 +205,6 @@ class VerifiedTokens:
             return known[0]
         principal = authenticate(header, self.config)
         if principal is not None:
-            if len(self._known) >= self.size:
-                self._known.clear()
             until = min(principal.expires_at or now, now + self.MAX_AGE)
             self._known[header] = (principal, until)
         return principal
@@ -243,7 +238,7 @@ def mint_token(
         "exp": issued_at + ttl_seconds,
     }
     if admin:
-        claims["scope"] = "admin"
+        claims["scope"] = ADMIN_SCOPE
     if config.issuer is not None:
         claims["iss"] = config.issuer
     if config.audience is not None:

@@ -12,6 +12,7 @@ import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, Annotated, Any, TypeVar
 
@@ -118,7 +119,7 @@ def _redis(settings: Settings) -> Iterator[Settings]:
     """Settings whose redis_url is set, starting the embedded Redis for the duration if needed."""
     try:
         with resolve_redis_url(settings) as url:
-            yield settings.with_(redis_url=url)
+            yield replace(settings, redis_url=url)
     except RedisServerError as exc:
         raise _fail(f"Could not start the embedded Redis: {exc}", 1) from None
 
@@ -479,7 +480,7 @@ def _warn_unless_registered(settings: Settings, user_id: str) -> None:
 
     try:
         with resolve_redis_url(settings) as url:
-            registered = asyncio.run(_with_store(settings.with_(redis_url=url), work))
+            registered = asyncio.run(_with_store(replace(settings, redis_url=url), work))
     except (RedisServerError, RedisError, OSError) as exc:
         console.print(
             f"Could not check that user {user_id} is registered: {exc}", markup=False, style="yellow"

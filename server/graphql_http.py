@@ -23,18 +23,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from graphql import ExecutionResult, GraphQLError
 from redis.exceptions import RedisError
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from strawberry.http.ides import get_graphql_ide_html
-from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
-from strawberry.types.graphql import OperationType
 
 from followgraph.resolvers.context import Context
-from followgraph.resolvers.errors import BAD_USER_INPUT, INTERNAL_SERVER_ERROR, UNAUTHENTICATED
+from followgraph.resolvers.errors import INTERNAL_SERVER_ERROR, UNAUTHENTICATED
 from followgraph.schema import FollowGraphSchema
-from followgraph.schema.compiled import Fallback, Plans
+from followgraph.schema.execute import Executor, NoOperationError, OperationNotAllowedError, rejected
 from followgraph.server.auth import AuthConfig, AuthError, Principal, VerifiedTokens
 from followgraph.server.logs import request_id as request_id_var
 from followgraph.server.metrics import Metrics
@@ -44,8 +41,6 @@ log = logging.getLogger("followgraph.http")
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 JSON = "application/json"
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
-_QUERIES = frozenset({OperationType.QUERY})
-_QUERIES_AND_MUTATIONS = frozenset({OperationType.QUERY, OperationType.MUTATION})
 
 
 class RequestError(Exception):
@@ -125,6 +120,9 @@ def parse_params(data: Mapping[str, Any]) -> GraphQLParams:
     operation_name = data.get("operationName")
     if operation_name is not None and not isinstance(operation_name, str):
         raise RequestError(400, "`operationName` must be a string.")
+    extensions = data.get("extensions")
+    if extensions is not None and not isinstance(extensions, dict):
+        raise RequestError(400, "`extensions` must be a JSON object.")
     return GraphQLParams(query, variables, operation_name)
 
 
@@ -150,7 +148,7 @@ class GraphQLEndpoint:
         self.config = config
         self.metrics = metrics
         self._tokens = VerifiedTokens(config.auth)
-        self.plans = Plans(schema._schema, schema.limits) if config.compiled_queries else None
+        self.executor = Executor(schema, compiled=config.compiled_queries)
 
     async def handle(self, request: Request) -> Response:
         request_id = request.headers.get("x-request-id", "")
@@ -176,6 +174,7 @@ class GraphQLEndpoint:
                     request_id=request_id,
                     observe=self.metrics.observe_batch,
                     follow_limiter=request.app.state.follow_limiter,
+                    max_page_size=self.schema.limits.max_page_size,
                 )
 
             if isinstance(payload, list):
@@ -230,8 +229,9 @@ class GraphQLEndpoint:
     async def _payload(self, request: Request) -> GraphQLParams | list[GraphQLParams]:
         if request.method == "GET":
             raw: dict[str, Any] = dict(request.query_params)
-            if "variables" in raw:
-                raw["variables"] = _json_object(raw["variables"], "`variables`")
+            for name in ("variables", "extensions"):
+                if name in raw:
+                    raw[name] = _json_object(raw[name], f"`{name}`")
             return parse_params(raw)
         if request.method != "POST":
             raise RequestError(
@@ -287,58 +287,32 @@ class GraphQLEndpoint:
     async def _execute(
         self, request: Request, params: GraphQLParams, context: Context, media_type: str
     ) -> tuple[int, dict[str, Any], str]:
-        plans = self.plans
-        plan = None if plans is None else plans.get(params.query, params.operation_name)
-        result: ExecutionResult | None = None
-        if plans is not None and plan is not None:
-            try:
-                result = await plans.run(plan, context, params.variables)
-            except Fallback:
-                pass  # the general executor answers, errors included
-        if result is None:
-            result = await self._general(request, params, context, media_type)
+        try:
+            result = await self.executor.execute(
+                params.query,
+                variables=params.variables,
+                operation_name=params.operation_name,
+                context=context,
+                mutations=request.method == "POST",
+            )
+        except OperationNotAllowedError:
+            raise RequestError(405, "Mutations need POST.", headers={"allow": "POST"}) from None
+        except NoOperationError as exc:
+            raise RequestError(
+                400 if media_type == GRAPHQL_RESPONSE else 200, str(exc), code="GRAPHQL_VALIDATION_FAILED"
+            ) from None
         raw_errors = result.errors or []
-        errors = [_format_error(error) for error in raw_errors]
         for error in raw_errors:
             if isinstance(error.original_error, RedisError):
                 self.metrics.redis_errors.labels(type(error.original_error).__name__).inc()
-        body: dict[str, Any] = {}
-        if errors:
-            body["errors"] = errors
-        if result.data is None and raw_errors and all(e.path is None for e in raw_errors):
+        errors = [error.formatted for error in raw_errors]
+        body: dict[str, Any] = {"errors": errors} if errors else {}
+        if rejected(result):
             return (400 if media_type == GRAPHQL_RESPONSE else 200), body, "rejected"
         body["data"] = result.data
         if any(e["extensions"]["code"] == INTERNAL_SERVER_ERROR for e in errors):
             return 200, body, "internal"
-        if errors:
-            return 200, body, "error"
-        if plans is not None and plan is None and not plans.known(params.query, params.operation_name):
-            plans.learn(params.query, params.operation_name)
-        return 200, body, "ok"
-
-    async def _general(
-        self, request: Request, params: GraphQLParams, context: Context, media_type: str
-    ) -> ExecutionResult:
-        """The operation run by Strawberry and graphql-core."""
-        allowed = _QUERIES if request.method == "GET" else _QUERIES_AND_MUTATIONS
-        try:
-            result = await self.schema.execute(
-                params.query,
-                variable_values=params.variables,
-                context_value=context,
-                operation_name=params.operation_name,
-                allowed_operation_types=allowed,
-            )
-        except InvalidOperationTypeError:
-            raise RequestError(405, "Mutations need POST.", headers={"allow": "POST"}) from None
-        except CannotGetOperationTypeError:
-            wanted = f"named {params.operation_name!r} " if params.operation_name else ""
-            raise RequestError(
-                400 if media_type == GRAPHQL_RESPONSE else 200,
-                f"The document has no operation {wanted}to run.",
-                code="GRAPHQL_VALIDATION_FAILED",
-            ) from None
-        return ExecutionResult(result.data, result.errors)
+        return 200, body, "error" if errors else "ok"
 
     @staticmethod
     def _respond(status: int, body: dict[str, Any] | list[Any], media_type: str, request_id: str) -> Response:
@@ -363,22 +337,3 @@ class GraphQLEndpoint:
             seconds * 1000,
             extra={"request_id": request_id, "operation": operation},
         )
-
-
-def _format_error(error: GraphQLError) -> dict[str, Any]:
-    formatted: dict[str, Any] = dict(error.formatted)
-    extensions = dict(formatted.get("extensions") or {})
-    if "code" not in extensions:
-        extensions["code"] = _classify(error)
-    formatted["extensions"] = extensions
-    return formatted
-
-
-def _classify(error: GraphQLError) -> str:
-    if error.path is not None:
-        return INTERNAL_SERVER_ERROR if error.original_error is not None else BAD_USER_INPUT
-    if error.message.startswith("Syntax Error"):
-        return "GRAPHQL_PARSE_FAILED"
-    if error.message.startswith("Variable '$"):
-        return BAD_USER_INPUT
-    return "GRAPHQL_VALIDATION_FAILED"

@@ -99,12 +99,9 @@ def connect(url: str, *, max_connections: int = 64, timeout: float = SOCKET_TIME
 
 
 async def warm_up(client: Client) -> None:
-    """Learn a cluster's slot map now, before requests use the client concurrently.
-
-    redis-py (8.1) can lose a reply when the first commands of a new cluster client race its lazy
-    start-up: seen here as "'NoneType' object has no attribute 'writelines'" in about 1 of 60 fresh
-    clients hit by 8 concurrent scripts, and in none of 180 started this way. A cluster that is not
-    reachable yet is left to the client's own lazy start (and /readyz reports it).
+    """Learn a cluster's slot map now, before requests use the client concurrently: redis-py (8.1)
+    can lose a reply when the first commands of a new cluster client race its lazy start-up. A
+    cluster that is not reachable yet is left to the client's own lazy start (and /readyz says so).
     """
     if isinstance(client, RedisCluster):
         try:

@@ -32,6 +32,9 @@ RANGES: dict[str, tuple[int, int]] = {
     "max_directives": (0, 100),
     "max_cost": (1, 10_000_000),
     "max_tokens": (100, 1_000_000),
+    # The store pages at most 1,000 entries per call.
+    "max_page_size": (1, 1000),
+    "max_errors": (1, 100),
 }
 
 
@@ -118,13 +121,15 @@ class Settings:
     request_timeout: float = 10.0
     redis_timeout: float = 1.0
     follow_rate_limit: str = "400/day"
-    # Run documents that already ran once from compiled plans (schema/compiled.py).
+    # Run documents that already ran once from compiled plans (schema/compiler.py and schema/plan.py).
     compiled_queries: bool = True
     max_depth: int = _DEFAULT_LIMITS.max_depth
     max_aliases: int = _DEFAULT_LIMITS.max_aliases
     max_directives: int = _DEFAULT_LIMITS.max_directives
     max_cost: int = _DEFAULT_LIMITS.max_cost
     max_tokens: int = _DEFAULT_LIMITS.max_tokens
+    max_page_size: int = _DEFAULT_LIMITS.max_page_size
+    max_errors: int = _DEFAULT_LIMITS.max_errors
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -193,13 +198,8 @@ class Settings:
 
     @property
     def query_limits(self) -> QueryLimits:
-        return QueryLimits(
-            max_depth=self.max_depth,
-            max_aliases=self.max_aliases,
-            max_directives=self.max_directives,
-            max_cost=self.max_cost,
-            max_tokens=self.max_tokens,
-        )
+        # Every QueryLimits field has a setting of the same name.
+        return QueryLimits(**{f.name: getattr(self, f.name) for f in fields(QueryLimits)})
 
     def to_env(self) -> dict[str, str]:
         """FOLLOWGRAPH_* variables that make from_env() give these settings (for worker processes)."""
@@ -216,9 +216,6 @@ class Settings:
                 text = str(value)
             env[_env_name(f.name)] = text
         return env
-
-    def with_(self, **changes: Any) -> Settings:
-        return replace(self, **changes)
 
     def auth_config(self) -> AuthConfig:
         """The JWT configuration: RS256 key files, an HS256 secret, or a secret kept in the data directory."""

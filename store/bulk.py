@@ -10,8 +10,6 @@ import enum
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
-from redis.asyncio import RedisCluster
-
 from followgraph.store.graph import Edge, FollowStore, upsert_args
 from followgraph.store.lua import AnyPipeline, run_pipeline
 from followgraph.store.model import Profile
@@ -111,10 +109,3 @@ async def scan_users(store: FollowStore) -> AsyncIterator[list[Profile]]:
             batch = []
     if batch:
         yield [p for p in await store.profiles(batch) if p is not None]
-
-
-async def count_keys(store: FollowStore) -> int:
-    """Keys in the database: an upper bound for progress bars."""
-    if isinstance(store.redis, RedisCluster):
-        return int(await store.redis.dbsize(target_nodes=RedisCluster.PRIMARIES))
-    return int(await store.redis.dbsize())

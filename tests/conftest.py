@@ -13,22 +13,19 @@ import os
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import fakeredis
-import httpx
 import pytest
 import redis.asyncio as aioredis
 from hypothesis import settings as hypothesis_settings
 
-from followgraph.server.app import create_app
-from followgraph.server.auth import mint_token
 from followgraph.server.redis_client import connect
 from followgraph.server.redis_cluster import LocalCluster
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore
 from followgraph.store.lua import Client
+from tests.served import Served, serve
 
 
 @pytest.fixture(scope="session")
@@ -121,54 +118,13 @@ if os.environ.get("CI"):
 TEST_SECRET = "test-secret-that-is-long-enough-for-hs256!"
 
 
-@dataclass
-class Api:
-    """The app over HTTP (httpx against the ASGI app), on the real Redis server or the cluster."""
-
-    client: httpx.AsyncClient
-    settings: Settings
-    store: FollowStore
-
-    def token(self, user_id: str, *, admin: bool = False) -> str:
-        return mint_token(self.settings.auth_config(), user_id, admin=admin)
-
-    async def post(
-        self,
-        query: str,
-        variables: dict[str, Any] | None = None,
-        *,
-        as_user: str | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> httpx.Response:
-        sent = dict(headers or {})
-        if as_user is not None:
-            sent["authorization"] = f"Bearer {self.token(as_user)}"
-        return await self.client.post("/graphql", json={"query": query, "variables": variables}, headers=sent)
-
-    async def data(
-        self, query: str, variables: dict[str, Any] | None = None, *, as_user: str | None = None
-    ) -> Any:
-        """The `data` of a query that must succeed without errors."""
-        response = await self.post(query, variables, as_user=as_user)
-        body = response.json()
-        assert response.status_code == 200, body
-        assert "errors" not in body, body["errors"]
-        return body["data"]
-
-    async def register(self, *user_ids: str) -> None:
-        for user_id in user_ids:
-            await self.store.upsert_user(user_id, name=f"User {user_id}")
-
-
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     return Settings(data_dir=tmp_path / "data", jwt_secret=TEST_SECRET)
 
 
 @pytest.fixture
-async def api(served_redis: Client, settings: Settings) -> AsyncIterator[Api]:
-    app = create_app(settings, redis=served_redis)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            yield Api(client, settings, app.state.store)
+async def api(served_redis: Client, settings: Settings) -> AsyncIterator[Served]:
+    """The app over HTTP on the real Redis server or the cluster."""
+    async with serve(settings, served_redis) as served:
+        yield served

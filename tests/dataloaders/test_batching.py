@@ -5,17 +5,15 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import httpx
 import pytest
 import redis.asyncio as aioredis
 from redis.asyncio.connection import UnixDomainSocketConnection
 
-from bench.roundtrips import RoundTripCounter
-from followgraph.server.app import create_app
-from followgraph.server.auth import mint_token
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore
+from followgraph.store.roundtrips import RoundTripCounter
+from tests.served import Served, serve
 
 FANS = 100
 
@@ -25,17 +23,12 @@ class CountingConnection(RoundTripCounter, UnixDomainSocketConnection):
 
 
 class Counted:
-    def __init__(self, client: httpx.AsyncClient, token: str) -> None:
-        self.client = client
-        self.token = token
+    def __init__(self, served: Served) -> None:
+        self.served = served
 
     async def round_trips(self, query: str) -> int:
         CountingConnection.sent = 0
-        response = await self.client.post(
-            "/graphql", json={"query": query}, headers={"authorization": f"Bearer {self.token}"}
-        )
-        body = response.json()
-        assert response.status_code == 200 and "errors" not in body, body
+        await self.served.data(query, as_user="viewer")
         return CountingConnection.sent
 
 
@@ -56,14 +49,11 @@ async def counted(redis_server: RedisServer, tmp_path: Path) -> AsyncIterator[Co
         if i % 3:
             await store.follow(follower="viewer", followee=f"fan{i}")
     settings = Settings(data_dir=tmp_path, jwt_secret="x" * 40)
-    app = create_app(settings, redis=client)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
-            counted = Counted(http, mint_token(settings.auth_config(), "viewer"))
-            # Load the scripts once, so that no count includes a first-use SCRIPT LOAD.
-            await counted.round_trips(PAGE % 1)
-            yield counted
+    async with serve(settings, client) as served:
+        counted = Counted(served)
+        # Load the scripts once, so that no count includes a first-use SCRIPT LOAD.
+        await counted.round_trips(PAGE % 1)
+        yield counted
     await client.aclose()
     await pool.disconnect()
 

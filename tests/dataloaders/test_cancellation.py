@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from tests.conftest import Api
+from tests.served import Served
 
 
-async def test_a_failed_sibling_does_not_cancel_a_shared_load(api: Api) -> None:
+async def test_a_failed_sibling_does_not_cancel_a_shared_load(api: Served) -> None:
     await api.register("u1", "u2")
     # In `a`, commonFollowing fails (bad id) in a non-null position, so graphql-core cancels its
     # siblings, among them a.relationship, which waits for the same relation load as b.relationship.

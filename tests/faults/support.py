@@ -5,19 +5,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import httpx
-from starlette.applications import Starlette
 
 from followgraph.schema.errors import MASKED_MESSAGE
 from followgraph.schema.scalars import serialize_datetime
-from followgraph.server.app import create_app
-from followgraph.server.auth import mint_token
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore, Keys
 from followgraph.store.lua import Client
@@ -34,40 +29,6 @@ def fault_settings(tmp_path: Path, redis_url: str, **changes: Any) -> Settings:
     values: dict[str, Any] = {"redis_timeout": 0.3, "request_timeout": 5.0}
     values.update(changes)
     return Settings(data_dir=tmp_path / "data", jwt_secret=TEST_SECRET, redis_url=redis_url, **values)
-
-
-@dataclass
-class Http:
-    """The app over httpx (ASGI), with its own Redis client made from settings.redis_url."""
-
-    app: Starlette
-    client: httpx.AsyncClient
-    settings: Settings
-
-    @property
-    def store(self) -> FollowStore:
-        return cast("FollowStore", self.app.state.store)
-
-    def auth(self, user_id: str) -> dict[str, str]:
-        return {"authorization": f"Bearer {mint_token(self.settings.auth_config(), user_id)}"}
-
-    async def graphql(
-        self, query: str, variables: dict[str, Any] | None = None, *, as_user: str | None = None
-    ) -> httpx.Response:
-        headers = {} if as_user is None else self.auth(as_user)
-        return await self.client.post(
-            "/graphql", json={"query": query, "variables": variables}, headers=headers
-        )
-
-
-@asynccontextmanager
-async def running_app(settings: Settings) -> AsyncIterator[Http]:
-    """The app with its lifespan (the app connects to settings.redis_url itself)."""
-    app = create_app(settings)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            yield Http(app, client, settings)
 
 
 def outcome(response: httpx.Response) -> str:

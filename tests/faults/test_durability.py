@@ -25,7 +25,8 @@ from followgraph.server.redis_client import connect
 from followgraph.server.redis_server import RedisServer
 from followgraph.store import FollowResult, FollowStore
 from tests.faults.conftest import StartRedis
-from tests.faults.support import Graph, Http, check_graph, fault_settings, outcome, running_app
+from tests.faults.support import Graph, check_graph, fault_settings, outcome
+from tests.served import Served, serve
 
 log = logging.getLogger(__name__)
 
@@ -95,12 +96,12 @@ def store_act(store: FollowStore) -> Act:
     return act
 
 
-def api_act(http: Http) -> Act:
+def api_act(http: Served) -> Act:
     async def act(kind: str, edge: Edge) -> bool | None:
         follower, followee = edge
         # removeFan is done by the followee: "make this fan stop following me".
         viewer, other = (followee, follower) if kind == "remove_fan" else edge
-        response = await http.graphql(MUTATIONS[kind], {"id": other}, as_user=viewer)
+        response = await http.post(MUTATIONS[kind], {"id": other}, as_user=viewer)
         if outcome(response) == "masked":
             return None
         payload = response.json()["data"][FIELDS[kind]]
@@ -156,10 +157,10 @@ def compare(graph: Graph, cycle: Cycle) -> list[str]:
     return wrong
 
 
-async def check_through_api(http: Http, graph: Graph, users: list[str]) -> None:
+async def check_through_api(http: Served, graph: Graph, users: list[str]) -> None:
     """The app (same process, same client, across the crash) serves the recovered graph."""
     for user in users:
-        response = await http.graphql(USER_LISTS, {"id": user})
+        response = await http.post(USER_LISTS, {"id": user})
         assert outcome(response) == "ok", response.text
         data = response.json()["data"]["user"]
         sizes = [len(graph.following(user)), len(graph.fans(user)), len(graph.mutual(user))]
@@ -195,7 +196,7 @@ async def test_acknowledged_writes_survive_sigkill(start_redis: StartRedis, tmp_
         owned = [all_edges[i::writers] for i in range(writers)]
         states = {edge: EdgeState() for edge in all_edges}
         settings = fault_settings(tmp_path, server.url, redis_timeout=1.0, follow_rate_limit="off")
-        async with running_app(settings) as http:
+        async with serve(settings) as http:
             acts = [store_act(store)] * STORE_WRITERS + [api_act(http)] * API_WRITERS
             for number in range(1, CYCLES + 1):
                 cycle = Cycle(states)

@@ -27,15 +27,14 @@ from followgraph.store import FollowStore, scripts
 from tests.faults.conftest import StartRedis
 from tests.faults.support import (
     BlackHole,
-    Http,
     ReplyDropper,
     check_graph,
     fault_settings,
     free_port,
     iso,
     outcome,
-    running_app,
 )
+from tests.served import Served, serve
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +96,7 @@ class Traffic:
     failures: list[str] = field(default_factory=list)
 
 
-async def client_loop(http: Http, traffic: Traffic, done: asyncio.Event, rng: random.Random) -> None:
+async def client_loop(http: Served, traffic: Traffic, done: asyncio.Event, rng: random.Random) -> None:
     """Queries and follows, one after the other, until `done`; every response is classified."""
     while not done.is_set():
         viewer, other = rng.sample(USERS, 2)
@@ -106,9 +105,9 @@ async def client_loop(http: Http, traffic: Traffic, done: asyncio.Event, rng: ra
         started = time.monotonic()
         try:
             if kind == "query":
-                response = await http.graphql(LISTS, {"id": other}, as_user=viewer)
+                response = await http.post(LISTS, {"id": other}, as_user=viewer)
             else:
-                response = await http.graphql(FOLLOW, {"id": other}, as_user=viewer)
+                response = await http.post(FOLLOW, {"id": other}, as_user=viewer)
             result = outcome(response)
         except Exception as exc:  # an unmasked app exception, a leak, a 5xx: all failures
             traffic.failures.append(f"{phase} {kind} {viewer}->{other}: {exc!r}")
@@ -124,7 +123,7 @@ async def test_restart_while_requests_are_in_flight(start_redis: StartRedis, tmp
     settings = fault_settings(tmp_path, server.url)
     traffic = Traffic()
     rng = random.Random(7)
-    async with running_app(settings) as http:
+    async with serve(settings) as http:
         async with asyncio.timeout(45):
             done = asyncio.Event()
             loops = [asyncio.create_task(client_loop(http, traffic, done, rng)) for _ in range(8)]
@@ -155,8 +154,8 @@ async def test_restart_while_requests_are_in_flight(start_redis: StartRedis, tmp
 
             # Afterwards, one by one: reads, writes and readiness work on the same app.
             assert (await http.client.get("/readyz")).status_code == 200
-            assert outcome(await http.graphql(LISTS, {"id": "u1"}, as_user="u0")) == "ok"
-            assert outcome(await http.graphql(FOLLOW, {"id": "u11"}, as_user="u10")) == "ok"
+            assert outcome(await http.post(LISTS, {"id": "u1"}, as_user="u0")) == "ok"
+            assert outcome(await http.post(FOLLOW, {"id": "u11"}, as_user="u10")) == "ok"
 
             # Every follow the API acknowledged survived the (clean) restart; the graph is consistent.
             graph = await check_graph(http.store, USERS)
@@ -192,14 +191,14 @@ async def test_short_client_pause_is_bridged_by_retries(start_redis: StartRedis,
     none fails, none takes much longer than the stall."""
     server = start_redis()
     await register(server, USERS[:2])
-    async with running_app(fault_settings(tmp_path, server.url)) as http:
-        assert outcome(await http.graphql(LISTS, {"id": "u1"}, as_user="u0")) == "ok"  # warm: scripts, pool
+    async with serve(fault_settings(tmp_path, server.url)) as http:
+        assert outcome(await http.post(LISTS, {"id": "u1"}, as_user="u0")) == "ok"  # warm: scripts, pool
         async with asyncio.timeout(20):
             await pause_redis(server, 200)
             (q_s, query), (r_s, ready), (f_s, follow) = await asyncio.gather(
-                timed(http.graphql(LISTS, {"id": "u1"}, as_user="u0")),
+                timed(http.post(LISTS, {"id": "u1"}, as_user="u0")),
                 timed(http.client.get("/readyz")),
-                timed(http.graphql(FOLLOW, {"id": "u1"}, as_user="u0")),
+                timed(http.post(FOLLOW, {"id": "u1"}, as_user="u0")),
             )
         assert outcome(query) == "ok"
         assert outcome(follow) == "ok"
@@ -218,15 +217,15 @@ async def test_client_pause_longer_than_the_retries(start_redis: StartRedis, tmp
     /readyz answers 503; after the stall everything works and nothing was applied twice."""
     server = start_redis()
     await register(server, USERS[:3])
-    async with running_app(fault_settings(tmp_path, server.url)) as http:
-        assert outcome(await http.graphql(LISTS, {"id": "u1"}, as_user="u0")) == "ok"
+    async with serve(fault_settings(tmp_path, server.url)) as http:
+        assert outcome(await http.post(LISTS, {"id": "u1"}, as_user="u0")) == "ok"
         pause_ends = time.monotonic() + 3.0
         async with asyncio.timeout(20):
             await pause_redis(server, 3000)
             (q_s, query), (r_s, ready), (f_s, follow) = await asyncio.gather(
-                timed(http.graphql(LISTS, {"id": "u1"}, as_user="u0")),
+                timed(http.post(LISTS, {"id": "u1"}, as_user="u0")),
                 timed(http.client.get("/readyz")),
-                timed(http.graphql(FOLLOW, {"id": "u1"}, as_user="u0")),
+                timed(http.post(FOLLOW, {"id": "u1"}, as_user="u0")),
             )
             query_outcome, follow_outcome = outcome(query), outcome(follow)  # never a leak or a 5xx
             await asyncio.sleep(max(0.0, pause_ends - time.monotonic()) + 0.2)
@@ -234,8 +233,8 @@ async def test_client_pause_longer_than_the_retries(start_redis: StartRedis, tmp
             # After the stall: everything works on the same app, and the follow sent during the stall
             # is there at most once (its retries may have reached Redis after the stall).
             assert (await http.client.get("/readyz")).status_code == 200
-            assert outcome(await http.graphql(LISTS, {"id": "u1"}, as_user="u0")) == "ok"
-            after = await http.graphql(FOLLOW, {"id": "u2"}, as_user="u0")
+            assert outcome(await http.post(LISTS, {"id": "u1"}, as_user="u0")) == "ok"
+            after = await http.post(FOLLOW, {"id": "u2"}, as_user="u0")
             assert outcome(after) == "ok"
             assert after.json()["data"]["follow"]["changed"] is True
             graph = await check_graph(http.store, USERS[:3])
@@ -322,8 +321,8 @@ async def test_follow_whose_reply_is_lost_is_applied_once(
         else:
             patch.install(monkeypatch)
 
-        async with running_app(fault_settings(tmp_path, url)) as http, asyncio.timeout(20):
-            response = await http.graphql(FOLLOW, {"id": "bob"}, as_user="alice")
+        async with serve(fault_settings(tmp_path, url)) as http, asyncio.timeout(20):
+            response = await http.post(FOLLOW, {"id": "bob"}, as_user="alice")
             monkeypatch.undo()
             assert outcome(response) == "ok", response.text
             payload = response.json()["data"]["follow"]
@@ -385,12 +384,12 @@ async def test_no_redis_at_start(nothing: str, start_redis: StartRedis, tmp_path
             hole = BlackHole()
             await hole.start(port)
     try:
-        async with running_app(fault_settings(tmp_path, url)) as http, asyncio.timeout(30):
+        async with serve(fault_settings(tmp_path, url)) as http, asyncio.timeout(30):
             assert (await http.client.get("/healthz")).status_code == 200
             for _ in range(2):
                 (q_s, query), (f_s, follow), (r_s, ready) = await asyncio.gather(
-                    timed(http.graphql(LISTS, {"id": "u1"}, as_user="u0")),
-                    timed(http.graphql(FOLLOW, {"id": "u1"}, as_user="u0")),
+                    timed(http.post(LISTS, {"id": "u1"}, as_user="u0")),
+                    timed(http.post(FOLLOW, {"id": "u1"}, as_user="u0")),
                     timed(http.client.get("/readyz")),
                 )
                 assert outcome(query) == "masked", query.text
@@ -404,8 +403,8 @@ async def test_no_redis_at_start(nothing: str, start_redis: StartRedis, tmp_path
             server = start_redis("later", port=port)
             await register(server, ["u0", "u1"])
             assert (await http.client.get("/readyz")).status_code == 200
-            assert outcome(await http.graphql(FOLLOW, {"id": "u1"}, as_user="u0")) == "ok"
-            query = await http.graphql(LISTS, {"id": "u1"}, as_user="u0")
+            assert outcome(await http.post(FOLLOW, {"id": "u1"}, as_user="u0")) == "ok"
+            query = await http.post(LISTS, {"id": "u1"}, as_user="u0")
             assert outcome(query) == "ok"
             assert query.json()["data"]["user"]["relationship"] == "FOLLOWING"
     finally:

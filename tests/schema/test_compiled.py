@@ -9,23 +9,26 @@ the plan stop (bad ids, cursors, sizes, variables) must give the general executo
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx
 import pytest
+from graphql import GraphQLObjectType
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from followgraph.schema import schema
-from followgraph.schema.compiled import NotCompilable, Plans, compile_document
+from followgraph.schema import user as declarations
+from followgraph.schema.compiler import NotCompilable, compile_document
+from followgraph.schema.declared import Values
+from followgraph.schema.document import core_schema
+from followgraph.schema.execute import Executor
 from followgraph.schema.limits import QueryLimits
-from followgraph.schema.user import USER_VALUES
-from followgraph.server.app import create_app
 from followgraph.server.auth import mint_token
-from followgraph.server.graphql_http import GraphQLEndpoint
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore
 from followgraph.store.lua import Client
+from tests.served import serve
 
 USERS = ["ann", "bob", "cat", "dan", "eve", "fay"]
 FOLLOWS = [
@@ -129,9 +132,8 @@ NOT_COMPILED = [
 class Apps:
     compiled: httpx.AsyncClient
     general: httpx.AsyncClient
-    plans: Plans
+    executor: Executor
     settings: Settings
-    endpoint: GraphQLEndpoint
 
     def plan_only(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """From now on the compiled app may not use the general executor."""
@@ -139,7 +141,7 @@ class Apps:
         async def refuse(*args: object) -> None:
             raise AssertionError("the general executor ran")
 
-        monkeypatch.setattr(self.endpoint, "_general", refuse)
+        monkeypatch.setattr(self.executor, "_general", refuse)
 
     async def ask(
         self, client: httpx.AsyncClient, query: str, variables: dict[str, Any], viewer: str | None
@@ -166,19 +168,13 @@ async def apps(served_redis: Client, settings: Settings) -> AsyncIterator[Apps]:
         await store.upsert_user(user, name=f"User {user}", avatar_url=f"https://a.example/{user}.png")
     for i, (a, b) in enumerate(FOLLOWS):
         await store.follow(follower=a, followee=b, at=1_700_000_000_000 + i * 1000)
-    compiled_app = create_app(settings, redis=served_redis)
-    general_app = create_app(settings.with_(compiled_queries=False), redis=served_redis)
-    compiled_transport = httpx.ASGITransport(app=compiled_app)
-    general_transport = httpx.ASGITransport(app=general_app)
     async with (
-        compiled_app.router.lifespan_context(compiled_app),
-        general_app.router.lifespan_context(general_app),
-        httpx.AsyncClient(transport=compiled_transport, base_url="http://t") as compiled,
-        httpx.AsyncClient(transport=general_transport, base_url="http://t") as general,
+        serve(settings, served_redis) as compiled,
+        serve(replace(settings, compiled_queries=False), served_redis) as general,
     ):
-        plans = compiled_app.state.endpoint.plans
-        assert plans is not None and general_app.state.endpoint.plans is None
-        yield Apps(compiled, general, plans, settings, compiled_app.state.endpoint)
+        executor = compiled.app.state.endpoint.executor
+        assert executor.plans is not None and general.app.state.endpoint.executor.plans is None
+        yield Apps(compiled.client, general.client, executor, settings)
 
 
 @pytest.mark.parametrize("viewer", ["ann", "eve", None])
@@ -194,7 +190,7 @@ async def test_a_plan_answers_as_the_general_executor(
     expected = await apps.ask(apps.general, query, variables, viewer)
     assert expected[0] == 200 and "errors" not in expected[1], expected
     first = await apps.ask(apps.compiled, query, variables, viewer)
-    assert apps.plans.get(query, None) is not None, "the document should have compiled"
+    assert apps.executor.plan(query, None) is not None, "the document should have compiled"
     apps.plan_only(monkeypatch)
     again = await apps.ask(apps.compiled, query, variables, viewer)
     assert first == expected
@@ -207,7 +203,7 @@ async def test_a_request_the_plan_cannot_answer_gets_the_general_error(
 ) -> None:
     good = {"u": "ann", "n": 1, "c": None}
     await apps.ask(apps.compiled, query, {k: v for k, v in good.items() if k in query}, "ann")
-    assert apps.plans.get(query, None) is not None
+    assert apps.executor.plan(query, None) is not None
     expected = await apps.ask(apps.general, query, variables, "ann")
     assert "errors" in expected[1]
     assert await apps.ask(apps.compiled, query, variables, "ann") == expected
@@ -217,21 +213,21 @@ async def test_a_request_the_plan_cannot_answer_gets_the_general_error(
 async def test_documents_beyond_the_plans_stay_with_the_general_executor(apps: Apps, query: str) -> None:
     expected = await apps.ask(apps.general, query, {}, "ann")
     assert await apps.ask(apps.compiled, query, {}, "ann") == expected
-    assert apps.plans.get(query, None) is None
+    assert apps.executor.plan(query, None) is None
 
 
 def test_a_cost_limit_below_the_worst_case_is_checked_per_request() -> None:
     query = (
         'query Q($n: Int) { user(userId: "a") { fans(first: $n) { totalCount } following { totalCount } } }'
     )
-    assert not compile_document(schema._schema, query, None, QueryLimits()).check_cost
-    assert compile_document(schema._schema, query, None, QueryLimits(max_cost=150)).check_cost
+    assert not compile_document(core_schema(schema), query, None, QueryLimits()).check_cost
+    assert compile_document(core_schema(schema), query, None, QueryLimits(max_cost=150)).check_cost
 
 
 def test_documents_beyond_the_plans_are_recognised() -> None:
     for query in NOT_COMPILED:
         with pytest.raises(NotCompilable):
-            compile_document(schema._schema, query, None, QueryLimits())
+            compile_document(core_schema(schema), query, None, QueryLimits())
 
 
 TWO_LISTS = 'query Two { user(userId: "ann") { name fans { totalCount } following { edges { cursor } } } }'
@@ -251,7 +247,7 @@ async def test_redis_failing_under_a_plan_gives_the_general_executors_answer(
 ) -> None:
     variables = COMPILABLE[0][2] if "$" in query else {}
     await apps.ask(apps.compiled, query, variables, "ann")
-    assert apps.plans.get(query, None) is not None
+    assert apps.executor.plan(query, None) is not None
 
     async def broken(*args: object, **kwargs: object) -> None:
         raise RedisConnectionError("Connection reset by peer")
@@ -265,8 +261,25 @@ async def test_redis_failing_under_a_plan_gives_the_general_executors_answer(
     assert await apps.ask(apps.compiled, query, variables, "ann") == expected
 
 
-def test_plans_know_every_plain_user_field_of_the_schema() -> None:
-    fields = set(schema._schema.type_map["User"].fields)  # type: ignore[attr-defined]
-    resolved = {"following", "fans", "mutuals", "commonFollowing", "fansYouFollow", "newFansCount"}
-    assert set(USER_VALUES) == fields - resolved
-    assert set(USER_FIELDS.split()) == {"__typename", *USER_VALUES}
+@pytest.mark.parametrize(
+    "values",
+    [declarations.USER, declarations.EDGE, declarations.CONNECTION, declarations.PAGE_INFO],
+    ids=lambda v: v.type_name,
+)
+def test_every_field_of_the_types_plans_cover_is_declared(values: Values[Any]) -> None:
+    # A plain field needs a declared value (both executors read it); anything else is an object
+    # the plans build from its own declarations, or a field with a resolver of its own.
+    graphql_type = core_schema(schema).type_map[values.type_name]
+    assert isinstance(graphql_type, GraphQLObjectType)
+    assert set(graphql_type.fields) == set(values.by_name) | values.composites
+    composites = {
+        "User": {"following", "fans", "mutuals", "commonFollowing", "fansYouFollow", "newFansCount"},
+        "FollowEdge": {"node"},
+        "FollowConnection": {"edges", "nodes", "pageInfo"},
+        "PageInfo": set(),
+    }
+    assert values.composites == composites[values.type_name]
+
+
+def test_the_differential_documents_select_every_user_value() -> None:
+    assert set(USER_FIELDS.split()) == {"__typename", *declarations.USER.by_name}

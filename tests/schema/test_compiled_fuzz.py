@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from contextlib import AsyncExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,14 +17,14 @@ from hypothesis import HealthCheck, Phase, given, note
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from followgraph.schema.compiled import Plans
-from followgraph.schema.user import USER_VALUES
-from followgraph.server.app import create_app
+from followgraph.schema.execute import Executor
+from followgraph.schema.user import USER
 from followgraph.server.auth import mint_token
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore
 from tests.conftest import TEST_SECRET
+from tests.served import serve
 
 USERS = [f"u{i}" for i in range(8)]
 FOLLOWS = [(a, b) for i, a in enumerate(USERS) for b in USERS[i + 1 :: 2]] + [("u7", "u0"), ("u5", "u1")]
@@ -54,7 +54,7 @@ def fields(names: list[str], *, max_size: int = 4) -> st.SearchStrategy[str]:
     return _fields(names, max_size)
 
 
-USER_FIELDS = fields(["__typename", *sorted(USER_VALUES)])
+USER_FIELDS = fields(["__typename", *sorted(USER.by_name)])
 
 
 @st.composite
@@ -98,7 +98,7 @@ class Pair:
     runner: asyncio.Runner
     compiled: httpx.AsyncClient
     general: httpx.AsyncClient
-    plans: Plans
+    executor: Executor
     settings: Settings
     stack: AsyncExitStack
     from_plans: int = 0
@@ -117,7 +117,7 @@ class Pair:
         expected = await self.ask(self.general, query, viewer)
         note(f"{expected}")
         assert await self.ask(self.compiled, query, viewer) == expected
-        self.from_plans += self.plans.get(query, None) is not None
+        self.from_plans += self.executor.plan(query, None) is not None
         assert await self.ask(self.compiled, query, viewer) == expected
 
 
@@ -136,21 +136,12 @@ def pair(redis_server: RedisServer, data_dir: Path) -> Iterator[Pair]:
                 await store.upsert_user(user, name=f"User {user}")
             for i, (a, b) in enumerate(FOLLOWS):
                 await store.follow(follower=a, followee=b, at=1_700_000_000_000 + 1000 * (i % 5))
-            clients = []
-            apps = [
-                create_app(settings, redis=client),
-                create_app(settings.with_(compiled_queries=False), redis=client),
-            ]
-            for app in apps:
-                await stack.enter_async_context(app.router.lifespan_context(app))
-                transport = httpx.ASGITransport(app=app)
-                clients.append(
-                    await stack.enter_async_context(
-                        httpx.AsyncClient(transport=transport, base_url="http://t")
-                    )
-                )
-            plans = apps[0].state.endpoint.plans
-            return Pair(runner, clients[0], clients[1], plans, settings, stack)
+            compiled = await stack.enter_async_context(serve(settings, client))
+            general = await stack.enter_async_context(
+                serve(replace(settings, compiled_queries=False), client)
+            )
+            executor = compiled.app.state.endpoint.executor
+            return Pair(runner, compiled.client, general.client, executor, settings, stack)
 
         fixture = runner.run(start())
         try:

@@ -7,10 +7,12 @@ from typing import Any
 import pytest
 from graphql import parse
 
+from followgraph.resolvers.errors import ApiError
 from followgraph.schema import schema
-from followgraph.schema.limits import LimitError, QueryLimits, measure
+from followgraph.schema.document import core_schema
+from followgraph.schema.limits import QueryLimits, measure
 
-GRAPHQL = schema._schema
+GRAPHQL = core_schema(schema)
 
 
 def measured(document: str, variables: dict[str, Any] | None = None, **limits: int) -> tuple[int, int, int]:
@@ -75,7 +77,8 @@ def test_introspection_is_not_counted_as_depth() -> None:
     ],
 )
 def test_each_limit_raises_its_own_code(document: str, limits: dict[str, int], code: str) -> None:
-    with pytest.raises(LimitError) as caught:
+    # Limits raise LimitError; a page size out of range is the resolvers' own error (ApiError).
+    with pytest.raises(ApiError) as caught:
         measured(document, None, **limits)
     assert caught.value.extensions is not None
     assert caught.value.extensions["code"] == code

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Api
+from tests.served import Served
 
 T0 = 1_767_225_600_000  # 2026-01-01T00:00:00.000Z
 Lists = dict[str, list[tuple[str, int]]]  # list field -> (member, follow time ms), newest first
@@ -73,7 +73,7 @@ query($u: ID!) {{
 """
 
 
-async def build_scenario(api: Api) -> None:
+async def build_scenario(api: Served) -> None:
     await api.register(*PEOPLE)
     for (follower, followee), when in EDGES.items():
         result = await api.store.follow(follower=follower, followee=followee, at=when)
@@ -126,7 +126,7 @@ def check_connection(
     }
 
 
-async def test_own_following_list_shows_only_following_and_mutual(api: Api) -> None:
+async def test_own_following_list_shows_only_following_and_mutual(api: Served) -> None:
     await build_scenario(api)
 
     data = await api.data(LISTS, {"u": "viv"}, as_user="viv")
@@ -151,7 +151,7 @@ async def test_own_following_list_shows_only_following_and_mutual(api: Api) -> N
     )
 
 
-async def test_own_fans_list_shows_only_followed_by_and_mutual(api: Api) -> None:
+async def test_own_fans_list_shows_only_followed_by_and_mutual(api: Served) -> None:
     await build_scenario(api)
 
     data = await api.data(LISTS, {"u": "viv"}, as_user="viv")
@@ -177,7 +177,7 @@ async def test_own_fans_list_shows_only_followed_by_and_mutual(api: Api) -> None
     assert user["relationship"] == "SELF"
 
 
-async def test_someone_elses_lists_show_all_four_states_and_self(api: Api) -> None:
+async def test_someone_elses_lists_show_all_four_states_and_self(api: Served) -> None:
     await build_scenario(api)
 
     data = await api.data(LISTS, {"u": "tom"}, as_user="viv")
@@ -223,7 +223,7 @@ async def test_someone_elses_lists_show_all_four_states_and_self(api: Api) -> No
     assert edges["nel"]["isFollowingViewer"] is False
 
 
-async def test_the_same_list_seen_by_another_viewer(api: Api) -> None:
+async def test_the_same_list_seen_by_another_viewer(api: Served) -> None:
     await build_scenario(api)
 
     data = await api.data(LISTS, {"u": "tom"}, as_user="mia")
@@ -241,7 +241,7 @@ async def test_the_same_list_seen_by_another_viewer(api: Api) -> None:
     assert data["user"]["newFansCount"] is None
 
 
-async def test_anonymous_viewer_sees_none_everywhere(api: Api) -> None:
+async def test_anonymous_viewer_sees_none_everywhere(api: Served) -> None:
     await build_scenario(api)
 
     data = await api.data(LISTS, {"u": "tom"})
@@ -262,7 +262,7 @@ async def test_anonymous_viewer_sees_none_everywhere(api: Api) -> None:
         assert edge["node"]["followedViewerAt"] is None
 
 
-async def test_common_following_and_fans_you_follow(api: Api) -> None:
+async def test_common_following_and_fans_you_follow(api: Served) -> None:
     await build_scenario(api)
     query = """
     query($first: Int, $after: String) {
@@ -323,7 +323,7 @@ async def test_common_following_and_fans_you_follow(api: Api) -> None:
     assert [r[1] for r in rows(anonymous["viv"]["commonFollowing"])] == ["NONE", "NONE"]
 
 
-async def test_new_fans_count_is_the_viewers_only_and_mark_fans_seen_resets_it(api: Api) -> None:
+async def test_new_fans_count_is_the_viewers_only_and_mark_fans_seen_resets_it(api: Served) -> None:
     await build_scenario(api)
     counts = """
     { viewer { userId newFansCount fansCount }
@@ -378,7 +378,7 @@ def hub_lists() -> Lists:
 
 
 @pytest.fixture
-async def hub(api: Api) -> Lists:
+async def hub(api: Served) -> Lists:
     lists = hub_lists()
     await api.register(HUB, *MEMBERS)
     for member, when in lists["following"]:
@@ -407,7 +407,7 @@ def page_query(field: str) -> str:
 COUNT_FIELD = {"following": "followingCount", "fans": "fansCount", "mutuals": "mutualCount"}
 
 
-async def fetch_page(api: Api, field: str, **arguments: Any) -> dict[str, Any]:
+async def fetch_page(api: Served, field: str, **arguments: Any) -> dict[str, Any]:
     user = (await api.data(page_query(field), {"u": HUB, **arguments}, as_user=HUB))["user"]
     connection: dict[str, Any] = user["list"]
     assert connection["totalCount"] == user[COUNT_FIELD[field]]
@@ -423,7 +423,7 @@ def rows(connection: dict[str, Any]) -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize("field", ["following", "fans", "mutuals"])
 @pytest.mark.parametrize("size", [1, 7, 20])
-async def test_paging_forward_to_the_end(api: Api, hub: Lists, field: str, size: int) -> None:
+async def test_paging_forward_to_the_end(api: Served, hub: Lists, field: str, size: int) -> None:
     expected = [(member, iso(when)) for member, when in hub[field]]
     seen: list[tuple[str, str]] = []
     after: str | None = None
@@ -455,7 +455,7 @@ async def test_paging_forward_to_the_end(api: Api, hub: Lists, field: str, size:
 
 @pytest.mark.parametrize("field", ["following", "fans", "mutuals"])
 @pytest.mark.parametrize("size", [1, 7, 20])
-async def test_paging_backward_to_the_start(api: Api, hub: Lists, field: str, size: int) -> None:
+async def test_paging_backward_to_the_start(api: Served, hub: Lists, field: str, size: int) -> None:
     expected = [(member, iso(when)) for member, when in hub[field]]
     seen: list[tuple[str, str]] = []
     before: str | None = None
@@ -476,7 +476,7 @@ async def test_paging_backward_to_the_start(api: Api, hub: Lists, field: str, si
     assert len({member for member, _ in seen}) == len(expected)
 
 
-async def test_forward_and_backward_cursors_meet(api: Api, hub: Lists) -> None:
+async def test_forward_and_backward_cursors_meet(api: Served, hub: Lists) -> None:
     expected = [(member, iso(when)) for member, when in hub["following"]]
     middle = await fetch_page(api, "following", first=7, after=None)
     after_seven = await fetch_page(api, "following", first=5, after=middle["pageInfo"]["endCursor"])
@@ -487,7 +487,7 @@ async def test_forward_and_backward_cursors_meet(api: Api, hub: Lists) -> None:
     assert back["pageInfo"]["hasNextPage"] is True
 
 
-async def test_a_cursor_survives_changes_to_the_list(api: Api, hub: Lists) -> None:
+async def test_a_cursor_survives_changes_to_the_list(api: Served, hub: Lists) -> None:
     expected = [(member, iso(when)) for member, when in hub["following"]]
     assert [m for m, _ in hub["following"][:9]] == [
         "p44",
@@ -519,7 +519,7 @@ async def test_a_cursor_survives_changes_to_the_list(api: Api, hub: Lists) -> No
     assert backward["pageInfo"]["hasNextPage"] is True
 
 
-async def test_default_page_size_is_20(api: Api, hub: Lists) -> None:
+async def test_default_page_size_is_20(api: Served, hub: Lists) -> None:
     query = """
     { user(userId: "hub") {
         following { totalCount edges { node { userId } } pageInfo { hasNextPage hasPreviousPage } }
@@ -549,7 +549,7 @@ async def test_default_page_size_is_20(api: Api, hub: Lists) -> None:
 # Bad page arguments: BAD_USER_INPUT, never a 500.
 
 
-async def list_error(api: Api, field: str, arguments: str, variables: dict[str, Any] | None = None) -> Any:
+async def list_error(api: Served, field: str, arguments: str, variables: dict[str, Any] | None = None) -> Any:
     variables = {"u": HUB, **(variables or {})}
     declared = ", $c: String" if "$c" in arguments else ""
     query = f"query($u: ID!{declared}) {{ user(userId: $u) {{ {field}({arguments}) {{ totalCount }} }} }}"
@@ -565,7 +565,7 @@ async def list_error(api: Api, field: str, arguments: str, variables: dict[str, 
     return error
 
 
-async def page_size_error(api: Api, field: str, arguments: str) -> Any:
+async def page_size_error(api: Served, field: str, arguments: str) -> Any:
     """A page size out of range is refused before execution: no `data`, one error naming it."""
     query = f'{{ user(userId: "{HUB}") {{ {field}({arguments}) {{ totalCount }} }} }}'
     response = await api.post(query, as_user=HUB)
@@ -578,7 +578,7 @@ async def page_size_error(api: Api, field: str, arguments: str) -> Any:
 
 
 @pytest.mark.parametrize("field", ["following", "fans", "mutuals", "commonFollowing", "fansYouFollow"])
-async def test_first_above_100_is_bad_user_input(api: Api, hub: Lists, field: str) -> None:
+async def test_first_above_100_is_bad_user_input(api: Served, hub: Lists, field: str) -> None:
     extra = ', userId: "p10"' if field == "commonFollowing" else ""
 
     error = await page_size_error(api, field, f"first: 101{extra}")
@@ -588,7 +588,7 @@ async def test_first_above_100_is_bad_user_input(api: Api, hub: Lists, field: st
     assert "101" in error["message"]
 
 
-async def test_first_100_is_accepted(api: Api, hub: Lists) -> None:
+async def test_first_100_is_accepted(api: Served, hub: Lists) -> None:
     data = await api.data('{ user(userId: "hub") { fans(first: 100) { edges { cursor } } } }')
     assert len(data["user"]["fans"]["edges"]) == 45
 
@@ -597,7 +597,7 @@ async def test_first_100_is_accepted(api: Api, hub: Lists) -> None:
     ("arguments", "name"), [("last: -1", "last"), ("first: -1", "first"), ("last: 101", "last")]
 )
 async def test_negative_or_oversized_page_size_is_bad_user_input(
-    api: Api, hub: Lists, arguments: str, name: str
+    api: Served, hub: Lists, arguments: str, name: str
 ) -> None:
     error = await page_size_error(api, "following", arguments)
 
@@ -610,14 +610,14 @@ async def test_negative_or_oversized_page_size_is_bad_user_input(
     ["garbage", "", "!!!", "MTIzNDU2fDF8MTIzfHAwMA", "x" * 500],
 )
 @pytest.mark.parametrize("direction", ["first: 2, after: $c", "last: 2, before: $c"])
-async def test_garbage_cursor_is_bad_user_input(api: Api, hub: Lists, cursor: str, direction: str) -> None:
+async def test_garbage_cursor_is_bad_user_input(api: Served, hub: Lists, cursor: str, direction: str) -> None:
     error = await list_error(api, "following", direction, {"c": cursor})
 
     assert error["extensions"]["argument"] == ("after" if "after" in direction else "before")
     assert "cursor" in error["message"].lower()
 
 
-async def test_cursor_of_another_list_is_bad_user_input(api: Api, hub: Lists) -> None:
+async def test_cursor_of_another_list_is_bad_user_input(api: Served, hub: Lists) -> None:
     fans = await fetch_page(api, "fans", first=3)
     fans_cursor = fans["pageInfo"]["endCursor"]
     other_user = (await api.data('{ user(userId: "p44") { following { pageInfo { endCursor } } } }'))["user"]
@@ -647,7 +647,7 @@ async def test_cursor_of_another_list_is_bad_user_input(api: Api, hub: Lists) ->
     ["first: 2, last: 2", "first: 2, before: $c", "last: 2, after: $c"],
 )
 async def test_mixing_forward_and_backward_arguments_is_bad_user_input(
-    api: Api, hub: Lists, arguments: str
+    api: Served, hub: Lists, arguments: str
 ) -> None:
     cursor = (await fetch_page(api, "following", first=3))["pageInfo"]["endCursor"]
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from followgraph.store import ListKind
-from tests.conftest import Api
+from tests.served import Served
 
 PAYLOAD = """
   changed
@@ -30,19 +30,19 @@ mutation($id: ID!, $name: String, $avatarUrl: String) {
 """
 
 
-async def act(api: Api, mutation: str, as_user: str, other: str) -> dict[str, Any]:
+async def act(api: Served, mutation: str, as_user: str, other: str) -> dict[str, Any]:
     data = await api.data(mutation, {"id": other}, as_user=as_user)
     (payload,) = data.values()
     assert isinstance(payload, dict)
     return payload
 
 
-async def members(api: Api, kind: ListKind, user_id: str) -> list[str]:
+async def members(api: Served, kind: ListKind, user_id: str) -> list[str]:
     page = await api.store.page(kind, user_id, first=100)
     return [entry.user_id for entry in page.entries]
 
 
-async def graph(api: Api, *user_ids: str) -> dict[str, tuple[list[str], list[str], list[str]]]:
+async def graph(api: Served, *user_ids: str) -> dict[str, tuple[list[str], list[str], list[str]]]:
     """Every list of every user, straight from the store."""
     return {
         u: (
@@ -58,7 +58,7 @@ def counts(following: int, fans: int, mutual: int) -> dict[str, int]:
     return {"followingCount": following, "fansCount": fans, "mutualCount": mutual}
 
 
-async def test_follow_is_idempotent_and_the_payload_is_fresh(api: Api) -> None:
+async def test_follow_is_idempotent_and_the_payload_is_fresh(api: Served) -> None:
     await api.register("alice", "bob")
 
     first = await act(api, FOLLOW, "alice", "bob")
@@ -81,7 +81,7 @@ async def test_follow_is_idempotent_and_the_payload_is_fresh(api: Api) -> None:
     assert await graph(api, "alice", "bob") == {"alice": (["bob"], [], []), "bob": ([], ["alice"], [])}
 
 
-async def test_follow_back_makes_mutual(api: Api) -> None:
+async def test_follow_back_makes_mutual(api: Served) -> None:
     await api.register("alice", "bob")
     await act(api, FOLLOW, "alice", "bob")
 
@@ -104,7 +104,7 @@ async def test_follow_back_makes_mutual(api: Api) -> None:
     }
 
 
-async def test_follow_time_is_now_in_iso_8601(api: Api) -> None:
+async def test_follow_time_is_now_in_iso_8601(api: Served) -> None:
     await api.register("alice", "bob")
     await act(api, FOLLOW, "alice", "bob")
 
@@ -121,7 +121,7 @@ async def test_follow_time_is_now_in_iso_8601(api: Api) -> None:
     assert abs(datetime.now(UTC) - datetime.fromisoformat(stamp)) < timedelta(minutes=1)
 
 
-async def test_unfollow_is_idempotent(api: Api) -> None:
+async def test_unfollow_is_idempotent(api: Served) -> None:
     await api.register("alice", "bob")
     await act(api, FOLLOW, "alice", "bob")
     await act(api, FOLLOW, "bob", "alice")
@@ -152,7 +152,7 @@ async def test_unfollow_is_idempotent(api: Api) -> None:
     assert await graph(api, "alice", "bob") == {"alice": ([], [], []), "bob": ([], [], [])}
 
 
-async def test_unfollow_of_someone_never_followed_changes_nothing(api: Api) -> None:
+async def test_unfollow_of_someone_never_followed_changes_nothing(api: Served) -> None:
     await api.register("alice", "bob")
 
     payload = await act(api, UNFOLLOW, "alice", "bob")
@@ -161,7 +161,7 @@ async def test_unfollow_of_someone_never_followed_changes_nothing(api: Api) -> N
     assert payload["user"]["relationship"] == "NONE"
 
 
-async def test_remove_fan_is_idempotent(api: Api) -> None:
+async def test_remove_fan_is_idempotent(api: Served) -> None:
     await api.register("alice", "bob")
     await act(api, FOLLOW, "bob", "alice")
 
@@ -185,7 +185,7 @@ async def test_remove_fan_is_idempotent(api: Api) -> None:
     assert await graph(api, "alice", "bob") == {"alice": ([], [], []), "bob": ([], [], [])}
 
 
-async def test_remove_fan_of_a_mutual_leaves_the_viewers_own_follow(api: Api) -> None:
+async def test_remove_fan_of_a_mutual_leaves_the_viewers_own_follow(api: Served) -> None:
     await api.register("alice", "bob")
     await act(api, FOLLOW, "alice", "bob")
     await act(api, FOLLOW, "bob", "alice")
@@ -205,7 +205,7 @@ async def test_remove_fan_of_a_mutual_leaves_the_viewers_own_follow(api: Api) ->
     assert await graph(api, "alice", "bob") == {"alice": (["bob"], [], []), "bob": ([], ["alice"], [])}
 
 
-async def test_remove_fan_of_someone_who_is_no_fan_changes_nothing(api: Api) -> None:
+async def test_remove_fan_of_someone_who_is_no_fan_changes_nothing(api: Served) -> None:
     await api.register("alice", "bob")
     await act(api, FOLLOW, "alice", "bob")
 
@@ -215,7 +215,7 @@ async def test_remove_fan_of_someone_who_is_no_fan_changes_nothing(api: Api) -> 
     assert await graph(api, "alice", "bob") == {"alice": (["bob"], [], []), "bob": ([], ["alice"], [])}
 
 
-async def test_two_follows_in_one_document_see_each_others_effect(api: Api) -> None:
+async def test_two_follows_in_one_document_see_each_others_effect(api: Served) -> None:
     await api.register("alice", "bob", "carol")
     await act(api, FOLLOW, "bob", "alice")
     mutation = """
@@ -258,7 +258,7 @@ async def test_two_follows_in_one_document_see_each_others_effect(api: Api) -> N
 
 
 @pytest.mark.parametrize("mutation", [FOLLOW, UNFOLLOW, REMOVE_FAN])
-async def test_acting_on_oneself_is_cannot_follow_self(api: Api, mutation: str) -> None:
+async def test_acting_on_oneself_is_cannot_follow_self(api: Served, mutation: str) -> None:
     await api.register("alice")
 
     payload = await act(api, mutation, "alice", "alice")
@@ -275,7 +275,7 @@ async def test_acting_on_oneself_is_cannot_follow_self(api: Api, mutation: str) 
 
 
 @pytest.mark.parametrize("mutation", [FOLLOW, UNFOLLOW, REMOVE_FAN])
-async def test_unknown_user_is_user_not_found(api: Api, mutation: str) -> None:
+async def test_unknown_user_is_user_not_found(api: Served, mutation: str) -> None:
     await api.register("alice")
 
     payload = await act(api, mutation, "alice", "nobody")
@@ -290,7 +290,7 @@ async def test_unknown_user_is_user_not_found(api: Api, mutation: str) -> None:
 
 @pytest.mark.parametrize("bad_id", ["a b", "x" * 65, "", "../bob", "bob\n", "bób"])
 @pytest.mark.parametrize("mutation", [FOLLOW, UNFOLLOW, REMOVE_FAN])
-async def test_malformed_id_is_invalid_input(api: Api, mutation: str, bad_id: str) -> None:
+async def test_malformed_id_is_invalid_input(api: Served, mutation: str, bad_id: str) -> None:
     await api.register("alice", "bob")
 
     payload = await act(api, mutation, "alice", bad_id)
@@ -304,7 +304,7 @@ async def test_malformed_id_is_invalid_input(api: Api, mutation: str, bad_id: st
 
 
 @pytest.mark.parametrize("mutation", [FOLLOW, UNFOLLOW, REMOVE_FAN])
-async def test_unregistered_viewer_is_user_not_found(api: Api, mutation: str) -> None:
+async def test_unregistered_viewer_is_user_not_found(api: Served, mutation: str) -> None:
     await api.register("bob")
 
     payload = await act(api, mutation, "ghost", "bob")
@@ -328,7 +328,7 @@ async def test_unregistered_viewer_is_user_not_found(api: Api, mutation: str) ->
         'mutation { upsertUser(input: {userId: "carol", name: "Carol"}) { user { userId } } }',
     ],
 )
-async def test_mutation_without_a_token_is_unauthenticated(api: Api, mutation: str) -> None:
+async def test_mutation_without_a_token_is_unauthenticated(api: Served, mutation: str) -> None:
     await api.register("alice", "bob")
     await api.store.follow(follower="bob", followee="alice")
     keys_before = sorted(await api.store.redis.keys("*"))
@@ -345,7 +345,7 @@ async def test_mutation_without_a_token_is_unauthenticated(api: Api, mutation: s
     assert await graph(api, "alice", "bob") == {"alice": ([], ["bob"], []), "bob": (["alice"], [], [])}
 
 
-async def test_upsert_user_needs_the_admin_scope(api: Api) -> None:
+async def test_upsert_user_needs_the_admin_scope(api: Served) -> None:
     await api.register("alice")
 
     response = await api.post(UPSERT, {"id": "carol", "name": "Carol"}, as_user="alice")
@@ -358,7 +358,7 @@ async def test_upsert_user_needs_the_admin_scope(api: Api) -> None:
     assert await api.data('{ user(userId: "carol") { userId } }') == {"user": None}
 
 
-async def upsert(api: Api, **variables: Any) -> dict[str, Any]:
+async def upsert(api: Served, **variables: Any) -> dict[str, Any]:
     headers = {"authorization": f"Bearer {api.token('root', admin=True)}"}
     response = await api.client.post(
         "/graphql", json={"query": UPSERT, "variables": variables}, headers=headers
@@ -370,7 +370,7 @@ async def upsert(api: Api, **variables: Any) -> dict[str, Any]:
     return payload
 
 
-async def test_upsert_user_with_admin_registers_and_updates(api: Api) -> None:
+async def test_upsert_user_with_admin_registers_and_updates(api: Served) -> None:
     created = await upsert(api, id="carol", name="Carol", avatarUrl="https://img.example/carol.png")
 
     assert created["errors"] == []
@@ -414,7 +414,7 @@ async def test_upsert_user_with_admin_registers_and_updates(api: Api) -> None:
     ],
 )
 async def test_upsert_user_validates_its_fields(
-    api: Api, variables: dict[str, Any], field: list[str]
+    api: Served, variables: dict[str, Any], field: list[str]
 ) -> None:
     payload = await upsert(api, **variables)
 
@@ -426,7 +426,7 @@ async def test_upsert_user_validates_its_fields(
     assert await api.store.redis.keys("*") == []
 
 
-async def test_invalid_update_leaves_the_profile_as_it_was(api: Api) -> None:
+async def test_invalid_update_leaves_the_profile_as_it_was(api: Served) -> None:
     await upsert(api, id="carol", name="Carol", avatarUrl="https://img.example/carol.png")
 
     payload = await upsert(api, id="carol", name="Caroline", avatarUrl="not a url")
@@ -437,7 +437,7 @@ async def test_invalid_update_leaves_the_profile_as_it_was(api: Api) -> None:
     }
 
 
-async def test_nobody_can_act_as_another_user(api: Api) -> None:
+async def test_nobody_can_act_as_another_user(api: Served) -> None:
     await api.register("alice", "bob", "carol")
 
     # The input has no field for the acting user: it is the token's subject, nothing else.

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Api
+from tests.served import Served
 
 NODE = """
 query($id: ID!) {
@@ -22,7 +22,7 @@ def global_id(raw: str) -> str:
     return base64.b64encode(raw.encode()).decode("ascii")
 
 
-async def errors_of(api: Api, query: str, variables: dict[str, Any]) -> tuple[Any, list[dict[str, Any]]]:
+async def errors_of(api: Served, query: str, variables: dict[str, Any]) -> tuple[Any, list[dict[str, Any]]]:
     """`data` and `errors` of a request that must come back as a 200 with GraphQL errors."""
     response = await api.post(query, variables)
     body = response.json()
@@ -31,7 +31,7 @@ async def errors_of(api: Api, query: str, variables: dict[str, Any]) -> tuple[An
     return body.get("data"), body["errors"]
 
 
-async def test_node_resolves_a_user_from_the_id_the_api_returned(api: Api) -> None:
+async def test_node_resolves_a_user_from_the_id_the_api_returned(api: Served) -> None:
     await api.register("alice", "bob")
     await api.store.follow(follower="bob", followee="alice")
     user = (await api.data('{ user(userId: "alice") { id userId } }'))["user"]
@@ -51,7 +51,7 @@ async def test_node_resolves_a_user_from_the_id_the_api_returned(api: Api) -> No
     }
 
 
-async def test_node_ids_are_distinct_per_user_and_stable_across_requests(api: Api) -> None:
+async def test_node_ids_are_distinct_per_user_and_stable_across_requests(api: Served) -> None:
     await api.register("alice", "bob")
     first = await api.data('{ a: user(userId: "alice") { id } b: user(userId: "bob") { id } }')
     again = await api.data('{ a: user(userId: "alice") { id } b: user(userId: "bob") { id } }')
@@ -60,7 +60,7 @@ async def test_node_ids_are_distinct_per_user_and_stable_across_requests(api: Ap
     assert first["a"]["id"] != first["b"]["id"]
 
 
-async def test_nodes_in_order_with_null_for_unknown_users(api: Api) -> None:
+async def test_nodes_in_order_with_null_for_unknown_users(api: Served) -> None:
     await api.register("alice", "bob")
     ids = (await api.data('{ a: user(userId: "alice") { id } b: user(userId: "bob") { id } }')).values()
     alice_id, bob_id = (user["id"] for user in ids)
@@ -78,7 +78,7 @@ async def test_nodes_in_order_with_null_for_unknown_users(api: Api) -> None:
     }
 
 
-async def test_unknown_but_well_formed_global_id_is_null(api: Api) -> None:
+async def test_unknown_but_well_formed_global_id_is_null(api: Served) -> None:
     await api.register("alice")
 
     assert await api.data(NODE, {"id": global_id("User:ghost")}) == {"node": None}
@@ -98,7 +98,7 @@ async def test_unknown_but_well_formed_global_id_is_null(api: Api) -> None:
         "",
     ],
 )
-async def test_malformed_global_id_is_bad_user_input(api: Api, bad_id: str) -> None:
+async def test_malformed_global_id_is_bad_user_input(api: Served, bad_id: str) -> None:
     await api.register("alice")
 
     data, errors = await errors_of(api, NODE, {"id": bad_id})
@@ -110,7 +110,7 @@ async def test_malformed_global_id_is_bad_user_input(api: Api, bad_id: str) -> N
     assert "Invalid global id" in errors[0]["message"]
 
 
-async def test_one_malformed_id_fails_nodes(api: Api) -> None:
+async def test_one_malformed_id_fails_nodes(api: Served) -> None:
     await api.register("alice")
     alice_id = (await api.data('{ user(userId: "alice") { id } }'))["user"]["id"]
 
@@ -120,7 +120,7 @@ async def test_one_malformed_id_fails_nodes(api: Api) -> None:
     assert [e["extensions"]["code"] for e in errors] == ["BAD_USER_INPUT"]
 
 
-async def test_users_in_order_with_nulls_for_unknown_ids(api: Api) -> None:
+async def test_users_in_order_with_nulls_for_unknown_ids(api: Served) -> None:
     await api.register("alice", "bob")
 
     data = await api.data(USERS, {"ids": ["bob", "nobody", "alice", "bob"]})
@@ -133,7 +133,7 @@ async def test_users_in_order_with_nulls_for_unknown_ids(api: Api) -> None:
     assert await api.data(USERS, {"ids": []}) == {"users": []}
 
 
-async def test_users_accepts_exactly_100_ids(api: Api) -> None:
+async def test_users_accepts_exactly_100_ids(api: Served) -> None:
     await api.register("alice")
     ids = ["alice", *(f"u{i}" for i in range(99))]
 
@@ -145,7 +145,7 @@ async def test_users_accepts_exactly_100_ids(api: Api) -> None:
 
 
 @pytest.mark.parametrize("field", ["users(userIds: $ids) { userId }", "nodes(ids: $ids) { id }"])
-async def test_more_than_100_ids_is_bad_user_input(api: Api, field: str) -> None:
+async def test_more_than_100_ids_is_bad_user_input(api: Served, field: str) -> None:
     await api.register("alice")
     query = f"query($ids: [ID!]!) {{ {field} }}"
     ids = [global_id(f"User:u{i}") for i in range(101)]
@@ -160,7 +160,7 @@ async def test_more_than_100_ids_is_bad_user_input(api: Api, field: str) -> None
 
 
 @pytest.mark.parametrize("user_id", ["bad id", "", "x" * 65, "../alice", "alice\n"])
-async def test_user_with_a_malformed_id_is_bad_user_input(api: Api, user_id: str) -> None:
+async def test_user_with_a_malformed_id_is_bad_user_input(api: Served, user_id: str) -> None:
     await api.register("alice")
 
     data, errors = await errors_of(api, "query($id: ID!) { user(userId: $id) { userId } }", {"id": user_id})
@@ -173,7 +173,7 @@ async def test_user_with_a_malformed_id_is_bad_user_input(api: Api, user_id: str
     assert "Invalid user id" in errors[0]["message"]
 
 
-async def test_user_that_is_not_registered_is_null(api: Api) -> None:
+async def test_user_that_is_not_registered_is_null(api: Served) -> None:
     await api.register("alice")
     assert await api.data('{ user(userId: "bob") { userId } }') == {"user": None}
     assert await api.data('{ user(userId: "alice") { userId } }') == {"user": {"userId": "alice"}}

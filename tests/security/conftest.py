@@ -8,7 +8,8 @@ import pytest
 import redis.asyncio as aioredis
 
 from followgraph.server.settings import Settings
-from tests.security.helpers import Served, serve
+from tests.security.helpers import serve
+from tests.served import Served
 
 
 @pytest.fixture

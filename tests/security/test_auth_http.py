@@ -11,7 +11,7 @@ import hmac
 import json
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,8 @@ from followgraph.server.auth import mint_token
 from followgraph.server.settings import Settings
 from followgraph.store import Keys
 from tests.conftest import TEST_SECRET
-from tests.security.helpers import Served, serve
+from tests.security.helpers import serve
+from tests.served import Served
 from tests.store.snapshot import dump
 
 FOLLOW_BOB = 'mutation { follow(input: {userId: "bob"}) { changed } }'
@@ -173,7 +174,7 @@ async def test_a_bad_hs256_token_is_401_and_writes_nothing(
 
 @pytest.fixture
 async def strict(real_redis: aioredis.Redis, settings: Settings) -> AsyncIterator[Served]:
-    async with serve(settings.with_(jwt_issuer=ISSUER, jwt_audience=AUDIENCE), real_redis) as app:
+    async with serve(replace(settings, jwt_issuer=ISSUER, jwt_audience=AUDIENCE), real_redis) as app:
         yield app
 
 
@@ -209,8 +210,11 @@ async def test_a_token_with_the_configured_issuer_and_audience_works(
 
 @pytest.fixture
 async def rs256(real_redis: aioredis.Redis, settings: Settings, rsa_keys: RsaKeys) -> AsyncIterator[Served]:
-    configured = settings.with_(
-        jwt_secret=None, jwt_public_key_file=rsa_keys.public_file, jwt_private_key_file=rsa_keys.private_file
+    configured = replace(
+        settings,
+        jwt_secret=None,
+        jwt_public_key_file=rsa_keys.public_file,
+        jwt_private_key_file=rsa_keys.private_file,
     )
     async with serve(configured, real_redis) as app:
         yield app

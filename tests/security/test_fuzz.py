@@ -31,7 +31,8 @@ from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
 from followgraph.store import Keys
 from tests.conftest import TEST_SECRET
-from tests.security.helpers import GRAPHQL_RESPONSE, MASKED_MESSAGE, Served, graph_dump, serve
+from tests.security.helpers import GRAPHQL_RESPONSE, MASKED_MESSAGE, graph_dump, serve
+from tests.served import Served
 
 SDL = schema.as_str()
 USERS = [f"u{i}" for i in range(10)]
@@ -124,7 +125,7 @@ class Harness:
 
 @contextmanager
 def harness(redis_server: RedisServer, data_dir: Path, **changes: Any) -> Iterator[Harness]:
-    settings = Settings(data_dir=data_dir, jwt_secret=TEST_SECRET).with_(**changes)
+    settings = Settings(data_dir=data_dir, jwt_secret=TEST_SECRET, **changes)
     with asyncio.Runner() as runner:
 
         async def start() -> Harness:

@@ -11,6 +11,7 @@ import asyncio
 import json
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -18,10 +19,12 @@ import pytest
 import redis.asyncio as aioredis
 
 from followgraph.resolvers.node import to_global_id
+from followgraph.schema.limits import QueryLimits
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore
 from tests.conftest import TEST_SECRET
-from tests.security.helpers import GRAPHQL_RESPONSE, Served, accepted, full_dump, refused, serve
+from tests.security.helpers import GRAPHQL_RESPONSE, accepted, full_dump, refused, serve
+from tests.served import Served
 
 # What the store is asked while a request runs: empty for a request refused before execution.
 StoreCalls = list[str]
@@ -231,7 +234,7 @@ async def test_too_many_directives_on_one_selection_are_refused(
 async def test_the_directive_limit_applies_to_every_kind_of_selection(
     real_redis: aioredis.Redis, settings: Settings, document: str
 ) -> None:
-    async with serve(settings.with_(max_directives=1), real_redis) as strict:
+    async with serve(replace(settings, max_directives=1), real_redis) as strict:
         error = refused(await strict.post(document), "TOO_MANY_DIRECTIVES")
     async with serve(settings, real_redis) as default:
         accepted(await default.post(document))
@@ -322,7 +325,7 @@ async def test_a_list_of_ids_multiplies_the_connections_below_it(
         refused(await default.post(plus_one), "QUERY_TOO_COMPLEX")
         refused(await default.post(as_variable, {"ids": HUNDRED_IDS}), "QUERY_TOO_COMPLEX")
         refused(await default.post(through_nodes), "QUERY_TOO_COMPLEX")
-    async with serve(settings.with_(max_cost=9_999), real_redis) as tighter:
+    async with serve(replace(settings, max_cost=9_999), real_redis) as tighter:
         error = refused(await tighter.post(USERS_TIMES_FANS), "QUERY_TOO_COMPLEX")
 
     assert "more than 9999 nodes" in error["message"]
@@ -427,7 +430,7 @@ TIGHTER = [
 async def test_a_lowered_limit_refuses_a_query_that_passed(
     real_redis: aioredis.Redis,
     settings: Settings,
-    changes: dict[str, int],
+    changes: dict[str, Any],
     document: str,
     code: str,
     named: str,
@@ -435,7 +438,7 @@ async def test_a_lowered_limit_refuses_a_query_that_passed(
     async with serve(settings, real_redis) as default:
         await default.register("a")
         accepted(await default.post(document))
-    async with serve(settings.with_(**changes), real_redis) as strict:
+    async with serve(replace(settings, **changes), real_redis) as strict:
         error = refused(await strict.post(document), code)
 
     assert named in error["message"]
@@ -451,12 +454,12 @@ LOOSER = [
 
 @pytest.mark.parametrize(("changes", "document", "code"), LOOSER, ids=["depth", "aliases", "cost", "tokens"])
 async def test_a_raised_limit_lets_a_bigger_query_through(
-    real_redis: aioredis.Redis, settings: Settings, changes: dict[str, int], document: str, code: str
+    real_redis: aioredis.Redis, settings: Settings, changes: dict[str, Any], document: str, code: str
 ) -> None:
     async with serve(settings, real_redis) as default:
         await default.register("a")
         refused(await default.post(document), code)
-    async with serve(settings.with_(**changes), real_redis) as loose:
+    async with serve(replace(settings, **changes), real_redis) as loose:
         accepted(await loose.post(document))
 
 
@@ -589,7 +592,7 @@ async def test_batches_are_refused_by_default(served: Served) -> None:
 async def test_a_batch_within_max_batch_runs_each_operation(
     real_redis: aioredis.Redis, settings: Settings
 ) -> None:
-    async with serve(settings.with_(max_batch=3), real_redis) as batching:
+    async with serve(replace(settings, max_batch=3), real_redis) as batching:
         await batching.register("a")
         two = await batching.client.post(
             "/graphql",
@@ -616,7 +619,7 @@ async def test_each_follow_in_a_batch_counts_for_the_rate_limit(
     real_redis: aioredis.Redis, settings: Settings
 ) -> None:
     follow = "mutation($id: ID!) { follow(input: {userId: $id}) { changed errors { code } } }"
-    async with serve(settings.with_(max_batch=3, follow_rate_limit="2/minute"), real_redis) as batching:
+    async with serve(replace(settings, max_batch=3, follow_rate_limit="2/minute"), real_redis) as batching:
         await batching.register("me", "t0", "t1", "t2")
         response = await batching.client.post(
             "/graphql",
@@ -811,7 +814,7 @@ def preflight(origin: str) -> dict[str, str]:
 async def test_cors_allows_only_the_configured_origins(
     real_redis: aioredis.Redis, settings: Settings
 ) -> None:
-    async with serve(settings.with_(cors_origins=(APP_ORIGIN,)), real_redis) as app:
+    async with serve(replace(settings, cors_origins=(APP_ORIGIN,)), real_redis) as app:
         allowed = await app.client.options("/graphql", headers=preflight(APP_ORIGIN))
         other = await app.client.options("/graphql", headers=preflight("https://evil.example"))
         null = await app.client.options("/graphql", headers=preflight("null"))
@@ -854,7 +857,7 @@ async def test_no_cors_headers_without_configured_origins(served: Served) -> Non
 async def test_a_body_past_a_configured_limit_is_413_and_writes_nothing(
     real_redis: aioredis.Redis, settings: Settings
 ) -> None:
-    async with serve(settings.with_(max_body_bytes=2048, max_batch=10), real_redis) as small:
+    async with serve(replace(settings, max_body_bytes=2048, max_batch=10), real_redis) as small:
         await small.register("a", "b")
         before = await full_dump(real_redis)
         padded = await small.post(FOLLOW_B + " " * 2048, as_user="a")
@@ -879,7 +882,7 @@ async def test_a_request_past_the_timeout_is_503_and_the_server_goes_on(
         await asyncio.sleep(5)
         raise AssertionError("not cancelled")
 
-    async with serve(settings.with_(request_timeout=0.2), real_redis) as app:
+    async with serve(replace(settings, request_timeout=0.2), real_redis) as app:
         await app.register("a")
         monkeypatch.setattr(FollowStore, "user_facts", stuck)
         started = time.perf_counter()
@@ -909,7 +912,7 @@ async def test_concurrent_stuck_requests_all_time_out(
     async def stuck(self: FollowStore, *args: Any, **kwargs: Any) -> Any:
         await asyncio.sleep(5)
 
-    async with serve(settings.with_(request_timeout=0.2), real_redis) as app:
+    async with serve(replace(settings, request_timeout=0.2), real_redis) as app:
         monkeypatch.setattr(FollowStore, "user_facts", stuck)
         started = time.perf_counter()
         responses: list[httpx.Response] = await asyncio.gather(
@@ -919,3 +922,22 @@ async def test_concurrent_stuck_requests_all_time_out(
 
     assert [r.status_code for r in responses] == [503] * 10
     assert elapsed < 2
+
+
+# Shape before validation: a document made to produce many errors gets one
+
+
+async def test_directive_overloading_is_refused_by_its_shape_before_validation(served: Served) -> None:
+    # Ten unknown directives: validation would report each; the directive limit refuses the
+    # document first, with one error.
+    response = await served.post("query { __typename @aa@aa@aa@aa@aa@aa@aa@aa@aa@aa }")
+    refused(response, "TOO_MANY_DIRECTIVES")
+
+
+async def test_validation_stops_after_max_errors(served: Served) -> None:
+    unknown = " ".join(f"f{i}" for i in range(50))
+    body = (await served.post(f"{{ viewer {{ {unknown} }} }}")).json()
+    errors = body["errors"]
+    assert len(errors) == QueryLimits().max_errors + 1
+    assert errors[-1]["message"].startswith("Too many validation errors")
+    assert {e["extensions"]["code"] for e in errors} == {"GRAPHQL_VALIDATION_FAILED"}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -15,7 +16,8 @@ from followgraph.server.settings import ConfigError, Settings
 from followgraph.store import Keys
 from followgraph.store.lua import Client
 from tests.conftest import Backend
-from tests.security.helpers import Served, graph_dump, serve
+from tests.security.helpers import graph_dump, serve
+from tests.served import Served
 
 FOLLOW = "mutation($id: ID!) { follow(input: {userId: $id}) { changed errors { code message field } } }"
 RETRY_AT = re.compile(r"Try again after (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\.")
@@ -25,7 +27,7 @@ TARGETS = [f"t{i}" for i in range(20)]
 @pytest.fixture
 def settings(settings: Settings) -> Settings:
     """The test settings with a limit small enough to reach: 3 follows a minute."""
-    return settings.with_(follow_rate_limit="3/minute")
+    return replace(settings, follow_rate_limit="3/minute")
 
 
 @pytest.fixture
@@ -162,7 +164,7 @@ async def test_unfollow_and_remove_fan_are_not_limited(app: Served, served_redis
 
 
 async def test_the_limit_can_be_turned_off(served_redis: Client, settings: Settings) -> None:
-    async with serve(settings.with_(follow_rate_limit="off"), served_redis) as unlimited:
+    async with serve(replace(settings, follow_rate_limit="off"), served_redis) as unlimited:
         await unlimited.register("me", *TARGETS)
         results = [await follow(unlimited, "me", target) for target in TARGETS[:10]]
 

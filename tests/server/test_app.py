@@ -11,7 +11,8 @@ import pytest
 from followgraph.server.app import create_app
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
-from tests.conftest import TEST_SECRET, Api
+from tests.conftest import TEST_SECRET
+from tests.served import Served
 
 
 @pytest.fixture
@@ -47,7 +48,7 @@ async def test_readyz_follows_redis_without_a_restart(own_redis: RedisServer, tm
             assert again.json() == {"data": {"user": None}}
 
 
-async def test_metrics_count_requests_outcomes_and_batches(api: Api) -> None:
+async def test_metrics_count_requests_outcomes_and_batches(api: Served) -> None:
     await api.register("alice", "bob")
     await api.data('mutation Follow { follow(input: {userId: "bob"}) { changed } }', as_user="alice")
     await api.data('query Fans { user(userId: "bob") { fans { nodes { name relationship } } } }')

@@ -20,6 +20,7 @@ from cryptography.hazmat.primitives.serialization import (
     PublicFormat,
 )
 
+from followgraph.resolvers.context import ADMIN_SCOPE
 from followgraph.server.auth import (
     AuthConfig,
     AuthConfigError,
@@ -96,7 +97,7 @@ def test_hs256_round_trip(hs256: AuthConfig) -> None:
     principal = authenticate(f"Bearer {mint_token(hs256, 'alice')}", hs256)
 
     assert principal == Principal(user_id="alice", scopes=frozenset())
-    assert not principal.is_admin
+    assert ADMIN_SCOPE not in principal.scopes
 
 
 def test_rs256_round_trip_verifies_with_the_public_key_alone(
@@ -142,7 +143,7 @@ def test_issuer_and_audience_round_trip() -> None:
     principal = authenticate(f"Bearer {mint_token(config, 'alice', admin=True)}", config)
 
     assert principal is not None
-    assert principal.is_admin
+    assert ADMIN_SCOPE in principal.scopes
 
 
 @pytest.mark.parametrize(
@@ -164,7 +165,7 @@ def test_scope_claim_as_string_or_list(
     principal = authenticate(f"Bearer {_hs256_token(_claims(scope=scope))}", hs256)
 
     assert principal is not None
-    assert principal.is_admin is is_admin
+    assert (ADMIN_SCOPE in principal.scopes) is is_admin
     assert principal.scopes == scopes
 
 

@@ -20,6 +20,7 @@ from rich.console import Console
 from typer.testing import CliRunner, Result
 
 import followgraph.server.cli as cli
+from followgraph.resolvers.context import ADMIN_SCOPE
 from followgraph.server.auth import Principal, authenticate
 from followgraph.server.demo import DemoSpec, demo_edges
 from followgraph.server.redis_cluster import LocalCluster, free_cluster_ports, port_is_free
@@ -111,7 +112,7 @@ def test_admin_token(tmp_path: Path, console: io.StringIO) -> None:
     assert result.exit_code == 0, console.getvalue()
     who = principal(result.stdout.strip(), tmp_path)
     assert who == Principal("alice", frozenset({"admin"}))
-    assert who.is_admin
+    assert ADMIN_SCOPE in who.scopes
 
 
 def test_token_for_a_malformed_user_id(tmp_path: Path, console: io.StringIO) -> None:

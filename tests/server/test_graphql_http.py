@@ -6,6 +6,7 @@ import json
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -16,11 +17,10 @@ import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
-from followgraph.server.app import create_app
 from followgraph.server.auth import AuthConfig, mint_token
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore
-from tests.conftest import Api
+from tests.served import Served, serve
 
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 USER_QUERY = "query($id: ID!) { user(userId: $id) { userId fansCount } }"
@@ -29,7 +29,7 @@ HEX_ID = re.compile(r"[0-9a-f]{32}")
 
 
 async def post(
-    api: Api, body: Any, *, accept: str | None = None, headers: dict[str, str] | None = None
+    api: Served, body: Any, *, accept: str | None = None, headers: dict[str, str] | None = None
 ) -> httpx.Response:
     sent = {**(headers or {})}
     if accept is not None:
@@ -45,7 +45,7 @@ def single_error(response: httpx.Response) -> dict[str, Any]:
     return error
 
 
-async def snapshot(api: Api) -> dict[str, Any]:
+async def snapshot(api: Served) -> dict[str, Any]:
     """Everything in Redis, to prove a request wrote nothing."""
     redis = api.store.redis
     state: dict[str, Any] = {}
@@ -63,17 +63,14 @@ async def snapshot(api: Api) -> dict[str, Any]:
 @asynccontextmanager
 async def client_for(settings: Settings, redis: aioredis.Redis) -> AsyncIterator[httpx.AsyncClient]:
     """A client of an app built for `settings`; an exception the app lets out is a 500, as in production."""
-    app = create_app(settings, redis=redis)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            yield client
+    async with serve(settings, redis, raise_app_exceptions=False) as served:
+        yield served.client
 
 
 # GET and POST
 
 
-async def test_get_runs_a_query_with_variables_in_the_url(api: Api) -> None:
+async def test_get_runs_a_query_with_variables_in_the_url(api: Served) -> None:
     await api.register("alice", "bob")
     await api.store.follow(follower="bob", followee="alice")
 
@@ -86,7 +83,7 @@ async def test_get_runs_a_query_with_variables_in_the_url(api: Api) -> None:
     assert response.json() == {"data": {"user": {"userId": "alice", "fansCount": 1}}}
 
 
-async def test_get_with_an_operation_name(api: Api) -> None:
+async def test_get_with_an_operation_name(api: Served) -> None:
     await api.register("alice")
     document = 'query A { a: user(userId: "alice") { userId } } query B { b: viewer { userId } }'
 
@@ -96,14 +93,14 @@ async def test_get_with_an_operation_name(api: Api) -> None:
     assert response.json() == {"data": {"a": {"userId": "alice"}}}
 
 
-async def test_get_with_variables_that_are_not_json_is_400(api: Api) -> None:
+async def test_get_with_variables_that_are_not_json_is_400(api: Served) -> None:
     response = await api.client.get("/graphql", params={"query": USER_QUERY, "variables": "{id: alice"})
 
     assert response.status_code == 400
     assert single_error(response)["message"] == "`variables` is not valid JSON."
 
 
-async def test_get_mutation_is_405_and_changes_nothing(api: Api) -> None:
+async def test_get_mutation_is_405_and_changes_nothing(api: Served) -> None:
     await api.register("alice", "bob")
     before = await snapshot(api)
 
@@ -118,7 +115,7 @@ async def test_get_mutation_is_405_and_changes_nothing(api: Api) -> None:
 
 
 @pytest.mark.parametrize("method", ["PUT", "PATCH", "DELETE"])
-async def test_other_methods_are_405(api: Api, method: str) -> None:
+async def test_other_methods_are_405(api: Served, method: str) -> None:
     response = await api.client.request(method, "/graphql", json={"query": "{ viewer { userId } }"})
 
     assert response.status_code == 405
@@ -126,7 +123,7 @@ async def test_other_methods_are_405(api: Api, method: str) -> None:
     assert single_error(response)["extensions"]["code"] == "BAD_REQUEST"
 
 
-async def test_post_runs_a_mutation(api: Api) -> None:
+async def test_post_runs_a_mutation(api: Served) -> None:
     await api.register("alice", "bob")
 
     response = await post(api, {"query": FOLLOW}, headers={"authorization": f"Bearer {api.token('alice')}"})
@@ -152,7 +149,7 @@ FOLLOW_JSON = json.dumps({"query": FOLLOW})
         ("", FOLLOW_JSON),
     ],
 )
-async def test_post_without_a_json_body_is_415(api: Api, content_type: str, content: str) -> None:
+async def test_post_without_a_json_body_is_415(api: Served, content_type: str, content: str) -> None:
     await api.register("alice", "bob")
     before = await snapshot(api)
 
@@ -167,7 +164,7 @@ async def test_post_without_a_json_body_is_415(api: Api, content_type: str, cont
     assert await snapshot(api) == before
 
 
-async def test_json_with_a_charset_is_accepted(api: Api) -> None:
+async def test_json_with_a_charset_is_accepted(api: Served) -> None:
     response = await api.client.post(
         "/graphql",
         content=b'{"query": "{ viewer { userId } }"}',
@@ -192,10 +189,17 @@ async def test_json_with_a_charset_is_accepted(api: Api) -> None:
         (b'"{ viewer { userId } }"', "must be a JSON object"),
         (b'{"query": "{ viewer { userId } }", "variables": [1]}', "`variables` must be a JSON object."),
         (b'{"query": "{ viewer { userId } }", "operationName": 1}', "`operationName` must be a string."),
+        *(
+            (
+                b'{"query": "{ viewer { userId } }", "extensions": ' + value + b"}",
+                "`extensions` must be a JSON object.",
+            )
+            for value in (b'"x"', b"1", b"true", b"[1]")
+        ),
     ],
 )
 async def test_malformed_requests_are_400_with_a_json_error(
-    api: Api, content: bytes, message: str, accept: str | None
+    api: Served, content: bytes, message: str, accept: str | None
 ) -> None:
     headers = {"content-type": "application/json"}
     if accept is not None:
@@ -213,7 +217,7 @@ async def test_malformed_requests_are_400_with_a_json_error(
 # Media types: application/graphql-response+json and application/json
 
 
-async def test_graphql_response_json_syntax_error_is_400_without_data(api: Api) -> None:
+async def test_graphql_response_json_syntax_error_is_400_without_data(api: Served) -> None:
     response = await post(api, {"query": "{ viewer { userId "}, accept=GRAPHQL_RESPONSE)
 
     assert response.status_code == 400
@@ -224,7 +228,7 @@ async def test_graphql_response_json_syntax_error_is_400_without_data(api: Api) 
     assert "locations" in error
 
 
-async def test_graphql_response_json_validation_error_is_400(api: Api) -> None:
+async def test_graphql_response_json_validation_error_is_400(api: Served) -> None:
     response = await post(api, {"query": "{ viewer { userId noSuchField } }"}, accept=GRAPHQL_RESPONSE)
 
     assert response.status_code == 400
@@ -238,7 +242,7 @@ async def test_graphql_response_json_validation_error_is_400(api: Api) -> None:
     [({"id": 7.5}, "$id"), ({}, "$id"), ({"id": None}, "$id"), ({"id": ["a"]}, "$id")],
 )
 async def test_graphql_response_json_bad_variable_is_400_bad_user_input(
-    api: Api, variables: dict[str, Any], fragment: str
+    api: Served, variables: dict[str, Any], fragment: str
 ) -> None:
     response = await post(api, {"query": USER_QUERY, "variables": variables}, accept=GRAPHQL_RESPONSE)
 
@@ -270,7 +274,7 @@ async def test_a_document_without_the_operation_to_run_is_a_request_error(
         assert answer.json()["errors"][0]["message"]
 
 
-async def test_several_operations_need_an_operation_name(api: Api) -> None:
+async def test_several_operations_need_an_operation_name(api: Served) -> None:
     document = "query A { viewer { userId } } query B { __typename }"
 
     response = await post(api, {"query": document}, accept=GRAPHQL_RESPONSE)
@@ -283,14 +287,14 @@ async def test_several_operations_need_an_operation_name(api: Api) -> None:
     assert "operation name" in single_error(response)["message"].lower()
 
 
-async def test_get_without_a_query_is_400(api: Api) -> None:
+async def test_get_without_a_query_is_400(api: Served) -> None:
     response = await api.client.get("/graphql", headers={"accept": "application/json"})
 
     assert response.status_code == 400
     assert single_error(response)["message"] == "The request has no GraphQL document: send it as `query`."
 
 
-async def test_graphql_response_json_success_is_200(api: Api) -> None:
+async def test_graphql_response_json_success_is_200(api: Served) -> None:
     await api.register("alice")
 
     response = await post(api, {"query": USER_QUERY, "variables": {"id": "alice"}}, accept=GRAPHQL_RESPONSE)
@@ -300,7 +304,7 @@ async def test_graphql_response_json_success_is_200(api: Api) -> None:
     assert response.json() == {"data": {"user": {"userId": "alice", "fansCount": 0}}}
 
 
-async def test_graphql_response_json_field_error_is_200_with_data(api: Api) -> None:
+async def test_graphql_response_json_field_error_is_200_with_data(api: Served) -> None:
     response = await post(api, {"query": '{ user(userId: "bad id") { userId } }'}, accept=GRAPHQL_RESPONSE)
 
     assert response.status_code == 200
@@ -312,7 +316,7 @@ async def test_graphql_response_json_field_error_is_200_with_data(api: Api) -> N
 @pytest.mark.parametrize(
     "accept", [None, "application/json", "*/*", "application/*", "text/html;q=0.9, */*;q=0.1"]
 )
-async def test_json_syntax_error_is_200_with_errors(api: Api, accept: str | None) -> None:
+async def test_json_syntax_error_is_200_with_errors(api: Served, accept: str | None) -> None:
     response = await post(api, {"query": "{ viewer { userId "}, accept=accept)
 
     assert response.status_code == 200
@@ -330,7 +334,7 @@ async def test_json_syntax_error_is_200_with_errors(api: Api, accept: str | None
         (f"text/csv, {GRAPHQL_RESPONSE};q=0.1", GRAPHQL_RESPONSE),
     ],
 )
-async def test_accept_negotiation(api: Api, accept: str, media_type: str) -> None:
+async def test_accept_negotiation(api: Served, accept: str, media_type: str) -> None:
     response = await post(api, {"query": "{ viewer { userId } }"}, accept=accept)
 
     assert response.status_code == 200
@@ -340,7 +344,7 @@ async def test_accept_negotiation(api: Api, accept: str, media_type: str) -> Non
 @pytest.mark.parametrize(
     "accept", ["text/csv", "text/html", "application/xml, text/plain", "application/json;q=0"]
 )
-async def test_unacceptable_accept_is_406(api: Api, accept: str) -> None:
+async def test_unacceptable_accept_is_406(api: Served, accept: str) -> None:
     response = await post(api, {"query": "{ viewer { userId } }"}, accept=accept)
 
     assert response.status_code == 406
@@ -352,7 +356,7 @@ async def test_unacceptable_accept_is_406(api: Api, accept: str) -> None:
 # Limits and headers
 
 
-async def test_body_over_the_limit_is_413(api: Api) -> None:
+async def test_body_over_the_limit_is_413(api: Served) -> None:
     await api.register("alice", "bob")
     padding = " " * api.settings.max_body_bytes
     before = await snapshot(api)
@@ -366,7 +370,7 @@ async def test_body_over_the_limit_is_413(api: Api) -> None:
     assert await snapshot(api) == before
 
 
-async def test_streamed_body_over_the_limit_is_413(api: Api) -> None:
+async def test_streamed_body_over_the_limit_is_413(api: Served) -> None:
     chunk = b" " * 65536
     chunks = api.settings.max_body_bytes // len(chunk) + 2
 
@@ -384,7 +388,7 @@ async def test_streamed_body_over_the_limit_is_413(api: Api) -> None:
     assert single_error(response)["extensions"]["code"] == "PAYLOAD_TOO_LARGE"
 
 
-async def test_a_body_of_exactly_the_limit_is_accepted(api: Api) -> None:
+async def test_a_body_of_exactly_the_limit_is_accepted(api: Served) -> None:
     prefix, suffix = b'{"query": "{ viewer { userId } }', b'"}'
     content = prefix + b" " * (api.settings.max_body_bytes - len(prefix) - len(suffix)) + suffix
 
@@ -402,7 +406,7 @@ async def test_a_body_of_exactly_the_limit_is_accepted(api: Api) -> None:
     assert one_more.status_code == 413
 
 
-async def test_a_sane_request_id_is_echoed(api: Api) -> None:
+async def test_a_sane_request_id_is_echoed(api: Served) -> None:
     for request_id in ["abc-123_X.y", "r" * 64]:
         response = await post(api, {"query": "{ viewer { userId } }"}, headers={"x-request-id": request_id})
         assert response.headers["x-request-id"] == request_id
@@ -414,7 +418,7 @@ async def test_a_sane_request_id_is_echoed(api: Api) -> None:
 
 
 @pytest.mark.parametrize("request_id", [None, "", "has space", "r" * 65, "semi;colon", "new\\nline"])
-async def test_a_missing_or_odd_request_id_is_replaced(api: Api, request_id: str | None) -> None:
+async def test_a_missing_or_odd_request_id_is_replaced(api: Served, request_id: str | None) -> None:
     headers = {} if request_id is None else {"x-request-id": request_id}
 
     first = await post(api, {"query": "{ viewer { userId } }"}, headers=headers)
@@ -430,7 +434,7 @@ async def test_a_missing_or_odd_request_id_is_replaced(api: Api, request_id: str
 BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 
 
-async def test_graphiql_for_a_browser(api: Api) -> None:
+async def test_graphiql_for_a_browser(api: Served) -> None:
     response = await api.client.get("/graphql", headers={"accept": BROWSER_ACCEPT})
 
     assert response.status_code == 200
@@ -439,7 +443,7 @@ async def test_graphiql_for_a_browser(api: Api) -> None:
     assert "<html" in response.text.lower()
 
 
-async def test_a_browser_with_a_query_gets_the_result(api: Api) -> None:
+async def test_a_browser_with_a_query_gets_the_result(api: Served) -> None:
     response = await api.client.get(
         "/graphql", params={"query": "{ viewer { userId } }"}, headers={"accept": BROWSER_ACCEPT}
     )
@@ -449,7 +453,7 @@ async def test_a_browser_with_a_query_gets_the_result(api: Api) -> None:
 
 
 async def test_no_graphiql_when_disabled(real_redis: aioredis.Redis, settings: Settings) -> None:
-    async with client_for(settings.with_(graphiql=False), real_redis) as client:
+    async with client_for(replace(settings, graphiql=False), real_redis) as client:
         response = await client.get("/graphql", headers={"accept": BROWSER_ACCEPT})
 
     assert response.status_code in {400, 404}
@@ -460,7 +464,7 @@ async def test_no_graphiql_when_disabled(real_redis: aioredis.Redis, settings: S
 
 async def test_introspection_can_be_disabled(real_redis: aioredis.Redis, settings: Settings) -> None:
     query = {"query": "{ __schema { types { name } } }"}
-    async with client_for(settings.with_(introspection=False), real_redis) as client:
+    async with client_for(replace(settings, introspection=False), real_redis) as client:
         disabled = await client.post("/graphql", json=query)
         typename = await client.post("/graphql", json={"query": "{ __typename }"})
         by_type = await client.post("/graphql", json={"query": '{ __type(name: "User") { name } }'})
@@ -507,7 +511,7 @@ def bad_tokens(settings: Settings) -> dict[str, tuple[str, str]]:
     "query",
     [FOLLOW, "mutation { markFansSeen { seenAt } }", "{ viewer { userId } }"],
 )
-async def test_a_bad_token_is_401_and_writes_nothing(api: Api, case: str, query: str) -> None:
+async def test_a_bad_token_is_401_and_writes_nothing(api: Served, case: str, query: str) -> None:
     await api.register("alice", "bob")
     header, reason = bad_tokens(api.settings)[case]
     before = await snapshot(api)
@@ -521,7 +525,7 @@ async def test_a_bad_token_is_401_and_writes_nothing(api: Api, case: str, query:
     assert await snapshot(api) == before
 
 
-async def test_a_bad_token_on_get_is_401(api: Api) -> None:
+async def test_a_bad_token_on_get_is_401(api: Served) -> None:
     header, reason = bad_tokens(api.settings)["expired"]
 
     response = await api.client.get(
@@ -533,7 +537,7 @@ async def test_a_bad_token_on_get_is_401(api: Api) -> None:
     assert single_error(response) == {"message": reason, "extensions": {"code": "UNAUTHENTICATED"}}
 
 
-async def test_a_good_token_is_the_viewer(api: Api) -> None:
+async def test_a_good_token_is_the_viewer(api: Served) -> None:
     await api.register("alice")
 
     response = await post(
@@ -553,7 +557,7 @@ async def fail(self: FollowStore, *args: Any, **kwargs: Any) -> Any:
 
 @pytest.mark.parametrize("request_id", [None, "trace-42"])
 async def test_an_unexpected_error_is_masked(
-    api: Api, monkeypatch: pytest.MonkeyPatch, request_id: str | None
+    api: Served, monkeypatch: pytest.MonkeyPatch, request_id: str | None
 ) -> None:
     await api.register("alice", "bob")
     monkeypatch.setattr(FollowStore, "user_facts", fail)
@@ -578,7 +582,9 @@ async def test_an_unexpected_error_is_masked(
     assert error["extensions"] == {"code": "INTERNAL_SERVER_ERROR", "requestId": sent_id}
 
 
-async def test_an_unexpected_error_in_a_mutation_is_masked(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_an_unexpected_error_in_a_mutation_is_masked(
+    api: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
     await api.register("alice", "bob")
 
     async def broken_follow(self: FollowStore, *, follower: str, followee: str, at: int | None = None) -> Any:
@@ -602,7 +608,7 @@ async def test_an_unexpected_error_in_a_mutation_is_masked(api: Api, monkeypatch
     assert body["errors"][0]["extensions"]["requestId"] == response.headers["x-request-id"]
 
 
-async def test_expected_errors_are_not_masked(api: Api) -> None:
+async def test_expected_errors_are_not_masked(api: Served) -> None:
     response = await post(api, {"query": '{ user(userId: "bad id") { userId } }'})
 
     error = response.json()["errors"][0]
@@ -614,14 +620,14 @@ async def test_expected_errors_are_not_masked(api: Api) -> None:
 # Health
 
 
-async def test_healthz(api: Api) -> None:
+async def test_healthz(api: Served) -> None:
     response = await api.client.get("/healthz")
 
     assert response.status_code == 200
     assert response.json() == {"status": "ok"}
 
 
-async def test_readyz(api: Api) -> None:
+async def test_readyz(api: Served) -> None:
     response = await api.client.get("/readyz")
 
     assert response.status_code == 200

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -44,8 +46,8 @@ async def redis(redis_server: RedisServer) -> AsyncIterator[aioredis.Redis]:
     await client.aclose()
 
 
-def settings(tmp_path: Path, **changes: object) -> Settings:
-    return Settings(data_dir=tmp_path, jwt_secret=TEST_SECRET).with_(**changes)
+def settings(tmp_path: Path, **changes: Any) -> Settings:
+    return replace(Settings(data_dir=tmp_path, jwt_secret=TEST_SECRET), **changes)
 
 
 async def test_the_built_pages_are_served(tmp_path: Path, redis: aioredis.Redis) -> None:

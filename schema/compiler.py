@@ -1,0 +1,273 @@
+"""Compiling a read document into a plan (schema/plan.py runs it).
+
+A plan covers what the hot paths select and nothing else: `viewer` and `user(userId)` at the root,
+the plain User fields, and the list connections of those root users (User fields declared with
+a list kind), with their edges, nodes and pageInfo. Anything else (other root fields, nested
+connections, directives, introspection, mutations, repeated response keys) raises NotCompilable
+and leaves the document to the general executor. Every value comes from the fields' declarations
+(schema/declared.py) and is serialized by the schema's own serializers, as the general executor
+would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from graphql import (
+    FieldNode,
+    FragmentDefinitionNode,
+    GraphQLEnumType,
+    GraphQLObjectType,
+    GraphQLScalarType,
+    GraphQLSchema,
+    InlineFragmentNode,
+    OperationType,
+    SelectionSetNode,
+    get_named_type,
+    parse,
+    specified_scalar_types,
+)
+
+from followgraph.schema.declared import Values, Wants
+from followgraph.schema.document import (
+    Argument,
+    Fragments,
+    UnknownFragmentError,
+    arguments_of,
+    fields,
+    fragments_of,
+    operation,
+    response_key,
+)
+from followgraph.schema.limits import QueryLimits
+from followgraph.schema.plan import ListPlan, Plan, RootField, UserPlan
+from followgraph.schema.scalars import SCALAR_MAP
+from followgraph.schema.user import CONNECTION, EDGE, PAGE_INFO, USER, EdgeSource
+from followgraph.store import ListKind, Page, UserFacts
+
+CUSTOM_SCALARS = {d.name: d.serialize for d in SCALAR_MAP.values() if d.serialize is not None}
+LIST_ARGUMENTS = frozenset({"first", "after", "last", "before"})
+
+Getter = Callable[[Any], Any]
+
+
+class NotCompilable(Exception):
+    """The document selects something plans do not cover."""
+
+
+def _serializer(types: GraphQLSchema, type_name: str, field: str) -> Callable[[Any], Any] | None:
+    """How the general executor turns the field's value into JSON: through the serializer of an
+    enum (remembered per member: there are few) or of a custom scalar. None for the built-in
+    scalars, whose values are JSON already."""
+    parent = types.type_map[type_name]
+    assert isinstance(parent, GraphQLObjectType)
+    named = get_named_type(parent.fields[field].type)
+    if isinstance(named, GraphQLEnumType):
+        names: dict[Any, Any] = {}
+        serialize_enum = named.serialize
+
+        def member(value: Any) -> Any:
+            if value is None:
+                return None
+            if value not in names:
+                names[value] = serialize_enum(value)
+            return names[value]
+
+        return member
+    if isinstance(named, GraphQLScalarType) and named.name not in specified_scalar_types:
+        # The project's own serializer, which Strawberry's scalar wraps.
+        serialize = CUSTOM_SCALARS.get(named.name, named.serialize)
+        return lambda value: None if value is None else serialize(value)
+    return None
+
+
+def _plain_leaf(node: FieldNode) -> bool:
+    return not node.arguments and node.selection_set is None
+
+
+class _Compiler:
+    def __init__(self, types: GraphQLSchema, fragments: Fragments) -> None:
+        self.types = types
+        self.fragments = fragments
+
+    def fields(self, selection_set: SelectionSetNode | None, type_name: str) -> list[FieldNode]:
+        """The fields of a selection set with fragments on `type_name` flattened; NotCompilable for
+        directives, fragments on other types, or a response key that appears twice."""
+        if selection_set is None:
+            raise NotCompilable("a composite field without a selection")
+
+        def check(fragment: InlineFragmentNode | FragmentDefinitionNode) -> None:
+            if fragment.directives:
+                raise NotCompilable("directives")
+            condition = fragment.type_condition
+            if condition is not None and condition.name.value != type_name:
+                raise NotCompilable("a fragment on another type")
+
+        # A leaf selected twice under one key is answered once, where it first appears (as
+        # graphql-core merges it); a repeated key with arguments or a selection is not compiled.
+        out: dict[str, FieldNode] = {}
+        try:
+            for node in fields(selection_set, self.fragments, check):
+                if node.directives:
+                    raise NotCompilable("directives")
+                first = out.setdefault(response_key(node), node)
+                if first is not node and not (_plain_leaf(first) and first.name.value == node.name.value):
+                    raise NotCompilable("a response key selected twice")
+        except UnknownFragmentError:
+            raise NotCompilable("an unknown fragment") from None
+        return list(out.values())
+
+    def getter(self, values: Values[Any], name: str) -> Getter:
+        """The JSON value of a declared field (or __typename) from its source."""
+        if name == "__typename":
+            type_name = values.type_name
+            return lambda source: type_name
+        get = values.by_name[name].get
+        serialize = _serializer(self.types, values.type_name, name)
+        if serialize is None:
+            return get
+        return lambda source: serialize(get(source))
+
+    def user(self, node: FieldNode, *, with_lists: bool) -> UserPlan:
+        """The plan of a User selection."""
+        list_plans: list[ListPlan] = []
+        # (response key, getter of a value, or None for a list)
+        order: list[tuple[str, Getter | None]] = []
+        names: set[str] = set()
+        for field in self.fields(node.selection_set, USER.type_name):
+            name, key = field.name.value, response_key(field)
+            if name == "__typename" or name in USER.by_name:
+                order.append((key, self.getter(USER, name)))
+                names.add(name)
+            elif name in USER.lists and with_lists:
+                list_plans.append(self.connection(field, USER.lists[name]))
+                order.append((key, None))
+            else:
+                raise NotCompilable(f"User.{name} here")
+
+        def build(facts: UserFacts, connections: dict[str, Any]) -> dict[str, Any]:
+            return {key: connections[key] if get is None else get(facts) for key, get in order}
+
+        return UserPlan(USER.needs(names), tuple(list_plans), build)
+
+    def leaves(self, node: FieldNode, values: Values[Any]) -> list[tuple[str, Getter]]:
+        """(response key, getter) of a selection of declared values only."""
+        out = []
+        for field in self.fields(node.selection_set, values.type_name):
+            name = field.name.value
+            if name != "__typename" and name not in values.by_name:
+                raise NotCompilable(f"{values.type_name}.{name}")
+            out.append((response_key(field), self.getter(values, name)))
+        return out
+
+    def connection(self, node: FieldNode, kind: ListKind) -> ListPlan:
+        arguments = arguments_of(node)
+        if not arguments.keys() <= LIST_ARGUMENTS:
+            raise NotCompilable("an argument lists do not take")
+        parts: list[tuple[str, Callable[[Page, list[UserFacts]], Any]]] = []
+        edge_names: set[str] = set()
+        edge_node_wants = node_wants = Wants()
+        for field in self.fields(node.selection_set, CONNECTION.type_name):
+            name, key = field.name.value, response_key(field)
+            if name == "__typename" or name in CONNECTION.by_name:
+                parts.append((key, _of_page(self.getter(CONNECTION, name))))
+            elif name == "pageInfo":
+                parts.append((key, _object_of_page(self.leaves(field, PAGE_INFO))))
+            elif name == "nodes":
+                plan = self.user(field, with_lists=False)
+                node_wants = node_wants | plan.wants
+                parts.append((key, _nodes(plan)))
+            elif name == "edges":
+                edges, names, edge_wants = self._edges(field)
+                edge_names |= names
+                edge_node_wants = edge_node_wants | edge_wants
+                parts.append((key, edges))
+            else:
+                raise NotCompilable(f"FollowConnection.{name}")
+        wants = EDGE.needs(edge_names) | edge_node_wants | node_wants
+
+        def build(page: Page, users: list[UserFacts]) -> dict[str, Any]:
+            return {key: part(page, users) for key, part in parts}
+
+        return ListPlan(response_key(node), kind, arguments, wants, build, node)
+
+    def _edges(self, node: FieldNode) -> tuple[Callable[[Page, list[UserFacts]], Any], set[str], Wants]:
+        """How to build the edges, the edge fields selected, and what their nodes need."""
+        items: list[tuple[str, Callable[[EdgeSource], Any]]] = []
+        names: set[str] = set()
+        node_wants = Wants()
+        for field in self.fields(node.selection_set, EDGE.type_name):
+            name, key = field.name.value, response_key(field)
+            if name == "node":
+                plan = self.user(field, with_lists=False)
+                node_wants = plan.wants
+                items.append((key, _edge_node(plan)))
+            elif name == "__typename" or name in EDGE.by_name:
+                names.add(name)
+                items.append((key, self.getter(EDGE, name)))
+            else:
+                raise NotCompilable(f"FollowEdge.{name}")
+
+        def build(page: Page, users: list[UserFacts]) -> list[dict[str, Any]]:
+            return [{key: get(edge) for key, get in items} for edge in zip(page.entries, users, strict=True)]
+
+        return build, names, node_wants
+
+
+def _of_page(get: Getter) -> Callable[[Page, list[UserFacts]], Any]:
+    return lambda page, users: get(page)
+
+
+def _object_of_page(items: list[tuple[str, Getter]]) -> Callable[[Page, list[UserFacts]], Any]:
+    return lambda page, users: {key: get(page) for key, get in items}
+
+
+def _edge_node(plan: UserPlan) -> Callable[[EdgeSource], Any]:
+    return lambda edge: plan.build(edge[1], {})
+
+
+def _nodes(plan: UserPlan) -> Callable[[Page, list[UserFacts]], Any]:
+    return lambda page, users: [plan.build(user, {}) for user in users]
+
+
+def compile_document(
+    types: GraphQLSchema, query: str, operation_name: str | None, limits: QueryLimits
+) -> Plan:
+    """The plan of `operation_name` in `query` (a document that already ran without error)."""
+    document = parse(query)
+    chosen = operation(document, operation_name)
+    if chosen is None:
+        raise NotCompilable("no single operation of that name")
+    if chosen.operation is not OperationType.QUERY or chosen.directives:
+        raise NotCompilable("not a plain query")
+    compiler = _Compiler(types, fragments_of(document))
+    roots: list[RootField] = []
+    connections = 0
+    for node in compiler.fields(chosen.selection_set, "Query"):
+        name, key = node.name.value, response_key(node)
+        if name == "__typename":
+            roots.append(RootField(key, None, None, node))
+            continue
+        arguments = arguments_of(node)
+        user_id: Argument | None
+        if name == "viewer" and not arguments:
+            user_id = None
+        elif name == "user" and arguments.keys() == {"userId"}:
+            user_id = arguments["userId"]
+        else:
+            raise NotCompilable(f"Query.{name}")
+        plan = compiler.user(node, with_lists=True)
+        connections += len(plan.lists)
+        roots.append(RootField(key, user_id, plan, node))
+    # Every connection's cost is its page size (its nodes hold no lists), and a page size above the
+    # largest allowed stops the plan; beyond that worst case, check each request's variables.
+    worst = connections * limits.max_page_size
+    return Plan(
+        chosen.name.value if chosen.name else None,
+        chosen.variable_definitions or (),
+        tuple(roots),
+        worst > limits.max_cost,
+        document,
+        batched=len(roots) > 1 or connections > 1,
+    )

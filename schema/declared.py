@@ -1,0 +1,105 @@
+"""One declaration per field: what a plain field's value is, and what it needs loaded.
+
+A plain field (no resolver of its own) is declared with `value(...)` on its Strawberry type: the
+function that computes it from what the resolvers loaded (a user's facts, a page, an entry), and
+the parts of a user's facts it reads. Both execution paths read these declarations: the general
+executor builds the Strawberry objects with `Values.build`, and compiled plans take the same
+functions by GraphQL name. Nothing else lists a type's fields, so a new field is one edit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+import strawberry
+from strawberry.types.base import StrawberryObjectDefinition
+from strawberry.utils.str_converters import to_camel_case
+
+from followgraph.store import ListKind
+
+S = TypeVar("S")
+
+_VALUE = "followgraph.value"
+_LIST = "followgraph.list"
+
+
+@dataclass(frozen=True, slots=True)
+class Wants:
+    """The parts of users' facts (UserFacts) to load: each costs part of a round trip."""
+
+    profile: bool = False
+    relation: bool = False
+    counts: bool = False
+
+    def __or__(self, other: Wants) -> Wants:
+        return Wants(
+            self.profile or other.profile, self.relation or other.relation, self.counts or other.counts
+        )
+
+    @property
+    def any(self) -> bool:
+        return self.profile or self.relation or self.counts
+
+
+NOTHING = Wants()
+PROFILE = Wants(profile=True)
+RELATION = Wants(relation=True)
+COUNTS = Wants(counts=True)
+
+
+def value(get: Callable[[Any], Any], *, description: str, needs: Wants = NOTHING) -> Any:
+    """A plain field whose value is `get(source)`; `needs` says what of the users it reads."""
+    return strawberry.field(description=description, metadata={_VALUE: (get, needs)})
+
+
+def list_metadata(kind: ListKind) -> dict[str, Any]:
+    """Metadata of a connection field over one of a user's sorted-set lists."""
+    return {_LIST: kind}
+
+
+@dataclass(frozen=True, slots=True)
+class Value(Generic[S]):
+    attribute: str
+    get: Callable[[S], Any]
+    needs: Wants
+
+
+class Values(Generic[S]):
+    """The declared plain fields of a Strawberry type, by GraphQL name."""
+
+    def __init__(self, cls: type) -> None:
+        definition: StrawberryObjectDefinition = cls.__strawberry_definition__  # type: ignore[attr-defined]
+        self.type_name = definition.name
+        self.by_name: dict[str, Value[S]] = {}
+        # Fields that are not plain values: objects, lists and fields with resolvers.
+        self.composites: set[str] = set()
+        # Connection fields over a user's sorted-set lists, with the list each pages.
+        self.lists: dict[str, ListKind] = {}
+        for field in definition.fields:
+            name = field.graphql_name or to_camel_case(field.python_name)
+            metadata: Mapping[str, Any] = field.metadata or {}
+            declared = metadata.get(_VALUE)
+            if declared is None:
+                self.composites.add(name)
+                kind = metadata.get(_LIST)
+                if kind is not None:
+                    self.lists[name] = kind
+            else:
+                get, needs = declared
+                self.by_name[name] = Value(field.python_name, get, needs)
+        self._items = [(v.attribute, v.get) for v in self.by_name.values()]
+
+    def build(self, source: S) -> dict[str, Any]:
+        """Every declared value of `source`, by attribute (the Strawberry type's keyword arguments)."""
+        return {attribute: get(source) for attribute, get in self._items}
+
+    def needs(self, names: Iterable[str]) -> Wants:
+        """What the selected fields `names` need loaded."""
+        wants = NOTHING
+        for name in names:
+            declared = self.by_name.get(name)
+            if declared is not None:
+                wants = wants | declared.needs
+        return wants
