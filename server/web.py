@@ -59,9 +59,9 @@ def build_notice(dist: Path, build: WebBuild | None) -> str | None:
     if build is not None:
         return None
     if shutil.which("node") is None:
-        how = "No Node.js was found to build it (20.19+ needed; `make web` builds it once installed)."
+        how = "No Node.js was found to build them (20.19+ needed; then `make web`)."
     else:
-        how = f"`make web` builds it into {dist}."
+        how = f"`make web` builds them into {dist}."
     return (
         f"The web app and the offline GraphiQL are not built. {how} "
         "Until then / says so and /graphql serves GraphiQL from a CDN."

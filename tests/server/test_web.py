@@ -87,7 +87,7 @@ def test_the_build_notice_says_what_is_missing(tmp_path: Path, monkeypatch: pyte
     assert "No Node.js was found" in notice
     assert "GraphiQL from a CDN" in notice
     monkeypatch.setattr("shutil.which", lambda name: "/usr/bin/node")
-    assert "`make web` builds it" in (build_notice(tmp_path, None) or "")
+    assert "`make web` builds them" in (build_notice(tmp_path, None) or "")
 
 
 async def test_demo_tokens_only_in_demo_mode(tmp_path: Path, redis: aioredis.Redis) -> None:
