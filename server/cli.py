@@ -175,7 +175,7 @@ def _print_welcome(settings: Settings, users: int = DEFAULT_USERS) -> None:
     )
 
 
-@app.command()
+@app.command(short_help="Serve the API, the web app (/) and GraphiQL (/graphql).")
 def serve(
     host: Annotated[str | None, typer.Option(help=_env("Interface to listen on.", "host"))] = None,
     port: Annotated[int | None, typer.Option(help=_env("TCP port.", "port"))] = None,
@@ -262,7 +262,7 @@ def serve(
             )
 
 
-@app.command()
+@app.command(short_help="Load a demo graph (power-law fans) into an empty store.")
 def demo(
     users: Annotated[int, typer.Option(help="How many users.", min=10, max=1_000_000)] = DEFAULT_USERS,
     seed: Annotated[
@@ -310,7 +310,7 @@ def _report(summary: Summary, what: str) -> None:
         console.print(f"[red]Stopped at line {summary.stopped_at}[/red]; rows before it were imported.")
 
 
-@app.command("import")
+@app.command("import", short_help="Import follows or users from CSV or JSON Lines.")
 def import_(
     path: Annotated[str, typer.Argument(help="A .csv or .jsonl file, or - for standard input.")],
     kind: KindOption = Kind.EDGES,
@@ -375,7 +375,7 @@ def import_(
         raise typer.Exit(1)
 
 
-@app.command()
+@app.command(short_help="Export every follow or user to CSV or JSON Lines.")
 def export(
     path: Annotated[str, typer.Argument(help="A .csv or .jsonl file, or - for standard output.")],
     kind: KindOption = Kind.EDGES,
@@ -429,7 +429,7 @@ def _check_graph(fix: bool, redis_url: str | None, data_dir: Path | None) -> Rep
     return report
 
 
-@app.command("verify")
+@app.command("verify", short_help="Check the fans and mutual sets against the following sets.")
 def verify_command(redis_url: RedisUrl = None, data_dir: DataDir = None) -> None:
     """Check that every fans and mutual entry agrees with the following sets (reads only).
 
@@ -443,7 +443,7 @@ def verify_command(redis_url: RedisUrl = None, data_dir: DataDir = None) -> None
         raise typer.Exit(1)
 
 
-@app.command()
+@app.command(short_help="Rewrite the fans and mutual sets from the following sets.")
 def repair(redis_url: RedisUrl = None, data_dir: DataDir = None) -> None:
     """Rewrite fans and mutual entries from the following sets, the source of truth.
 
@@ -453,7 +453,7 @@ def repair(redis_url: RedisUrl = None, data_dir: DataDir = None) -> None:
     console.print(f"Repaired {report.repaired} entries." if report.repaired else "Nothing to repair.")
 
 
-@app.command()
+@app.command(short_help="Print a bearer token for a user id.")
 def token(
     user_id: Annotated[str, typer.Argument(help="The user id the token speaks for (its `sub`).")],
     admin: Annotated[bool, typer.Option(help="Grant the admin scope (needed by upsertUser).")] = False,
@@ -495,7 +495,7 @@ def _warn_unless_registered(settings: Settings, user_id: str) -> None:
         )
 
 
-@app.command("cluster")
+@app.command("cluster", short_help="Run a local Redis Cluster in the foreground.")
 def cluster_command(
     masters: Annotated[int, typer.Option(min=1, max=16, help="Master nodes (no replicas).")] = 3,
     port: Annotated[

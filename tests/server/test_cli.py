@@ -468,6 +468,14 @@ def test_serve_help_names_every_variable_and_default() -> None:
         assert f"[env {variable}; default: {default}]" in text
 
 
+def test_command_list_is_not_cut_at_80_columns() -> None:
+    result = CliRunner().invoke(cli.app, ["--help"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0
+    commands = result.stdout.split("Commands:")[1]
+    assert "..." not in commands
+    assert "serve          Serve the API, the web app (/) and GraphiQL (/graphql)." in result.stdout
+
+
 def test_import_help_is_not_cut_at_80_columns() -> None:
     result = CliRunner().invoke(cli.app, ["import", "--help"], env={"COLUMNS": "80"})
     assert result.exit_code == 0
