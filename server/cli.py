@@ -463,14 +463,16 @@ def token(
 ) -> None:
     """Print a bearer token signed with the configured key, to try the API.
 
-    Warns when the user is not registered in the store (the token is printed all the same).
+    Warns when the user is not registered in the store (the token is printed all the same),
+    unless it is an admin token.
     """
     settings = _settings(redis_url=redis_url, data_dir=data_dir)
     try:
         minted = mint_token(settings.auth_config(), user_id, admin=admin, ttl_seconds=ttl)
     except (ConfigError, ValueError, StoreError) as exc:
         raise _fail(f"Cannot mint a token: {exc}") from None
-    _warn_unless_registered(settings, user_id)
+    if not admin:  # an admin token is for upsertUser: its user needs no profile
+        _warn_unless_registered(settings, user_id)
     typer.echo(minted)
 
 

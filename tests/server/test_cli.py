@@ -532,3 +532,8 @@ def test_token_for_an_unregistered_user_warns(target: Target, console: io.String
     assert unknown.exit_code == 0
     assert principal(unknown.stdout.strip(), target.data_dir) == Principal("99999999", frozenset())
     assert "Warning: no user 99999999 is registered." in console.getvalue()
+    console.seek(0)
+    console.truncate()
+    admin = invoke("token", "admin", "--admin", *target.options())
+    assert admin.exit_code == 0
+    assert console.getvalue() == ""
