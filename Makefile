@@ -9,7 +9,19 @@ PACKAGES := schema resolvers dataloaders store server
 # The packages under their installed names, for mypy (which cannot follow the editable install).
 TYPECHECK := $(VENV)/typecheck/followgraph
 
-.PHONY: install run test lint typecheck pytest bench fmt schema clean
+# The web front (web/: the app at / and GraphiQL at /graphql) is built with Node.js 20.19+ when
+# it is present; without it the server still runs and says what it falls back to.
+WEB        := web
+WEB_DEPS   := $(WEB)/node_modules/.package-lock.json
+WEB_STAMP  := $(WEB)/dist/.built
+WEB_INPUTS := $(shell find $(WEB)/src $(WEB)/tests/clients -type f 2>/dev/null) \
+	$(wildcard $(WEB)/*.html $(WEB)/*.json $(WEB)/*.ts)
+NODE_OK    := $(shell node -e 'const [a, b] = process.versions.node.split(".").map(Number); \
+	process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)' 2>/dev/null && echo 1)
+# With Node.js present, the web suites must run: a missing build or browser fails them.
+REQUIRE_WEB := $(if $(NODE_OK),FOLLOWGRAPH_REQUIRE_WEB=1)
+
+.PHONY: install run test lint typecheck pytest bench fmt schema clean web web-test chromium
 
 ## install: create the virtualenv and install the project with its dev tools
 install: $(STAMP)
@@ -22,12 +34,44 @@ $(STAMP): pyproject.toml
 	for p in $(PACKAGES); do ln -sfn ../../../$$p $(TYPECHECK)/$$p; done
 	touch $(STAMP)
 
-## run: serve the API on http://127.0.0.1:8000/graphql with an embedded Redis and demo data
-run: $(STAMP)
+## run: serve the web app on http://127.0.0.1:8000/ and the API (GraphiQL) at /graphql, with an
+## embedded Redis and demo data
+run: $(STAMP) web
 	$(BIN)/followgraph serve --demo
 
-## test: lint, type-check and run the whole test suite (real Redis included)
-test: lint typecheck pytest
+## web: build web/ into web/dist (npm ci from the lock file, then Vite) when anything changed
+ifeq ($(NODE_OK),1)
+web: $(WEB_STAMP)
+else
+web:
+	@echo "Node.js 20.19+ not found: web/ is not built. The server serves the API, a page at / saying so," \
+	  "and GraphiQL from a CDN at /graphql."
+endif
+
+$(WEB_DEPS): $(WEB)/package.json $(WEB)/package-lock.json
+	cd $(WEB) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+$(WEB_STAMP): $(WEB_DEPS) $(WEB_INPUTS)
+	cd $(WEB) && npm run --silent build
+	touch $@
+
+## web-test: the web app's unit tests (Vitest); the client and browser suites run under pytest
+web-test: web
+ifeq ($(NODE_OK),1)
+	cd $(WEB) && npm test --silent
+endif
+
+# Debian's chromium for the browser suite, installed when missing and running as root.
+chromium:
+ifeq ($(NODE_OK),1)
+	@command -v chromium >/dev/null || [ "$$(id -u)" != 0 ] || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+endif
+
+## test: lint, type-check and run the whole test suite (real Redis, the web build, its unit tests,
+## and the client and browser suites against a real server)
+test: lint typecheck web-test pytest
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -36,8 +80,8 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy | sed 's|^$(TYPECHECK)/||'
 
-pytest: $(STAMP)
-	$(BIN)/pytest $(PYTEST_ARGS)
+pytest: $(STAMP) web chromium
+	$(REQUIRE_WEB) $(BIN)/pytest $(PYTEST_ARGS)
 
 ## bench: the benchmark harness (its own Redis and server; prints tables, writes bench/results/)
 bench: $(STAMP)
@@ -55,3 +99,4 @@ schema: $(STAMP)
 ## clean: remove the virtualenv and caches
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build *.egg-info
+	rm -rf $(WEB)/node_modules $(WEB)/dist

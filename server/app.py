@@ -1,4 +1,4 @@
-"""The Starlette application: /graphql, /healthz and /readyz."""
+"""The Starlette application: /graphql, /healthz, /readyz, /metrics and the web front (server/web.py)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from followgraph.server.logs import configure_logging
 from followgraph.server.metrics import Metrics
 from followgraph.server.redis_client import connect, warm_up
 from followgraph.server.settings import Settings
+from followgraph.server.web import WEB_PROJECT, WebBuild, web_routes
 from followgraph.store import FollowStore, Keys
 from followgraph.store.lua import Client
 from followgraph.store.ratelimit import FollowRateLimiter
@@ -34,9 +35,12 @@ def create_app(settings: Settings, *, redis: Client | None = None) -> Starlette:
     schema = build_schema(
         limits=settings.query_limits, introspection=settings.introspection, suggestions=settings.suggestions
     )
+    auth = settings.auth_config()
+    web = WebBuild.find(settings.web_dist or WEB_PROJECT / "dist")
     config = EndpointConfig(
-        auth=settings.auth_config(),
+        auth=auth,
         graphiql=settings.graphiql,
+        graphiql_html=web.page("graphiql.html") if web is not None else None,
         compiled_queries=settings.compiled_queries,
         max_body_bytes=settings.max_body_bytes,
         max_batch=settings.max_batch,
@@ -90,6 +94,7 @@ def create_app(settings: Settings, *, redis: Client | None = None) -> Starlette:
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         Route("/metrics", metrics_endpoint, methods=["GET"]),
+        *web_routes(web, demo_auth=auth if settings.demo else None),
     ]
     middleware = []
     if settings.cors_origins:

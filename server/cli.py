@@ -18,6 +18,7 @@ from typing import IO, Annotated, Any, TypeVar
 
 import typer
 import uvicorn
+from redis.exceptions import RedisError
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -29,15 +30,17 @@ from rich.progress import (
 )
 
 from followgraph.server.auth import mint_token
-from followgraph.server.demo import DEFAULT_SEED, DEFAULT_USERS, DemoSpec, is_empty, load_demo
+from followgraph.server.demo import DEFAULT_SEED, DEFAULT_USERS, DEMO_VIEWER, DemoSpec, is_empty, load_demo
 from followgraph.server.embedded import redis_url as resolve_redis_url
 from followgraph.server.logs import configure_logging
 from followgraph.server.metrics import MULTIPROC_ENV
 from followgraph.server.redis_client import connect, warm_up
 from followgraph.server.redis_cluster import LocalCluster
 from followgraph.server.redis_server import RedisServerError
-from followgraph.server.settings import ConfigError, Settings
+from followgraph.server.settings import ENV_PREFIX, ConfigError, Settings
 from followgraph.server.transfer import (
+    EDGE_FIELDS,
+    USER_FIELDS,
     Format,
     OnError,
     Summary,
@@ -48,28 +51,37 @@ from followgraph.server.transfer import (
     import_users,
     user_rows,
 )
+from followgraph.server.web import WEB_PROJECT, WebBuild, build_notice
 from followgraph.store import FollowStore, Keys, StoreError
 from followgraph.store.repair import Report, verify
 
 log = logging.getLogger("followgraph")
-console = Console(stderr=True)
+# Messages wrap at the terminal's width; piped or redirected, a message stays on one line.
+console = Console(stderr=True, soft_wrap=not sys.stderr.isatty())
 T = TypeVar("T")
-
-DEMO_VIEWER = "42"
+_DEFAULTS = Settings()
 
 app = typer.Typer(
-    help="FollowGraph: a GraphQL follow graph on Redis.", no_args_is_help=True, add_completion=False
+    help="FollowGraph: a GraphQL follow graph on Redis.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
 )
+
+
+def _env(text: str, name: str, default: object = None) -> str:
+    """Help text of an option backed by setting `name`: its variable and its default."""
+    shown = getattr(_DEFAULTS, name) if default is None else default
+    return f"{text} [env {ENV_PREFIX}{name.upper()}; default: {shown}]"
+
 
 RedisUrl = Annotated[
     str | None,
-    typer.Option(
-        help="Redis URL [env FOLLOWGRAPH_REDIS_URL]; default: the embedded Redis of the data directory."
-    ),
+    typer.Option(help=_env("Redis URL.", "redis_url", "the embedded Redis of the data directory")),
 ]
 DataDir = Annotated[
     Path | None,
-    typer.Option(help="Where the embedded Redis and the JWT secret live [env FOLLOWGRAPH_DATA_DIR]."),
+    typer.Option(help=_env("Where the embedded Redis and the JWT secret live.", "data_dir")),
 ]
 FormatOption = Annotated[
     str | None, typer.Option("--format", help="csv or jsonl; default: from the file name.")
@@ -82,7 +94,10 @@ class Kind(enum.Enum):
 
 
 KindOption = Annotated[
-    Kind, typer.Option(help="edges (follower,followee,followed_at) or users (userId,name,avatarUrl).")
+    Kind,
+    typer.Option(
+        help=f"edges (columns {', '.join(EDGE_FIELDS)}) or users (columns {', '.join(USER_FIELDS[:3])})."
+    ),
 ]
 
 
@@ -154,33 +169,42 @@ def _print_welcome(settings: Settings, users: int = DEFAULT_USERS) -> None:
     token = mint_token(settings.auth_config(), viewer, ttl_seconds=7 * 86400)
     host = "127.0.0.1" if settings.host in ("0.0.0.0", "::") else settings.host
     typer.echo(
-        f"\nFollowGraph on http://{host}:{settings.port}/graphql (GraphiQL in a browser)\n"
+        f"\nFollowGraph on http://{host}:{settings.port}/ (the web app; GraphiQL at /graphql)\n"
         f'Token of demo user {viewer} (Headers pane: {{"Authorization": "Bearer <token>"}}):\n\n'
         f"{token}\n"
     )
 
 
-@app.command()
+@app.command(short_help="Serve the API, the web app (/) and GraphiQL (/graphql).")
 def serve(
-    host: Annotated[str | None, typer.Option(help="Interface to listen on [env FOLLOWGRAPH_HOST].")] = None,
-    port: Annotated[int | None, typer.Option(help="TCP port [env FOLLOWGRAPH_PORT].")] = None,
-    workers: Annotated[int | None, typer.Option(help="Server processes [env FOLLOWGRAPH_WORKERS].")] = None,
+    host: Annotated[str | None, typer.Option(help=_env("Interface to listen on.", "host"))] = None,
+    port: Annotated[int | None, typer.Option(help=_env("TCP port.", "port"))] = None,
+    workers: Annotated[int | None, typer.Option(help=_env("Server processes.", "workers"))] = None,
     redis_url: RedisUrl = None,
     data_dir: DataDir = None,
     appendfsync: Annotated[
         str | None,
-        typer.Option(help="Embedded Redis AOF fsync: everysec or always [env FOLLOWGRAPH_APPENDFSYNC]."),
+        typer.Option(help=_env("Embedded Redis AOF fsync: everysec or always.", "appendfsync")),
     ] = None,
     production: Annotated[
         bool | None,
-        typer.Option("--production/--development", help="Production mode [env FOLLOWGRAPH_PRODUCTION]."),
+        typer.Option(
+            "--production/--development",
+            help=_env("Production mode: GraphiQL and introspection off.", "production", "development"),
+        ),
     ] = None,
     log_level: Annotated[
-        str | None, typer.Option(help="debug, info, warning or error [env FOLLOWGRAPH_LOG_LEVEL].")
+        str | None, typer.Option(help=_env("debug, info, warning or error.", "log_level"))
     ] = None,
-    demo: Annotated[bool, typer.Option(help="Load the demo graph first when the store is empty.")] = False,
+    demo: Annotated[
+        bool,
+        typer.Option(
+            help="Demo mode: load the demo graph first when the store is empty, and let the web app "
+            "and GraphiQL fetch demo users' tokens (GET /demo/token). Not with --production."
+        ),
+    ] = False,
 ) -> None:
-    """Serve the GraphQL API (GraphiQL at /graphql in a browser)."""
+    """Serve the GraphQL API, the web app at / and GraphiQL at /graphql."""
     settings = _settings(
         host=host,
         port=port,
@@ -190,8 +214,13 @@ def serve(
         appendfsync=appendfsync,
         production=production,
         log_level=log_level,
+        demo=demo or None,
     )
     configure_logging(settings.log_level)
+    dist = settings.web_dist or WEB_PROJECT / "dist"
+    notice = build_notice(dist, WebBuild.find(dist))
+    if notice:
+        console.print(notice, style="yellow")
     with _redis(settings) as settings:
         try:
             settings.auth_config()
@@ -233,7 +262,7 @@ def serve(
             )
 
 
-@app.command()
+@app.command(short_help="Load a demo graph (power-law fans) into an empty store.")
 def demo(
     users: Annotated[int, typer.Option(help="How many users.", min=10, max=1_000_000)] = DEFAULT_USERS,
     seed: Annotated[
@@ -251,11 +280,21 @@ def demo(
         _print_welcome(settings, users)
 
 
-def _count_lines(path: str) -> int | None:
+def _count_rows(path: str, file_format: Format, first_column: str) -> int | None:
+    """The data rows of the file, for the progress bar: blank lines and a CSV header do not count."""
     if path == "-":
         return None
+    rows = 0
     with open(path, "rb") as f:
-        return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+        for number, line in enumerate(f):
+            if not line.strip():
+                continue
+            if number == 0 and file_format is Format.CSV:
+                first = line.removeprefix(b"\xef\xbb\xbf").split(b",", 1)[0].strip()
+                if first == first_column.encode():
+                    continue
+            rows += 1
+    return rows
 
 
 def _report(summary: Summary, what: str) -> None:
@@ -271,13 +310,17 @@ def _report(summary: Summary, what: str) -> None:
         console.print(f"[red]Stopped at line {summary.stopped_at}[/red]; rows before it were imported.")
 
 
-@app.command("import")
+@app.command("import", short_help="Import follows or users from CSV or JSON Lines.")
 def import_(
     path: Annotated[str, typer.Argument(help="A .csv or .jsonl file, or - for standard input.")],
     kind: KindOption = Kind.EDGES,
     fmt: FormatOption = None,
     on_error: Annotated[
-        OnError, typer.Option(help="skip bad rows (reported with line numbers) or stop.")
+        OnError,
+        typer.Option(
+            help="skip bad rows (reported with line numbers; the exit status is then 1) "
+            "or stop at the first one."
+        ),
     ] = OnError.SKIP,
     register_missing: Annotated[
         bool, typer.Option(help="Register users that edges name but that are not registered yet.")
@@ -285,12 +328,15 @@ def import_(
     redis_url: RedisUrl = None,
     data_dir: DataDir = None,
 ) -> None:
-    """Import follows or users: streaming, pipelined, with a progress bar; safe to re-run."""
+    """Import follows or users: streaming, pipelined, with a progress bar; safe to re-run.
+
+    Exits 1 when any row was rejected, 0 when every row was imported.
+    """
     settings = _settings(redis_url=redis_url, data_dir=data_dir)
     source: contextlib.AbstractContextManager[IO[str]]
     try:
         file_format = Format.of(path, fmt or ("csv" if path == "-" else None))
-        total = _count_lines(path)
+        total = _count_rows(path, file_format, (USER_FIELDS if kind is Kind.USERS else EDGE_FIELDS)[0])
         # utf-8-sig: files saved by spreadsheets start with a byte-order mark.
         source = (
             contextlib.nullcontext(sys.stdin) if path == "-" else open(path, encoding="utf-8-sig", newline="")
@@ -321,9 +367,15 @@ def import_(
     _report(summary, "users" if kind is Kind.USERS else "follows")
     if summary.stopped_at is not None:
         raise typer.Exit(1)
+    if summary.rejected:
+        rows = "row was" if summary.rejected == 1 else "rows were"
+        console.print(
+            f"[yellow]{summary.rejected} {rows} rejected[/yellow]: fix them and run the import again."
+        )
+        raise typer.Exit(1)
 
 
-@app.command()
+@app.command(short_help="Export every follow or user to CSV or JSON Lines.")
 def export(
     path: Annotated[str, typer.Argument(help="A .csv or .jsonl file, or - for standard output.")],
     kind: KindOption = Kind.EDGES,
@@ -377,7 +429,7 @@ def _check_graph(fix: bool, redis_url: str | None, data_dir: Path | None) -> Rep
     return report
 
 
-@app.command("verify")
+@app.command("verify", short_help="Check the fans and mutual sets against the following sets.")
 def verify_command(redis_url: RedisUrl = None, data_dir: DataDir = None) -> None:
     """Check that every fans and mutual entry agrees with the following sets (reads only).
 
@@ -391,7 +443,7 @@ def verify_command(redis_url: RedisUrl = None, data_dir: DataDir = None) -> None
         raise typer.Exit(1)
 
 
-@app.command()
+@app.command(short_help="Rewrite the fans and mutual sets from the following sets.")
 def repair(redis_url: RedisUrl = None, data_dir: DataDir = None) -> None:
     """Rewrite fans and mutual entries from the following sets, the source of truth.
 
@@ -401,22 +453,51 @@ def repair(redis_url: RedisUrl = None, data_dir: DataDir = None) -> None:
     console.print(f"Repaired {report.repaired} entries." if report.repaired else "Nothing to repair.")
 
 
-@app.command()
+@app.command(short_help="Print a bearer token for a user id.")
 def token(
     user_id: Annotated[str, typer.Argument(help="The user id the token speaks for (its `sub`).")],
     admin: Annotated[bool, typer.Option(help="Grant the admin scope (needed by upsertUser).")] = False,
     ttl: Annotated[int, typer.Option(help="Lifetime in seconds.")] = 86400,
+    redis_url: RedisUrl = None,
     data_dir: DataDir = None,
 ) -> None:
-    """Print a bearer token signed with the configured key, to try the API."""
-    settings = _settings(data_dir=data_dir)
+    """Print a bearer token signed with the configured key, to try the API.
+
+    Warns when the user is not registered in the store (the token is printed all the same),
+    unless it is an admin token.
+    """
+    settings = _settings(redis_url=redis_url, data_dir=data_dir)
     try:
-        typer.echo(mint_token(settings.auth_config(), user_id, admin=admin, ttl_seconds=ttl))
+        minted = mint_token(settings.auth_config(), user_id, admin=admin, ttl_seconds=ttl)
     except (ConfigError, ValueError, StoreError) as exc:
         raise _fail(f"Cannot mint a token: {exc}") from None
+    if not admin:  # an admin token is for upsertUser: its user needs no profile
+        _warn_unless_registered(settings, user_id)
+    typer.echo(minted)
 
 
-@app.command("cluster")
+def _warn_unless_registered(settings: Settings, user_id: str) -> None:
+    async def work(store: FollowStore) -> bool:
+        return (await store.registered([user_id]))[0]
+
+    try:
+        with resolve_redis_url(settings) as url:
+            registered = asyncio.run(_with_store(replace(settings, redis_url=url), work))
+    except (RedisServerError, RedisError, OSError) as exc:
+        console.print(
+            f"Could not check that user {user_id} is registered: {exc}", markup=False, style="yellow"
+        )
+        return
+    if not registered:
+        console.print(
+            f"Warning: no user {user_id} is registered. The token is valid, but its viewer is null "
+            "and its mutations fail until the user is registered (import or upsertUser).",
+            markup=False,
+            style="yellow",
+        )
+
+
+@app.command("cluster", short_help="Run a local Redis Cluster in the foreground.")
 def cluster_command(
     masters: Annotated[int, typer.Option(min=1, max=16, help="Master nodes (no replicas).")] = 3,
     port: Annotated[

@@ -30,6 +30,8 @@ _GIVEN = (
 
 DEFAULT_USERS = 5000
 DEFAULT_SEED = 2026
+# The demo's default viewer: `serve --demo` prints their token, and the web app starts as them.
+DEMO_VIEWER = "42"
 
 
 @dataclass(frozen=True, slots=True)

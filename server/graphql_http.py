@@ -130,6 +130,8 @@ def parse_params(data: Mapping[str, Any]) -> GraphQLParams:
 class EndpointConfig:
     auth: AuthConfig
     graphiql: bool = True
+    # The GraphiQL page to serve (the bundled one of server/web.py); None: Strawberry's, from a CDN.
+    graphiql_html: str | None = None
     max_body_bytes: int = 1_000_000
     # Operations per JSON-array request; 0 refuses batches.
     max_batch: int = 0
@@ -158,7 +160,8 @@ class GraphQLEndpoint:
         operation = "anonymous"
         try:
             if self._wants_graphiql(request):
-                return HTMLResponse(get_graphql_ide_html("graphiql"), headers={"x-request-id": request_id})
+                page = self.config.graphiql_html or get_graphql_ide_html("graphiql")
+                return HTMLResponse(page, headers={"x-request-id": request_id})
             media_type = negotiate(request.headers.get("accept"))
             payload = await self._payload(request)
             principal = self._principal(request)

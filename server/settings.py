@@ -102,11 +102,15 @@ class Settings:
     key_prefix: str = "fg:"
     appendfsync: str = "everysec"
     production: bool = False
+    # Demo mode (`serve --demo`): GET /demo/token hands out tokens of demo users. Never in production.
+    demo: bool = False
     log_level: str = "info"
     graphiql: bool = True
     introspection: bool = True
     suggestions: bool = True
     cors_origins: tuple[str, ...] = ()
+    # The built web app and GraphiQL (`make web`); None: the source tree's web/dist.
+    web_dist: Path | None = None
     jwt_secret: str | None = field(default=None, repr=False)
     jwt_public_key_file: Path | None = None
     jwt_private_key_file: Path | None = None
@@ -181,6 +185,11 @@ class Settings:
                     f"{_env_name('follow_rate_limit')}={self.follow_rate_limit!r} is not one rate such as "
                     "'400/day', '20 per minute' or 'off'."
                 ) from None
+        if self.demo and self.production:
+            raise ConfigError(
+                f"{_env_name('demo')}=1 hands out tokens to anyone who asks: "
+                f"it cannot be combined with {_env_name('production')}=1."
+            )
         if self.jwt_secret is not None and self.jwt_public_key_file is not None:
             raise ConfigError(
                 f"Set either {_env_name('jwt_secret')} (HS256) "

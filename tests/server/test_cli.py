@@ -26,6 +26,7 @@ from followgraph.server.demo import DemoSpec, demo_edges
 from followgraph.server.redis_cluster import LocalCluster, free_cluster_ports, port_is_free
 from followgraph.server.redis_server import RedisServer, answers, socket_path_for
 from followgraph.server.settings import Settings
+from followgraph.server.transfer import Format
 from followgraph.store import Keys
 
 KEYS = Keys()
@@ -142,7 +143,7 @@ def test_demo_loads_once(target: Target, console: io.StringIO) -> None:
     result = invoke("demo", "--users", "200", *target.options())
     assert result.exit_code == 0, console.getvalue()
     assert f"Loaded 200 users and {follows} follows" in console.getvalue()
-    assert "FollowGraph on http://127.0.0.1:8000/graphql" in result.stdout
+    assert "FollowGraph on http://127.0.0.1:8000/ (the web app; GraphiQL at /graphql)" in result.stdout
     token = result.stdout.strip().splitlines()[-1]
     assert principal(token, target.data_dir) == Principal("42", frozenset())
     assert target.profiles() == 200
@@ -206,8 +207,10 @@ def test_import_then_export_round_trip(target: Target, tmp_path: Path, console: 
 def test_import_reports_bad_rows_by_line(target: Target, tmp_path: Path, console: io.StringIO) -> None:
     source = edges_csv(tmp_path / "edges.csv", ["alice,bob,1", "carol,carol,2", "bob,carol,3", "x y,bob,4"])
     result = invoke("import", str(source), *target.options())
-    assert result.exit_code == 0, console.getvalue()
+    # Rejected rows make the exit status 1, so a script notices them.
+    assert result.exit_code == 1, console.getvalue()
     text = console.getvalue()
+    assert "2 rows were rejected: fix them and run the import again." in text
     assert "4 rows" in text
     assert "2 follows written, 0 already there, 2 rejected." in text
     assert "line 3: a user cannot follow themselves" in text
@@ -233,7 +236,8 @@ def test_import_without_registering_missing_users(
     target.db.hset(KEYS.profile("bob"), "createdAt", "1")
     source = edges_csv(tmp_path / "edges.csv", ["alice,bob,1", "alice,zed,2"])
     result = invoke("import", str(source), "--no-register-missing", *target.options())
-    assert result.exit_code == 0, console.getvalue()
+    assert result.exit_code == 1, console.getvalue()
+    assert "1 row was rejected" in console.getvalue()
     assert "line 3: user 'zed' is not registered" in console.getvalue()
     assert target.following("alice") == {"bob": 1}
     assert target.profiles() == 2
@@ -248,7 +252,7 @@ def test_import_users_jsonl(target: Target, tmp_path: Path, console: io.StringIO
     ]
     source.write_text("".join(json.dumps(r) + "\n" for r in records))
     result = invoke("import", str(source), "--kind", "users", *target.options())
-    assert result.exit_code == 0, console.getvalue()
+    assert result.exit_code == 1, console.getvalue()
     text = console.getvalue()
     assert "3 rows" in text
     assert "2 users written, 0 already there, 1 rejected." in text
@@ -312,7 +316,7 @@ def test_rejected_rows_are_reported_verbatim(target: Target, tmp_path: Path, con
     # Row data is shown as text, not interpreted as rich markup (a "[/x]" must not crash the report).
     source = edges_csv(tmp_path / "edges.csv", ["[bold]x,bob,1", "[/x],bob,2", "alice,bob,3"])
     result = invoke("import", str(source), *target.options())
-    assert result.exit_code == 0, repr(result.exception)
+    assert result.exit_code == 1, repr(result.exception)
     text = console.getvalue()
     assert "line 2: Invalid user id '[bold]x'" in text
     assert "line 3: Invalid user id '[/x]'" in text
@@ -439,3 +443,97 @@ def test_cluster_runs_a_local_cluster_until_terminated(tmp_path: Path) -> None:
     assert "ready" in err.decode()
     assert process.returncode == 128 + signal.SIGTERM
     assert not answers(socket_path_for(tmp_path / "cluster" / "node-0"))
+
+
+# -- papercuts a newcomer meets ------------------------------------------------------------------
+
+
+def test_serve_help_names_every_variable_and_default() -> None:
+    result = CliRunner().invoke(cli.app, ["serve", "--help"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0
+    assert max(len(line) for line in result.stdout.splitlines()) <= 80
+    assert "…" not in result.stdout
+    text = " ".join(result.stdout.split())
+    for option, variable, default in [
+        ("--host", "FOLLOWGRAPH_HOST", "127.0.0.1"),
+        ("--port", "FOLLOWGRAPH_PORT", "8000"),
+        ("--workers", "FOLLOWGRAPH_WORKERS", "1"),
+        ("--redis-url", "FOLLOWGRAPH_REDIS_URL", "the embedded Redis of the data directory"),
+        ("--data-dir", "FOLLOWGRAPH_DATA_DIR", ".followgraph"),
+        ("--appendfsync", "FOLLOWGRAPH_APPENDFSYNC", "everysec"),
+        ("--production", "FOLLOWGRAPH_PRODUCTION", "development"),
+        ("--log-level", "FOLLOWGRAPH_LOG_LEVEL", "info"),
+    ]:
+        assert option in text
+        assert f"[env {variable}; default: {default}]" in text
+
+
+def test_command_list_is_not_cut_at_80_columns() -> None:
+    result = CliRunner().invoke(cli.app, ["--help"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0
+    commands = result.stdout.split("Commands:")[1]
+    assert "..." not in commands
+    assert "serve          Serve the API, the web app (/) and GraphiQL (/graphql)." in result.stdout
+
+
+def test_import_help_is_not_cut_at_80_columns() -> None:
+    result = CliRunner().invoke(cli.app, ["import", "--help"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0
+    assert "…" not in result.stdout
+    text = " ".join(result.stdout.split())
+    assert (
+        "edges (columns follower, followee, followed_at) or users (columns userId, name, avatarUrl)" in text
+    )
+    assert "--register-missing / --no-register-missing" in text
+
+
+def test_messages_are_not_wrapped_when_piped(redis_server: RedisServer, tmp_path: Path) -> None:
+    redis.Redis(unix_socket_path=str(redis_server.socket_path)).flushall()
+    rows = [f"user{i},user{i + 1},{i}" for i in range(1, 1001)] + ["carol,carol,2"]
+    source = edges_csv(tmp_path / "edges.csv", rows)
+    args = [
+        sys.executable,
+        "-m",
+        "followgraph.server",
+        "import",
+        str(source),
+        "--redis-url",
+        redis_server.url,
+    ]
+    result = subprocess.run(
+        args, capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "80"}
+    )
+    assert result.returncode == 1, result.stderr
+    summary = next(line for line in result.stderr.splitlines() if " rows in " in line)
+    assert len(summary) > 80
+    assert summary.endswith("1000 follows written, 0 already there, 1 rejected.")
+
+
+def test_import_progress_counts_data_rows_only(target: Target, tmp_path: Path, console: io.StringIO) -> None:
+    source = edges_csv(tmp_path / "edges.csv")
+    result = invoke("import", str(source), *target.options())
+    assert result.exit_code == 0, console.getvalue()
+    assert "6/6 rows" in console.getvalue()
+    assert cli._count_rows(str(source), Format.CSV, "follower") == 6
+    headless = tmp_path / "headless.csv"
+    headless.write_text("a,b,1\n\nb,c,2")  # a blank line, no final newline
+    assert cli._count_rows(str(headless), Format.CSV, "follower") == 2
+    jsonl = tmp_path / "edges.jsonl"
+    jsonl.write_text('{"follower": "a", "followee": "b"}\n')
+    assert cli._count_rows(str(jsonl), Format.JSONL, "follower") == 1
+
+
+def test_token_for_an_unregistered_user_warns(target: Target, console: io.StringIO) -> None:
+    target.db.hset(KEYS.profile("alice"), "createdAt", "1")
+    known = invoke("token", "alice", *target.options())
+    assert known.exit_code == 0, console.getvalue()
+    assert console.getvalue() == ""
+    unknown = invoke("token", "99999999", *target.options())
+    assert unknown.exit_code == 0
+    assert principal(unknown.stdout.strip(), target.data_dir) == Principal("99999999", frozenset())
+    assert "Warning: no user 99999999 is registered." in console.getvalue()
+    console.seek(0)
+    console.truncate()
+    admin = invoke("token", "admin", "--admin", *target.options())
+    assert admin.exit_code == 0
+    assert console.getvalue() == ""

@@ -153,7 +153,7 @@ def test_serve_demo_loads_once_and_prints_a_working_token(tmp_path: Path) -> Non
         server.start()
         assert server.process is not None and server.process.stdout is not None
         banner = server.process.stdout.read1(4096).decode()  # type: ignore[attr-defined]
-        assert f"http://127.0.0.1:{server.port}/graphql" in banner
+        assert f"http://127.0.0.1:{server.port}/ (the web app; GraphiQL at /graphql)" in banner
         token = next(word for word in banner.split() if word.startswith("eyJ"))
         response = httpx.post(
             f"{server.url}/graphql",

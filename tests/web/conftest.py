@@ -1,0 +1,122 @@
+"""The web front's suites: a real `followgraph serve` in demo mode, driven by Node.js programs.
+
+They need Node.js (20.19+) and the build of web/ (`make web`); the browser suite also needs
+Chromium. Without Node.js they are skipped, unless FOLLOWGRAPH_REQUIRE_WEB=1 (CI, and `make test`
+when Node.js is present) makes that a failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from followgraph.server.demo import DemoSpec, load_demo
+from followgraph.server.redis_client import connect
+from followgraph.server.redis_server import RedisServer
+from followgraph.server.web import WEB_PROJECT, WebBuild
+from followgraph.store import FollowStore
+from tests.conftest import TEST_SECRET
+from tests.server.processes import clean_env, free_port, wait_ready
+
+# Big enough for pages of user 1's fans with strangers to the viewers the suites use (7, 8, 42).
+DEMO_USERS = 600
+
+
+def _required() -> bool:
+    return os.environ.get("FOLLOWGRAPH_REQUIRE_WEB", "") == "1"
+
+
+def _missing(what: str) -> None:
+    if _required():
+        pytest.fail(f"{what} (FOLLOWGRAPH_REQUIRE_WEB=1)")
+    pytest.skip(what)
+
+
+@pytest.fixture(scope="session")
+def node() -> str:
+    path = shutil.which("node")
+    if path is None:
+        _missing("Node.js is not installed")
+    assert path is not None
+    if not (WEB_PROJECT / "node_modules").is_dir() or WebBuild.find(WEB_PROJECT / "dist") is None:
+        pytest.fail("web/ is not built: run `make web` (npm ci and the Vite build)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    path = os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        _missing("Chromium is not installed (apt-get install chromium)")
+    assert path is not None
+    return path
+
+
+@dataclass(frozen=True)
+class DemoServer:
+    url: str
+    log: Path
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")[-4000:]
+
+
+async def _load(url: str) -> None:
+    client = connect(url)
+    try:
+        await load_demo(FollowStore(client), DemoSpec(users=DEMO_USERS), now_ms=int(time.time() * 1000))
+    finally:
+        await client.aclose()
+
+
+@pytest.fixture(scope="session")
+def demo_server(node: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoServer]:
+    """`followgraph serve` in demo mode on a Redis of its own holding a small demo graph."""
+    directory = tmp_path_factory.mktemp("web")
+    redis = RedisServer(directory / "redis")
+    redis.start()
+    try:
+        asyncio.run(_load(redis.url))
+        port = free_port()
+        env = clean_env(
+            FOLLOWGRAPH_REDIS_URL=redis.url,
+            FOLLOWGRAPH_DATA_DIR=str(directory),
+            FOLLOWGRAPH_PORT=str(port),
+            FOLLOWGRAPH_DEMO="1",
+            FOLLOWGRAPH_JWT_SECRET=TEST_SECRET,
+            FOLLOWGRAPH_FOLLOW_RATE_LIMIT="off",
+            FOLLOWGRAPH_LOG_LEVEL="warning",
+        )
+        log = directory / "serve.log"
+        with log.open("wb") as out:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "followgraph.server", "serve"], stdout=out, stderr=out, env=env
+            )
+        served = DemoServer(f"http://127.0.0.1:{port}", log)
+        try:
+            wait_ready(process, served.url, served.output)
+            yield served
+        finally:
+            process.send_signal(signal.SIGINT)
+            process.wait(timeout=30)
+    finally:
+        redis.stop()
+
+
+def run_node(args: list[str], env: dict[str, str], timeout: float) -> None:
+    """Run a Node.js program in web/; fail with its output unless it succeeds."""
+    result = subprocess.run(
+        args, cwd=WEB_PROJECT, env={**os.environ, **env}, capture_output=True, text=True, timeout=timeout
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-6000:]

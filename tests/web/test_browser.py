@@ -1,0 +1,17 @@
+"""The web app and GraphiQL in headless Chromium (web/tests/browser/run.mjs): no request leaves
+127.0.0.1, GraphiQL runs a query with the demo token, the app pages fans and follows one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.web.conftest import DemoServer, run_node
+
+
+def test_app_and_graphiql_in_chromium(
+    node: str, chromium: str, demo_server: DemoServer, tmp_path: Path
+) -> None:
+    env = {"FOLLOWGRAPH_URL": demo_server.url, "CHROMIUM": chromium, "SCREENSHOTS": str(tmp_path)}
+    run_node([node, "tests/browser/run.mjs"], env, timeout=180)
+    for name in ("app.png", "graphiql.png"):
+        assert (tmp_path / name).stat().st_size > 10_000, name

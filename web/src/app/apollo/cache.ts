@@ -1,0 +1,41 @@
+import { InMemoryCache, type Reference, type TypePolicies } from "@apollo/client";
+import { relayStylePagination } from "@apollo/client/utilities";
+
+/**
+ * How the app's cache understands the FollowGraph API.
+ *
+ * - Users are normalized by their Relay `id` (Apollo's default), so a mutation payload that
+ *   returns `user { id relationship fansCount }` updates that user everywhere it is shown.
+ * - Connections are merged page after page on their cursors (`relayStylePagination`), one list
+ *   per user and field: `first`/`after` are paging arguments, not part of the list's identity.
+ * - `FollowEdge` has no identity of its own, so a payload cannot reach the edge's copy of
+ *   `relationship`. The edge's `relationship` is by contract the same value as
+ *   `node.relationship`, so the cache reads it from the node: every edge of every list
+ *   stays right after `follow` / `unfollow`, without refetching.
+ */
+export const typePolicies: TypePolicies = {
+  User: {
+    fields: {
+      following: relayStylePagination(),
+      fans: relayStylePagination(),
+      mutuals: relayStylePagination(),
+    },
+  },
+  FollowEdge: {
+    // Edges live inside their connection; they are never normalized.
+    keyFields: false,
+    fields: {
+      relationship: {
+        read(existing: string | undefined, { readField }) {
+          const node = readField<Reference>("node");
+          const fromNode = node ? readField<string>("relationship", node) : undefined;
+          return fromNode ?? existing;
+        },
+      },
+    },
+  },
+};
+
+export function createCache(): InMemoryCache {
+  return new InMemoryCache({ typePolicies });
+}

@@ -1,0 +1,46 @@
+import { CombinedGraphQLErrors, ServerError } from "@apollo/client/errors";
+
+/** A failure the UI can show: the API's `extensions.code` (or HTTP status) and a message. */
+export interface ApiProblem {
+  code: string;
+  message: string;
+  requestId?: string;
+}
+
+/** What went wrong with a query or mutation, by the codes the API documents (README, Errors). */
+export function apiProblem(error: unknown): ApiProblem {
+  if (CombinedGraphQLErrors.is(error)) {
+    const first = error.errors[0];
+    const extensions = (first?.extensions ?? {}) as { code?: string; requestId?: string };
+    const code = extensions.code ?? "GRAPHQL_ERROR";
+    if (code === "INTERNAL_SERVER_ERROR") {
+      return { code, message: "Something went wrong on the server.", requestId: extensions.requestId };
+    }
+    return { code, message: first?.message ?? error.message };
+  }
+  if (ServerError.is(error)) {
+    // The API answers a bad or expired token with HTTP 401 and an UNAUTHENTICATED error.
+    if (error.statusCode === 401) return { code: "UNAUTHENTICATED", message: "Your session has expired." };
+    return { code: `HTTP_${error.statusCode}`, message: error.message };
+  }
+  return { code: "NETWORK", message: error instanceof Error ? error.message : String(error) };
+}
+
+/** A user error from a mutation payload's `errors { code message }`. */
+export interface UserError {
+  code: string;
+  message: string;
+}
+
+const USER_ERROR_TEXT: Record<string, string> = {
+  RATE_LIMITED: "You are following too many people too fast. Try again later.",
+  USER_NOT_FOUND: "That user no longer exists.",
+  CANNOT_FOLLOW_SELF: "You cannot follow yourself.",
+};
+
+/** The sentence to show for a payload's first user error. */
+export function userErrorText(error: UserError): string {
+  // RATE_LIMITED's own message says when to retry: keep it.
+  if (error.code === "RATE_LIMITED") return error.message || USER_ERROR_TEXT.RATE_LIMITED!;
+  return USER_ERROR_TEXT[error.code] ?? error.message;
+}

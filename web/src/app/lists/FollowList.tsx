@@ -1,0 +1,65 @@
+import { useQuery } from "@apollo/client/react";
+import { useEffect, useRef } from "react";
+
+import { apiProblem } from "../apollo/errors";
+import { ErrorNotice } from "../ui/ErrorNotice";
+import { type Connection, type ListTab, PAGE_SIZE } from "./tabs";
+import { UserRow } from "./UserRow";
+
+/** One list of a profile, paged on its cursors as the reader scrolls to the end. */
+export function FollowList({
+  tab,
+  userId,
+  onOpen,
+}: {
+  tab: ListTab;
+  userId: string;
+  onOpen: (userId: string) => void;
+}) {
+  const { data, error, loading, fetchMore } = useQuery(tab.query, {
+    variables: { userId, first: PAGE_SIZE },
+    notifyOnNetworkStatusChange: true,
+  });
+  const connection = data?.user?.[tab.field] as Connection | undefined;
+  const sentinel = useRef<HTMLDivElement>(null);
+  const hasNextPage = connection?.pageInfo.hasNextPage ?? false;
+  const endCursor = connection?.pageInfo.endCursor ?? null;
+
+  useEffect(() => {
+    const element = sentinel.current;
+    if (!element || !hasNextPage || loading) return;
+    // relayStylePagination appends the next page to the cached list; the query re-renders with it.
+    const observer = new IntersectionObserver((entries) => {
+      if (entries.some((entry) => entry.isIntersecting)) {
+        observer.disconnect();
+        void fetchMore({ variables: { after: endCursor } });
+      }
+    });
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, [hasNextPage, endCursor, loading, fetchMore]);
+
+  if (error && !connection) return <ErrorNotice problem={apiProblem(error)} />;
+  if (!connection) return <p className="muted">Loading…</p>;
+  return (
+    <div className="follow-list" data-list={tab.key}>
+      {connection.edges.length === 0 ? (
+        <p className="muted">Nobody here yet.</p>
+      ) : (
+        <ul>
+          {connection.edges.map((edge) => (
+            <UserRow key={edge.cursor} edge={edge} onOpen={onOpen} />
+          ))}
+        </ul>
+      )}
+      <div ref={sentinel} className="list-end muted">
+        {loading
+          ? "Loading…"
+          : hasNextPage
+            ? `${connection.edges.length} of ${connection.totalCount.toLocaleString()}`
+            : connection.edges.length > 0 && `All ${connection.edges.length.toLocaleString()} shown`}
+      </div>
+      {error && <ErrorNotice problem={apiProblem(error)} />}
+    </div>
+  );
+}

@@ -1,0 +1,14 @@
+import "./styles.css";
+
+import { StrictMode } from "react";
+import { createRoot } from "react-dom/client";
+
+import { App } from "./App";
+
+const root = document.getElementById("root");
+if (!root) throw new Error("#root is missing from the page");
+createRoot(root).render(
+  <StrictMode>
+    <App />
+  </StrictMode>,
+);

@@ -1,0 +1,150 @@
+// Browser tests of the built front, in headless Chromium driven by playwright-core.
+// Run by tests/web/test_browser.py against a real `followgraph serve --demo`:
+//   FOLLOWGRAPH_URL=http://127.0.0.1:PORT [SCREENSHOTS=dir] [CHROMIUM=/usr/bin/chromium] node tests/browser/run.mjs
+// Every request to a host other than 127.0.0.1 is failed, and the run fails if any was attempted.
+import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+
+import { chromium } from "playwright-core";
+
+const base = process.env.FOLLOWGRAPH_URL ?? "http://127.0.0.1:8000";
+const screenshots = process.env.SCREENSHOTS;
+const timeout = 20_000;
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+  args: [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+  ],
+});
+const offHost = [];
+const failures = [];
+
+async function newPage() {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  context.setDefaultTimeout(timeout);
+  await context.route("**/*", (route) => {
+    const url = new URL(route.request().url());
+    if (url.hostname === "127.0.0.1") return route.continue();
+    offHost.push(url.href);
+    return route.abort("blockedbyclient");
+  });
+  const page = await context.newPage();
+  page.on("pageerror", (error) => failures.push(`page error: ${error.message}`));
+  return page;
+}
+
+async function shot(page, name) {
+  if (!screenshots) return;
+  mkdirSync(screenshots, { recursive: true });
+  await page.screenshot({ path: join(screenshots, name) });
+}
+
+async function step(name, run) {
+  const started = Date.now();
+  await run();
+  console.log(`ok ${name} (${Date.now() - started} ms)`);
+}
+
+await step("GraphiQL renders and runs the example query with the demo token", async () => {
+  const page = await newPage();
+  await page.goto(`${base}/graphql`, { waitUntil: "load" });
+  await page.locator(".graphiql-container").waitFor();
+  // The Headers pane holds the demo user's token (Monaco renders the text in .view-lines).
+  await page.locator(".graphiql-editor-tool .view-lines", { hasText: "Bearer" }).waitFor();
+  await page.locator(".graphiql-query-editor .view-lines", { hasText: "FansOfUser1" }).waitFor();
+  await page.locator(".graphiql-execute-button").click();
+  const response = page.locator(".graphiql-response .view-lines");
+  await response.filter({ hasText: '"userId": "42"' }).waitFor();
+  await response.filter({ hasText: '"relationship"' }).waitFor();
+  await shot(page, "graphiql.png");
+  await page.context().close();
+});
+
+await step("the app pages fans, follows a NONE fan, and every badge follows", async () => {
+  const page = await newPage();
+  await page.goto(`${base}/#/u/1/fans`, { waitUntil: "load" });
+  await page.evaluate(() => {
+    window.__sameDocument = true;
+  });
+  const rows = page.locator('[data-list="fans"] li.user-row');
+  await rows.first().waitFor();
+  assert.equal(await rows.count(), 20);
+  // Infinite scroll: reaching the end of the list loads the next page on its cursor.
+  await page.locator(".list-end").scrollIntoViewIfNeeded();
+  await page.waitForFunction(() => document.querySelectorAll('[data-list="fans"] li.user-row').length >= 40);
+  await page.locator(".list-end").scrollIntoViewIfNeeded();
+  await page.waitForFunction(() => document.querySelectorAll('[data-list="fans"] li.user-row').length >= 60);
+
+  // A fan of user 1 on a later page whom the viewer (42) neither follows nor is followed by.
+  const candidate = rows.filter({ has: page.locator('[data-relationship="NONE"]') }).nth(25);
+  const fanId = await candidate.getAttribute("data-user-id");
+  assert.ok(fanId, "no NONE fan on the first pages");
+  const row = page.locator(`[data-list="fans"] li.user-row[data-user-id="${fanId}"]`);
+
+  // Open their profile and follow them from its header.
+  await row.locator(".user-name").click();
+  const header = page.locator(`.profile-header[data-user-id="${fanId}"]`);
+  await header.waitFor();
+  const fansBefore = Number((await header.locator('[data-count="fans"]').innerText()).replace(/\D/g, ""));
+  await header.locator('button[data-action="follow"]').click();
+  await header.locator('[data-relationship="FOLLOWING"]').waitFor();
+  await header.locator('button[data-action="unfollow"]').waitFor();
+  await page.waitForFunction(
+    ([id, n]) =>
+      document.querySelector(`.profile-header[data-user-id="${id}"] [data-count="fans"]`)?.textContent ===
+      n.toLocaleString(),
+    [fanId, fansBefore + 1],
+  );
+
+  // Back to user 1's fans: the same edge, from the cache, now says FOLLOWING.
+  await page.goBack();
+  await row.waitFor();
+  await row.locator('[data-relationship="FOLLOWING"]').waitFor();
+  assert.equal(await row.locator('button[data-action="unfollow"]').count(), 1);
+  assert.ok((await rows.count()) >= 60, "the pages already loaded are kept");
+
+  // Following straight from the list updates the row in place.
+  const another = rows.filter({ has: page.locator('[data-relationship="NONE"]') }).first();
+  const anotherId = await another.getAttribute("data-user-id");
+  const anotherRow = page.locator(`[data-list="fans"] li.user-row[data-user-id="${anotherId}"]`);
+  await anotherRow.locator('button[data-action="follow"]').click();
+  await anotherRow.locator('[data-relationship="FOLLOWING"]').waitFor();
+  await anotherRow.scrollIntoViewIfNeeded();
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await shot(page, "app.png");
+
+  // Undo both follows (the demo data stays as it was) and check the badges go back.
+  await anotherRow.locator('button[data-action="unfollow"]').click();
+  await anotherRow.locator('[data-relationship="NONE"]').waitFor({ state: "attached" });
+  await row.locator('button[data-action="unfollow"]').click();
+  await row.locator('[data-relationship="NONE"]').waitFor({ state: "attached" });
+  assert.equal(await page.evaluate(() => window.__sameDocument), true, "the page was reloaded");
+  await page.context().close();
+});
+
+await step("new fans: the badge counts them and markFansSeen clears it", async () => {
+  const page = await newPage();
+  await page.goto(`${base}/#/u/42/fans`, { waitUntil: "load" });
+  const badge = page.locator(".top-bar [data-new-fans]");
+  await badge.waitFor();
+  assert.ok(Number(await badge.getAttribute("data-new-fans")) > 0);
+  await page.locator(".tab-tools button", { hasText: "Mark as seen" }).click();
+  await badge.waitFor({ state: "detached" });
+  await page.reload();
+  await page.locator('[data-list="fans"] li.user-row').first().waitFor();
+  assert.equal(await page.locator(".top-bar [data-new-fans]").count(), 0, "markFansSeen did not stick");
+  await page.context().close();
+});
+
+await browser.close();
+assert.deepEqual(failures, []);
+assert.deepEqual(offHost, [], `requests to other hosts: ${offHost.join(", ")}`);
+console.log("ok no request left 127.0.0.1");
