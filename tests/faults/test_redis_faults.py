@@ -290,7 +290,7 @@ class LoseFirstReply:
         monkeypatch.setattr(AbstractConnection, "read_response", patched_read)
 
 
-FOLLOW_REPLY = re.compile(rb"^\*4\r\n:0\r\n:1\r\n\$\d+\r\n(\d+)\r\n")
+FOLLOW_REPLY = re.compile(rb"^\*5\r\n:0\r\n:1\r\n\$\d+\r\n(\d+)\r\n")
 
 
 @pytest.mark.parametrize("fault", ["lost-read", "tcp-proxy"])
@@ -335,8 +335,8 @@ async def test_follow_whose_reply_is_lost_is_applied_once(
             first_run = int(match[1])
         else:
             assert patch.sent == 2 and len(patch.lost) == 1, (patch.sent, patch.lost)
-            status, changed, at, back = patch.lost[0]
-            assert (status, changed, int(back)) == (0, 1, bob_followed)
+            status, changed, at, back, pending = patch.lost[0]
+            assert (status, changed, int(back), pending) == (0, 1, bob_followed, 0)
             first_run = int(at)
 
         assert payload == {

@@ -52,7 +52,7 @@ async def snapshot(store: FollowStore, user_ids: list[str]) -> Snapshot:
 async def lists(store: FollowStore, user_id: str) -> tuple[list[tuple[str, int]], ...]:
     """(following, fans, mutual) of one user."""
     snap = await snapshot(store, [user_id])
-    return tuple(snap[(user_id, kind)] for kind in ListKind)
+    return tuple(snap[(user_id, kind)] for kind in ListKind if kind.public)
 
 
 async def all_profiles(store: FollowStore) -> list[Profile]:
