@@ -30,7 +30,15 @@ from rich.progress import (
 )
 
 from followgraph.server.auth import mint_token
-from followgraph.server.demo import DEFAULT_SEED, DEFAULT_USERS, DEMO_VIEWER, DemoSpec, is_empty, load_demo
+from followgraph.server.demo import (
+    DEFAULT_SEED,
+    DEFAULT_USERS,
+    DEMO_VIEWER,
+    DemoSpec,
+    is_empty,
+    load_demo,
+    load_demo_controls,
+)
 from followgraph.server.embedded import redis_url as resolve_redis_url
 from followgraph.server.logs import configure_logging
 from followgraph.server.metrics import MULTIPROC_ENV
@@ -154,7 +162,11 @@ async def _demo(settings: Settings, spec: DemoSpec) -> bool:
                 now_ms=int(time.time() * 1000),
                 progress=lambda _u, f: bar.update(task, completed=f),
             )
-        console.print(f"Loaded {users} users and {follows} follows in {time.perf_counter() - started:.1f}s.")
+            actions = await load_demo_controls(store, spec)
+        console.print(
+            f"Loaded {users} users and {follows} follows in {time.perf_counter() - started:.1f}s, with "
+            f"{actions} blocks, mutes, locked accounts, hidden lists and follow requests."
+        )
         return True
 
     return await _with_store(settings, work)

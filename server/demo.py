@@ -12,7 +12,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from followgraph.store import FollowStore
+from followgraph.store import FollowStore, controls
 from followgraph.store.bulk import Edge, UserRow, follow_many, upsert_many
 
 DAY_MS = 86_400_000
@@ -121,3 +121,50 @@ async def load_demo(
     if progress:
         progress(len(users), follows)
     return len(users), follows
+
+
+# Social controls of the demo, so that GraphiQL and the web app show them. They name users above
+# 600, so that small demo graphs (the test suites') keep their plain shape; an action naming a
+# user the graph does not have is left out.
+DEMO_LOCKED = ("700", "701", "702")
+DEMO_HIDE_FOLLOWING = ("703",)
+DEMO_HIDE_FANS = ("704",)
+# (follower, locked account): requests, pending until answered.
+DEMO_REQUESTS = (
+    (DEMO_VIEWER, "700"),
+    *((str(user), "701") for user in range(705, 716)),
+)
+# (blocker, blocked)
+DEMO_BLOCKS = ((DEMO_VIEWER, "720"), ("721", DEMO_VIEWER))
+# (muter, muted)
+DEMO_MUTES = ((DEMO_VIEWER, "722"),)
+
+
+async def load_demo_controls(store: FollowStore, spec: DemoSpec) -> int:
+    """Lock, hide, request, block and mute as DEMO_* say, for the users `spec` has; returns how many
+    actions were applied."""
+
+    def present(*user_ids: str) -> bool:
+        return all(1 <= int(user_id) <= spec.users for user_id in user_ids)
+
+    applied = 0
+    for user_id in (u for u in DEMO_LOCKED if present(u)):
+        await controls.update_settings(store, user_id, locked=True)
+        applied += 1
+    for user_id in (u for u in DEMO_HIDE_FOLLOWING if present(u)):
+        await controls.update_settings(store, user_id, hide_following=True)
+        applied += 1
+    for user_id in (u for u in DEMO_HIDE_FANS if present(u)):
+        await controls.update_settings(store, user_id, hide_fans=True)
+        applied += 1
+    for follower, followee in (pair for pair in DEMO_REQUESTS if present(*pair)):
+        await store.unfollow(follower=follower, followee=followee)  # a request, not an old follow
+        await store.follow(follower=follower, followee=followee)
+        applied += 1
+    for blocker, blocked in (pair for pair in DEMO_BLOCKS if present(*pair)):
+        await controls.block(store, blocker=blocker, blocked=blocked)
+        applied += 1
+    for muter, muted in (pair for pair in DEMO_MUTES if present(*pair)):
+        await controls.mute(store, muter=muter, muted=muted)
+        applied += 1
+    return applied

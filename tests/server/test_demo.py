@@ -9,10 +9,20 @@ from collections import Counter
 import pytest
 import redis.asyncio as aioredis
 
-from followgraph.server.demo import DAY_MS, DemoSpec, demo_edges, demo_users, is_empty, load_demo
+from followgraph.server.demo import (
+    DAY_MS,
+    DEMO_VIEWER,
+    DemoSpec,
+    demo_edges,
+    demo_users,
+    is_empty,
+    load_demo,
+    load_demo_controls,
+)
 from followgraph.store import FollowStore, ListKind
 from followgraph.store.bulk import Edge, UserRow
 from followgraph.store.profiles import validate_avatar_url, validate_name
+from followgraph.store.repair import verify
 
 NOW = 1_760_000_000_000
 SPEC = DemoSpec(users=2000, days=30)
@@ -149,3 +159,29 @@ async def test_load_demo_writes_every_user_and_edge(real_redis: aioredis.Redis) 
     assert fans == expected
     pairs = {(e.follower, e.followee) for e in expected_edges}
     assert sum(c.mutual for c in counts) == sum(1 for a, b in pairs if (b, a) in pairs)
+
+
+async def test_the_demo_shows_every_social_control(real_redis: aioredis.Redis) -> None:
+    store = FollowStore(real_redis)
+    spec = DemoSpec(users=800, seed=5)
+    await load_demo(store, spec, now_ms=NOW)
+    assert await load_demo_controls(store, spec) == 3 + 1 + 1 + 12 + 2 + 1
+
+    async def members(kind: ListKind, user_id: str) -> list[str]:
+        return [e.user_id for e in (await store.page(kind, user_id, first=100)).entries]
+
+    assert await members(ListKind.REQUESTS_OUT, DEMO_VIEWER) == ["700"]
+    assert sorted(await members(ListKind.REQUESTS_IN, "701")) == [str(u) for u in range(705, 716)]
+    assert await members(ListKind.BLOCKING, DEMO_VIEWER) == ["720"]
+    assert await members(ListKind.BLOCKING, "721") == [DEMO_VIEWER]
+    assert await members(ListKind.MUTING, DEMO_VIEWER) == ["722"]
+    profiles = {p.user_id: p.settings for p in await store.profiles(["700", "703", "704"]) if p}
+    assert profiles["700"].locked and profiles["703"].hide_following and profiles["704"].hide_fans
+    assert (await verify(store)).clean
+
+
+async def test_a_small_demo_has_no_social_controls(real_redis: aioredis.Redis) -> None:
+    store = FollowStore(real_redis)
+    spec = DemoSpec(users=300, seed=5)
+    await load_demo(store, spec, now_ms=NOW)
+    assert await load_demo_controls(store, spec) == 0
