@@ -138,10 +138,12 @@ async def update_settings(
     event loop serves other requests between them)."""
     viewer_id = require_viewer(context)
     try:
-        settings, unlocked = await controls.update_settings(
+        settings, _ = await controls.update_settings(
             context.store, viewer_id, locked=locked, hide_following=hide_following, hide_fans=hide_fans
         )
-        if unlocked:
+        # Also when the account was unlocked already: an acceptance cut short (a timeout, a
+        # restart) is finished by asking again.
+        if locked is False:
             async for _ in controls.accept_pending(context.store, viewer_id):
                 pass
     except UserNotFoundError:

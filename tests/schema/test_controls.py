@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from followgraph.store import controls
 from tests.served import Served
 
 PAYLOAD = """
@@ -247,3 +248,14 @@ async def test_suggestions_come_from_follows_and_respect_hidden_lists(graph: Ser
     assert (await graph.data(query, as_user="dan"))["viewer"]["suggestions"] == []
     other = '{ user(userId: "ann") { suggestions { user { userId } } } }'
     assert (await graph.data(other, as_user="dan"))["user"]["suggestions"] is None
+
+
+async def test_unlocking_again_finishes_an_acceptance_cut_short(graph: Served) -> None:
+    await settings(graph, "cat", locked=True)
+    for user_id in ("bob", "dan"):
+        await act(graph, "follow", user_id, "cat")
+    # The settings changed, but the acceptance never ran (as if the process died right then).
+    await controls.update_settings(graph.store, "cat", locked=False)
+    assert (await lists(graph, "cat", "cat"))["followRequestCount"] == 2
+    unlocked = await settings(graph, "cat", locked=False)
+    assert unlocked["viewer"]["followRequestCount"] == 0 and unlocked["viewer"]["fansCount"] == 3
