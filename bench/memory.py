@@ -18,6 +18,7 @@ from bench.graph import TypicalGraph, load_typical_graph
 from bench.model import MemoryRow
 from bench.processes import free_port, pin
 from bench.redisstats import used_memory
+from bench.suggest import measure_suggestions
 from followgraph.server.redis_server import RedisServer, find_redis_server
 
 
@@ -31,10 +32,15 @@ def redis_binaries(chosen: str | None) -> list[str]:
 
 
 def measure_memory(
-    graph: TypicalGraph, binaries: list[str], cpus: set[int] | None, say: Callable[[str], None]
+    graph: TypicalGraph,
+    binaries: list[str],
+    cpus: set[int] | None,
+    say: Callable[[str], None],
+    checks: dict[str, Any] | None = None,
 ) -> list[MemoryRow]:
-    """One row per redis-server binary: the growth of used_memory while `graph` loads."""
-    rows = []
+    """One row per redis-server binary: the growth of used_memory while `graph` loads; on the
+    first, suggestions are timed on the loaded graph (into `checks`)."""
+    rows: list[MemoryRow] = []
     for binary in binaries:
         say(f"Memory: {graph.users:,} users following {graph.per_user} each, on {binary}...")
         with fresh_redis(binary, cpus) as port:
@@ -47,6 +53,10 @@ def measure_memory(
                     graph, "127.0.0.1", port, used_memory=functools.partial(used_memory, client)
                 )
                 seconds = time.perf_counter() - started
+                if checks is not None and not rows:
+                    say("  suggestions on this graph...")
+                    name = f"suggestions on {graph.users * graph.per_user:,} edges (first: 10)"
+                    checks[name] = measure_suggestions(graph, port)
             finally:
                 client.close()
         label = f"{info['redis_version']} ({mem.get('mem_allocator', '?')})"

@@ -119,7 +119,7 @@ class Handlers:
             pipe.exists(k.profile(target))
             PAGE_SCRIPT.queue(pipe, [k.fans(target)], ["first", "0", "", "", first])
 
-        exists, (_total, _start, _stop, flat) = await run_pipeline(self.r, fill_page, [PAGE_SCRIPT])
+        exists, (_total, _start, _stop, flat, _hidden) = await run_pipeline(self.r, fill_page, [PAGE_SCRIPT])
         if not exists:
             return answer(None)
         rows = [(int(float(flat[i + 1])), flat[i]) for i in range(0, len(flat), 2)]

@@ -155,7 +155,11 @@ class Bench:
             bench_app.stop()
         binaries = redis_binaries(self.options.redis_binary)
         self.results.memory += measure_memory(
-            TypicalGraph(self.options.memory_users), binaries, self.layout.redis, self.say
+            TypicalGraph(self.options.memory_users),
+            binaries,
+            self.layout.redis,
+            self.say,
+            self.results.checks,
         )
         if self.options.cluster:
             run_cluster(self, single, binaries)
