@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import json
 import os
 import sys
 import tempfile
@@ -25,10 +26,20 @@ from bench.loaders import Loader, pick_loader
 from bench.loadgen import FollowCycle, LoadResult, LoadSpec, RequestSpec, summarize
 from bench.memory import measure_memory, redis_binaries
 from bench.model import CpuLayout, Group, MemoryRow, Options, Ratio, Row
+from bench.nodepeer import DESCRIPTION as NODE_PEER
+from bench.nodepeer import NodePeer
 from bench.processes import Child, child_env, free_port, pin, spawn, wait_http
-from bench.queries import FOLLOW_MUTATION, UNFOLLOW_MUTATION, bearer, fans_query_body, raw_body
+from bench.queries import (
+    FANS_QUERY,
+    FOLLOW_MUTATION,
+    PAGE_QUERY,
+    UNFOLLOW_MUTATION,
+    bearer,
+    fans_query_body,
+    raw_body,
+)
 from bench.ratios import ratios
-from bench.redisstats import RedisWork, Snapshot, Stats
+from bench.redisstats import RedisWork, Snapshot, Stats, reads_processed
 from bench.roundtrips import InProcess
 from bench.verify import raw_loader_matches_store
 from followgraph.server.auth import AuthConfig, mint_token
@@ -77,6 +88,11 @@ class Bench:
         self.server_g: Child | None = None
         self.port_g = 0
         self.bench_app: Child | None = None
+        self.plain: Child | None = None
+        self.port_plain = 0
+        self.node: Child | None = None
+        self.port_node = 0
+        self.node_status = ""
         self.children: list[Child] = []
         self.redis_pids: list[int] = []
         self.secret = SECRET
@@ -140,19 +156,32 @@ class Bench:
                 cpus=self.layout.app,
             )
             stack.callback(bench_app.stop)
-            self.children = [self.server_a, self.server_g, bench_app]
+            self.port_plain = free_port()
+            self.plain = plain = spawn(
+                "B plain Python (bench.plain)",
+                [sys.executable, "-m", "bench.plain", "--port", str(self.port_plain), "--redis-url", url],
+                env=child_env({"BENCH_JWT_SECRET": SECRET}),
+                log_path=tmp / "plain.log",
+                cpus=self.layout.app,
+            )
+            stack.callback(plain.stop)
+            self.children = [self.server_a, self.server_g, bench_app, plain]
+            self._start_node_peer(url, tmp, stack)
             wait_http(self.server_a, self.port_a)
             wait_http(self.server_g, self.port_g)
             wait_http(bench_app, self.port_b)
+            wait_http(plain, self.port_plain)
+            if self.node is not None:
+                wait_http(self.node, self.port_node)
 
             self.say("Round trips and answers, in-process...")
             counts = uvloop.run(self._in_process(tmp / "data-inproc"))
             mid = self.graph.celebrity(self.options.middle_size).user_id
             self.results.checks["C (seed) under concurrency"] = uvloop.run(self._race_c(mid))
+            self._check_over_http(stats, mid, counts)
             single = self._scenarios(stats, counts, url)
-            self.server_a.stop()
-            self.server_g.stop()
-            bench_app.stop()
+            for child in self.children:
+                child.stop()
         binaries = redis_binaries(self.options.redis_binary)
         self.results.memory += measure_memory(
             TypicalGraph(self.options.memory_users), binaries, self.layout.redis, self.say
@@ -177,6 +206,7 @@ class Bench:
                 counts[f"{route}:{mid}:20"], answers[route] = await app.fans_page(
                     route, self.viewer_token, mid, 20
                 )
+            same_bytes = app.raw["B"] == app.raw["A"]
             for celebrity in self.graph.celebrities:
                 counts[f"A:{celebrity.user_id}:20"], _ = await app.fans_page(
                     "A", self.viewer_token, celebrity.user_id, 20
@@ -184,6 +214,7 @@ class Bench:
             for size in self.options.page_sizes:
                 counts[f"A:{mid}:{size}"], _ = await app.fans_page("A", self.viewer_token, mid, size)
             checks.update(self._compare(answers))
+            checks["B answers byte for byte as A"] = same_bytes
             target = fan_id(self.graph.population)
             follow, reply = await app.mutation(self.writer_tokens[0], target, follow=True)
             unfollow, reply2 = await app.mutation(self.writer_tokens[0], target, follow=False)
@@ -212,10 +243,80 @@ class Bench:
         return {
             "A relationships as loaded": relationships == expected,
             "first page relationships": mix,
-            "B answers exactly as A": answers["B"] == answers["A"],
+            "B (plain Python) answers exactly as A": answers["B"] == answers["A"],
             "D answers exactly as A": answers["D"] == answers["A"],
             "C answers as A (cursors aside: C pages by offset)": without_cursor("C") == without_cursor("A"),
         }
+
+    # -- the Node peer -----------------------------------------------------------------------------
+
+    def _start_node_peer(self, url: str, tmp: Path, stack: contextlib.ExitStack) -> None:
+        self.say("Building the Node peer (npm ci when its lock file changed)...")
+        peer = NodePeer.build()
+        if isinstance(peer, str):
+            self.node_status = peer
+            self.say(f"  Node peer {peer}")
+            return
+        self.node_status = f"built ({peer.version})"
+        self.port_node = free_port()
+        self.node = node = peer.spawn(self.port_node, url, SECRET, tmp, self.layout.app)
+        stack.callback(node.stop)
+        self.children.append(node)
+
+    def _check_over_http(self, stats: redis.Redis, mid: str, counts: dict[str, float]) -> None:
+        """The live servers' answers: B and the Node peer against A, and round trips counted by Redis.
+
+        Redis counts the socket reads it makes (INFO total_reads_processed): one request at a time,
+        that is one per round trip of the server under test (the INFO calls' own reads deducted),
+        so it also counts the round trips of the Node peer, which no in-process counter reaches.
+        """
+        checks = self.results.checks
+        token = self.viewer_token
+        headers = {**bearer(token), "Content-Type": "application/json"}
+
+        def post(port: int, path: str, body: str) -> tuple[int, bytes]:
+            before = reads_processed(stats)
+            response = httpx.post(f"http://127.0.0.1:{port}{path}", content=body, headers=headers)
+            trips = reads_processed(stats) - before - 1
+            response.raise_for_status()
+            return trips, response.content
+
+        def graphql(port: int, query: str, variables: dict[str, Any]) -> tuple[int, bytes]:
+            return post(port, "/graphql", json.dumps({"query": query, "variables": variables}))
+
+        bench_page = {"userId": mid, "first": 20}
+        trips_a, page_a = graphql(self.port_a, FANS_QUERY, bench_page)
+        trips_b, page_b = post(self.port_plain, "/b", raw_body(mid, 20))
+        checks["B server answers byte for byte as A server"] = page_b == page_a
+        seen = {"A": trips_a, "B": trips_b}
+        if self.node is None:
+            checks["Node peer"] = self.node_status
+        else:
+            trips_n, page_n = graphql(self.port_node, FANS_QUERY, bench_page)
+            graphql(self.port_node, FANS_QUERY, bench_page)  # graphql-jit compiles after a first run
+            trips_n, page_n = graphql(self.port_node, FANS_QUERY, bench_page)
+            seen["Node peer"] = trips_n
+            counts[f"N:{mid}:20"] = trips_n
+            same_bytes = page_n == page_a
+            same_json = json.loads(page_n) == json.loads(page_a)
+            checks[f"Node peer ({self.node_status}) answers as A"] = (
+                "byte for byte" if same_bytes else "same JSON" if same_json else "NO: differs"
+            )
+            # The whole subset: user fields, totalCount, pageInfo, and the next page by cursor.
+            first: dict[str, Any] = {"userId": mid, "first": 7}
+            _, a1 = graphql(self.port_a, PAGE_QUERY, first)
+            _, n1 = graphql(self.port_node, PAGE_QUERY, first)
+            after = json.loads(a1)["data"]["user"]["fans"]["pageInfo"]["endCursor"]
+            _, a2 = graphql(self.port_a, PAGE_QUERY, {**first, "after": after})
+            _, n2 = graphql(self.port_node, PAGE_QUERY, {**first, "after": after})
+            unknown: dict[str, Any] = {"userId": "nobody-here", "first": 3}
+            _, a3 = graphql(self.port_a, PAGE_QUERY, unknown)
+            _, n3 = graphql(self.port_node, PAGE_QUERY, unknown)
+            same = [json.loads(n) == json.loads(a) for a, n in ((a1, n1), (a2, n2), (a3, n3))]
+            checks["Node peer: totalCount, pageInfo, next page by A's cursor, unknown user as A"] = all(same)
+        checks["round trips of one page counted by Redis (reads processed)"] = ", ".join(
+            f"{name} {n}" for name, n in seen.items()
+        )
 
     async def _race_c(self, celebrity: str) -> str:
         """The seed's temporary keys are per viewer: overlapping pages of one viewer overwrite them.
@@ -318,7 +419,8 @@ class Bench:
     def _versus(self, stats: Stats, counts: dict[str, float]) -> Row:
         mid = self.graph.celebrity(self.options.middle_size)
         versus = self._group(
-            "versus", f"Fans page of {mid.user_id} (first: 20): A GraphQL vs B/C/D hand-written"
+            "versus",
+            f"Fans page of {mid.user_id} (first: 20): A GraphQL vs plain Python (B), the Node peer, C and D",
         )
         a_request = self._page_request(mid.user_id, 20)
         a_mid = self.measure(
@@ -333,21 +435,50 @@ class Bench:
             self.results.profile = self._profile_during(a_request)
         versus.rows.append(a_mid)
         auth = bearer(self.viewer_token)
-        for route, title in (
-            ("B", "B hand-written Starlette"),
-            ("C", "C seed algorithm (temp keys)"),
-            ("D", "D naive N+1"),
-        ):
+        assert self.plain is not None
+        plain_request = RequestSpec("/b", raw_body(mid.user_id, 20), auth)
+        versus.rows.append(
+            self.measure(
+                stats,
+                f"B plain Python ({mid.label})",
+                self.plain,
+                self.port_plain,
+                plain_request,
+                counts[f"B:{mid.user_id}:20"],
+            )
+        )
+        if self.node is not None:
+            versus.rows.append(
+                self.measure(
+                    stats,
+                    f"N Node peer ({mid.label})",
+                    self.node,
+                    self.port_node,
+                    a_request,
+                    counts.get(f"N:{mid.user_id}:20"),
+                )
+            )
+        for route, title in (("C", "C seed algorithm (temp keys)"), ("D", "D naive N+1")):
             request = RequestSpec(f"/{route.lower()}", raw_body(mid.user_id, 20), auth)
             count = counts[f"{route}:{mid.user_id}:20"]
             versus.rows.append(
                 self.measure(stats, f"{title} ({mid.label})", self._bcd, self.port_b, request, count)
             )
-        versus.notes.append(
-            "B, C and D verify the same bearer token as A and return the same JSON; C pages by offset "
-            "(as the PHP does) and writes 4 temporary keys per request; its cost does not depend on "
-            "the list size (ZREVRANGE by rank)."
-        )
+        versus.notes += [
+            "B (bench/plain.py), plain Python: a raw ASGI app on uvicorn + uvloop + httptools, the bearer "
+            "JWT verified once with PyJWT and then cached until it expires, the store's own Lua scripts "
+            "in two round trips (PAGE; then RELATIONS + PROFILES in one write) on a lean hiredis client "
+            "that writes what one loop turn queues in one send, orjson; the same bytes as A.",
+            f"N, the Node peer (bench/peers/node/): {NODE_PEER}, the same schema subset, keys, cursors "
+            "and Lua scripts (SCRIPT LOAD, EVALSHA), a DataLoader per request, ioredis auto-pipelining; "
+            "asked the same GraphQL document as A; one Node process. "
+            + ("" if self.node is not None else f"This run: {self.node_status}."),
+            "C and D (bench/rawapp.py, Starlette): the seed's algorithm and naive N+1; they verify the "
+            "same token and return the same JSON; C pages by offset (as the PHP does) and writes 4 "
+            "temporary keys per request; its cost does not depend on the list size (ZREVRANGE by rank).",
+            "Round trips: counted in process for A, B, C and D; for the Node peer, from Redis' own count "
+            "of socket reads during one request (see the checks).",
+        ]
         return a_mid
 
     def _executors(self, stats: Stats, counts: dict[str, float], a_mid: Row) -> None:
