@@ -9,7 +9,7 @@ PACKAGES := schema resolvers dataloaders store server
 # The packages under their installed names, for mypy (which cannot follow the editable install).
 TYPECHECK := $(VENV)/typecheck/followgraph
 
-.PHONY: install run test lint typecheck pytest bench fmt schema clean
+.PHONY: install run test lint typecheck pytest bench node-peer fmt schema clean
 
 ## install: create the virtualenv and install the project with its dev tools
 install: $(STAMP)
@@ -43,6 +43,14 @@ pytest: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
+## node-peer: install the benchmark's Node peer (bench/peers/node) with npm ci; make bench does it too
+node-peer:
+	@if command -v node >/dev/null && command -v npm >/dev/null; then \
+		cd bench/peers/node && npm ci --no-audit --no-fund; \
+	else \
+		echo "node and npm are not both on PATH: make bench reports the Node peer as not built"; \
+	fi
+
 ## fmt: apply ruff's formatting and safe fixes
 fmt: $(STAMP)
 	$(BIN)/ruff check --fix .
@@ -54,4 +62,4 @@ schema: $(STAMP)
 
 ## clean: remove the virtualenv and caches
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build *.egg-info
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build *.egg-info bench/peers/node/node_modules

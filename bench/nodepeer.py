@@ -3,13 +3,20 @@
 Built only when `node` and `npm` are on PATH; otherwise the harness reports it as not built and
 measures the other servers as usual. The peer runs the store's own Lua scripts: the harness writes
 their sources (followgraph.store.scripts) to a JSON file the peer reads at start.
+
+By hand: `python -m bench.nodepeer --port P --redis-url URL` (env BENCH_JWT_SECRET) installs it if
+needed and serves it in the foreground on http://127.0.0.1:P/graphql.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import shutil
 import subprocess
+import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +25,15 @@ from followgraph.store.scripts import PAGE, PROFILES, RELATIONS
 
 PEER_DIR = Path(__file__).resolve().parent / "peers" / "node"
 DESCRIPTION = "Fastify + Mercurius (graphql-jit) + ioredis + DataLoader + fast-jwt"
+
+
+MEASURED = ("fastify", "mercurius", "graphql-jit", "graphql", "ioredis", "dataloader", "fast-jwt")
+
+
+def locked_versions() -> str:
+    """The versions package-lock.json pins for the packages that do the work: 'fastify 5.12.8, ...'."""
+    packages = json.loads((PEER_DIR / "package-lock.json").read_text())["packages"]
+    return ", ".join(f"{name} {packages[f'node_modules/{name}']['version']}" for name in MEASURED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,3 +80,26 @@ class NodePeer:
             log_path=tmp / "node-peer.log",
             cpus=cpus,
         )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Serve the Node peer in the foreground.")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--redis-url", required=True)
+    args = parser.parse_args()
+    peer = NodePeer.build()
+    if isinstance(peer, str):
+        sys.exit(f"Node peer {peer}")
+    with tempfile.TemporaryDirectory(prefix="followgraph-node-peer-") as tmp:
+        child = peer.spawn(args.port, args.redis_url, os.environ["BENCH_JWT_SECRET"], Path(tmp), None)
+        try:
+            code = child.process.wait()
+        except KeyboardInterrupt:
+            child.stop()
+            return
+        if code:
+            sys.exit(f"The Node peer exited with status {code}:\n{child.log_tail()}")
+
+
+if __name__ == "__main__":
+    main()

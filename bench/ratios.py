@@ -36,6 +36,9 @@ def ratios(groups_list: list[Group], memory: list[MemoryRow]) -> list[Ratio]:
         trips = f"{big.round_trips:g} / {one.round_trips:g}"
         out.append(Ratio(f"round trips {at}", _div(big.round_trips or 0, one.round_trips or 0), trips))
         out.append(_p50(f"p50 {at}", big, one))
+    if "plain-clients" in groups and len(groups["plain-clients"].rows) == 2:
+        lean, redis_py = groups["plain-clients"].rows
+        out.append(_throughput("B lean client / B on redis-py throughput", lean, redis_py))
     if "executor" in groups and len(groups["executor"].rows) == 2:
         compiled, general = groups["executor"].rows
         out.append(_throughput("A compiled plans / A general executor throughput", compiled, general))

@@ -27,7 +27,7 @@ from bench.loadgen import FollowCycle, LoadResult, LoadSpec, RequestSpec, summar
 from bench.memory import measure_memory, redis_binaries
 from bench.model import CpuLayout, Group, MemoryRow, Options, Ratio, Row
 from bench.nodepeer import DESCRIPTION as NODE_PEER
-from bench.nodepeer import NodePeer
+from bench.nodepeer import NodePeer, locked_versions
 from bench.processes import Child, child_env, free_port, pin, spawn, wait_http
 from bench.queries import (
     FANS_QUERY,
@@ -68,6 +68,7 @@ class Results:
     memory: list[MemoryRow] = field(default_factory=list)
     profile: list[str] = field(default_factory=list)
     loadavg_start: str = ""
+    node_peer: str = ""
 
 
 class Bench:
@@ -90,6 +91,8 @@ class Bench:
         self.bench_app: Child | None = None
         self.plain: Child | None = None
         self.port_plain = 0
+        self.plain_py: Child | None = None
+        self.port_plain_py = 0
         self.node: Child | None = None
         self.port_node = 0
         self.node_status = ""
@@ -165,12 +168,25 @@ class Bench:
                 cpus=self.layout.app,
             )
             stack.callback(plain.stop)
-            self.children = [self.server_a, self.server_g, bench_app, plain]
+            self.port_plain_py = free_port()
+            self.plain_py = plain_py = spawn(
+                "B plain Python on redis-py (bench.plain --client redis-py)",
+                [
+                    *[sys.executable, "-m", "bench.plain", "--port", str(self.port_plain_py)],
+                    *["--redis-url", url, "--client", "redis-py"],
+                ],
+                env=child_env({"BENCH_JWT_SECRET": SECRET}),
+                log_path=tmp / "plain-redis-py.log",
+                cpus=self.layout.app,
+            )
+            stack.callback(plain_py.stop)
+            self.children = [self.server_a, self.server_g, bench_app, plain, plain_py]
             self._start_node_peer(url, tmp, stack)
             wait_http(self.server_a, self.port_a)
             wait_http(self.server_g, self.port_g)
             wait_http(bench_app, self.port_b)
             wait_http(plain, self.port_plain)
+            wait_http(plain_py, self.port_plain_py)
             if self.node is not None:
                 wait_http(self.node, self.port_node)
 
@@ -254,10 +270,11 @@ class Bench:
         self.say("Building the Node peer (npm ci when its lock file changed)...")
         peer = NodePeer.build()
         if isinstance(peer, str):
-            self.node_status = peer
+            self.node_status = self.results.node_peer = peer
             self.say(f"  Node peer {peer}")
             return
-        self.node_status = f"built ({peer.version})"
+        self.results.node_peer = f"node {peer.version}; {locked_versions()}"
+        self.node_status = f"built (node {peer.version})"
         self.port_node = free_port()
         self.node = node = peer.spawn(self.port_node, url, SECRET, tmp, self.layout.app)
         stack.callback(node.stop)
@@ -275,6 +292,8 @@ class Bench:
         headers = {**bearer(token), "Content-Type": "application/json"}
 
         def post(port: int, path: str, body: str) -> tuple[int, bytes]:
+            # A first call opens connections and compiles; the second one is counted.
+            httpx.post(f"http://127.0.0.1:{port}{path}", content=body, headers=headers)
             before = reads_processed(stats)
             response = httpx.post(f"http://127.0.0.1:{port}{path}", content=body, headers=headers)
             trips = reads_processed(stats) - before - 1
@@ -287,13 +306,15 @@ class Bench:
         bench_page = {"userId": mid, "first": 20}
         trips_a, page_a = graphql(self.port_a, FANS_QUERY, bench_page)
         trips_b, page_b = post(self.port_plain, "/b", raw_body(mid, 20))
-        checks["B server answers byte for byte as A server"] = page_b == page_a
-        seen = {"A": trips_a, "B": trips_b}
+        trips_bpy, page_bpy = post(self.port_plain_py, "/b", raw_body(mid, 20))
+        checks["B server answers byte for byte as A server (lean client / redis-py)"] = (
+            page_b == page_a,
+            page_bpy == page_a,
+        )
+        seen = {"A": trips_a, "B": trips_b, "B on redis-py": trips_bpy}
         if self.node is None:
             checks["Node peer"] = self.node_status
         else:
-            trips_n, page_n = graphql(self.port_node, FANS_QUERY, bench_page)
-            graphql(self.port_node, FANS_QUERY, bench_page)  # graphql-jit compiles after a first run
             trips_n, page_n = graphql(self.port_node, FANS_QUERY, bench_page)
             seen["Node peer"] = trips_n
             counts[f"N:{mid}:20"] = trips_n
@@ -392,6 +413,7 @@ class Bench:
             f"Scenarios ({opts.warmup:g}s warm-up + {opts.duration:g}s each, {opts.concurrency} connections):"
         )
         a_mid = self._versus(stats, counts)
+        self._plain_clients(stats, counts, a_mid)
         self._executors(stats, counts, a_mid)
         self._by_list_size(stats, counts, a_mid)
         self._by_page_size(stats, counts, a_mid)
@@ -480,6 +502,26 @@ class Bench:
             "of socket reads during one request (see the checks).",
         ]
         return a_mid
+
+    def _plain_clients(self, stats: Stats, counts: dict[str, float], a_mid: Row) -> None:
+        """B on its lean client and on redis-py: why B uses the lean one, and what a client costs."""
+        mid = self.graph.celebrity(self.options.middle_size)
+        clients = self._group("plain-clients", "Plain Python (B): lean hiredis client vs redis-py")
+        lean = self.results.groups[0].row(f"B plain Python ({mid.label})")
+        clients.rows.append(dataclasses.replace(lean, note="same run as in the first table"))
+        assert self.plain_py is not None
+        clients.rows.append(
+            self.measure(
+                stats,
+                f"B plain Python on redis-py ({mid.label})",
+                self.plain_py,
+                self.port_plain_py,
+                RequestSpec("/b", raw_body(mid.user_id, 20), bearer(self.viewer_token)),
+                counts[f"B:{mid.user_id}:20"],
+                "bench.plain --client redis-py: redis-py's asyncio client with hiredis, a pool of "
+                "connections, EVALSHA alone then a pipeline",
+            )
+        )
 
     def _executors(self, stats: Stats, counts: dict[str, float], a_mid: Row) -> None:
         mid = self.graph.celebrity(self.options.middle_size)
