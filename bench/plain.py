@@ -40,6 +40,7 @@ import jwt
 import orjson
 import redis.asyncio as aioredis
 import uvicorn
+from redis.exceptions import NoScriptError
 
 from bench.resp import pack
 from followgraph.store import Keys
@@ -149,7 +150,8 @@ class RespReads:
         replies = await self.connection.send(commands)
         for reply in replies:
             if isinstance(reply, hiredis.ReplyError):
-                raise reply
+                # The error's prefix is its type in the protocol; redis-py reads it the same way.
+                raise NoScriptError(str(reply)) if str(reply).startswith("NOSCRIPT") else reply
         return replies
 
     async def close(self) -> None:
@@ -210,7 +212,20 @@ class PlainApp:
             self.reads = await RespReads.open(self.redis_url)
         else:
             self.reads = RedisPyReads(aioredis.Redis.from_url(self.redis_url, decode_responses=True))
+        await self._load_scripts()
+
+    async def _load_scripts(self) -> None:
+        assert self.reads is not None
         await self.reads.run([("SCRIPT", "LOAD", source) for source in SCRIPTS.values()])
+
+    async def _run(self, commands: Sequence[Command]) -> list[Any]:
+        """One round trip; on NOSCRIPT (Redis restarted or flushed its scripts) load and run again."""
+        assert self.reads is not None, "the app has not started"
+        try:
+            return await self.reads.run(commands)
+        except NoScriptError:
+            await self._load_scripts()
+            return await self.reads.run(commands)
 
     async def stop(self) -> None:
         if self.reads is not None:
@@ -293,13 +308,12 @@ class PlainApp:
             raise RequestError(400, "Invalid user id.")
         if not 0 <= first <= MAX_PAGE_SIZE:
             raise RequestError(400, f"`first` must be between 0 and {MAX_PAGE_SIZE}, got {first}.")
-        assert self.reads is not None, "the app has not started"
         k = self.keys
         list_id = f"fans:{owner}".encode()
         page_args: tuple[str | int, ...] = ("first", "0", "", "", first)
         if after is not None:
             page_args = ("first", "1", *_after(str(after), list_id), first)
-        [(_total, _start, _stop, flat)] = await self.reads.run(
+        [(_total, _start, _stop, flat)] = await self._run(
             [("EVALSHA", SHAS["page"], 1, k.fans(owner), *page_args)]
         )
         ids: list[str] = flat[0::2]
@@ -308,7 +322,7 @@ class PlainApp:
         ]
         if viewer is not None and ids:
             details.append(("EVALSHA", SHAS["relations"], 2, k.following(viewer), k.fans(viewer), *ids))
-        replies = await self.reads.run(details)
+        replies = await self._run(details)
         profiles = replies[0]
         if profiles[2] is None:  # the owner is not registered
             return orjson.dumps({"data": {"user": None}})
