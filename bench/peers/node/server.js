@@ -1,7 +1,9 @@
 'use strict'
 // FollowGraph's fans page as a JavaScript team would serve it: the Node peer of `make bench`.
 //
-// Fastify + Mercurius with graphql-jit (`jit: 1`: a query is compiled after its first run),
+// Fastify + Mercurius with graphql-jit (`jit: 1`: a query is compiled after its first run; GraphQL
+// Yoga 5 with @envelop/graphql-jit, the same resolvers on node:http, spent 2 to 4 times the CPU per
+// page in a side-by-side try on this page, so the peer is Mercurius),
 // ioredis with auto-pipelining, DataLoader per request, fast-jwt (HS256, verified tokens cached
 // until they expire). It serves the subset of FollowGraph's schema the benchmark asks for:
 //
