@@ -19,6 +19,7 @@ import httpx
 import redis
 import uvloop
 
+from bench.answers import Asker, Live, same_subset
 from bench.cluster import run_cluster
 from bench.cpu import meter, own_seconds, process_seconds
 from bench.graph import VIEWER, FanGraph, LoadReport, TypicalGraph, fan_id, load_fan_graph
@@ -30,16 +31,14 @@ from bench.nodepeer import DESCRIPTION as NODE_PEER
 from bench.nodepeer import NodePeer, locked_versions
 from bench.processes import Child, child_env, free_port, pin, spawn, wait_http
 from bench.queries import (
-    FANS_QUERY,
     FOLLOW_MUTATION,
-    PAGE_QUERY,
     UNFOLLOW_MUTATION,
     bearer,
     fans_query_body,
     raw_body,
 )
 from bench.ratios import ratios
-from bench.redisstats import RedisWork, Snapshot, Stats, reads_processed
+from bench.redisstats import RedisWork, Snapshot, Stats
 from bench.roundtrips import InProcess
 from bench.verify import raw_loader_matches_store
 from followgraph.server.auth import AuthConfig, mint_token
@@ -159,25 +158,11 @@ class Bench:
                 cpus=self.layout.app,
             )
             stack.callback(bench_app.stop)
-            self.port_plain = free_port()
-            self.plain = plain = spawn(
-                "B plain Python (bench.plain)",
-                [sys.executable, "-m", "bench.plain", "--port", str(self.port_plain), "--redis-url", url],
-                env=child_env({"BENCH_JWT_SECRET": SECRET}),
-                log_path=tmp / "plain.log",
-                cpus=self.layout.app,
-            )
+            self.port_plain, self.port_plain_py = free_port(), free_port()
+            self.plain = plain = self._spawn_plain("B plain Python", self.port_plain, url, tmp)
             stack.callback(plain.stop)
-            self.port_plain_py = free_port()
-            self.plain_py = plain_py = spawn(
-                "B plain Python on redis-py (bench.plain --client redis-py)",
-                [
-                    *[sys.executable, "-m", "bench.plain", "--port", str(self.port_plain_py)],
-                    *["--redis-url", url, "--client", "redis-py"],
-                ],
-                env=child_env({"BENCH_JWT_SECRET": SECRET}),
-                log_path=tmp / "plain-redis-py.log",
-                cpus=self.layout.app,
+            self.plain_py = plain_py = self._spawn_plain(
+                "B plain Python on redis-py", self.port_plain_py, url, tmp, "--client", "redis-py"
             )
             stack.callback(plain_py.stop)
             self.children = [self.server_a, self.server_g, bench_app, plain, plain_py]
@@ -281,61 +266,30 @@ class Bench:
         self.children.append(node)
 
     def _check_over_http(self, stats: redis.Redis, mid: str, counts: dict[str, float]) -> None:
-        """The live servers' answers: B and the Node peer against A, and round trips counted by Redis.
-
-        Redis counts the socket reads it makes (INFO total_reads_processed): one request at a time,
-        that is one per round trip of the server under test (the INFO calls' own reads deducted),
-        so it also counts the round trips of the Node peer, which no in-process counter reaches.
-        """
+        """The live servers' answers: B and the Node peer against A; round trips counted by Redis."""
         checks = self.results.checks
-        token = self.viewer_token
-        headers = {**bearer(token), "Content-Type": "application/json"}
-
-        def post(port: int, path: str, body: str) -> tuple[int, bytes]:
-            # A first call opens connections and compiles; the second one is counted.
-            httpx.post(f"http://127.0.0.1:{port}{path}", content=body, headers=headers)
-            before = reads_processed(stats)
-            response = httpx.post(f"http://127.0.0.1:{port}{path}", content=body, headers=headers)
-            trips = reads_processed(stats) - before - 1
-            response.raise_for_status()
-            return trips, response.content
-
-        def graphql(port: int, query: str, variables: dict[str, Any]) -> tuple[int, bytes]:
-            return post(port, "/graphql", json.dumps({"query": query, "variables": variables}))
-
-        bench_page = {"userId": mid, "first": 20}
-        trips_a, page_a = graphql(self.port_a, FANS_QUERY, bench_page)
-        trips_b, page_b = post(self.port_plain, "/b", raw_body(mid, 20))
-        trips_bpy, page_bpy = post(self.port_plain_py, "/b", raw_body(mid, 20))
-        checks["B server answers byte for byte as A server (lean client / redis-py)"] = (
-            page_b == page_a,
-            page_bpy == page_a,
-        )
-        seen = {"A": trips_a, "B": trips_b, "B on redis-py": trips_bpy}
+        asker = Asker(stats, self.viewer_token)
+        a = Live("A", self.port_a, graphql=True)
+        trips_a, page_a = asker.page(a, mid, 20)
+        seen = {"A": trips_a}
+        same_b = []
+        for name, port in (("B", self.port_plain), ("B on redis-py", self.port_plain_py)):
+            seen[name], page = asker.page(Live(name, port, graphql=False), mid, 20)
+            same_b.append(page == page_a)
+        checks["B server answers byte for byte as A server (lean client / redis-py)"] = tuple(same_b)
         if self.node is None:
             checks["Node peer"] = self.node_status
         else:
-            trips_n, page_n = graphql(self.port_node, FANS_QUERY, bench_page)
-            seen["Node peer"] = trips_n
-            counts[f"N:{mid}:20"] = trips_n
-            same_bytes = page_n == page_a
+            peer = Live("Node peer", self.port_node, graphql=True)
+            seen[peer.name], page_n = asker.page(peer, mid, 20)
+            counts[f"N:{mid}:20"] = seen[peer.name]
             same_json = json.loads(page_n) == json.loads(page_a)
             checks[f"Node peer ({self.node_status}) answers as A"] = (
-                "byte for byte" if same_bytes else "same JSON" if same_json else "NO: differs"
+                "byte for byte" if page_n == page_a else "same JSON" if same_json else "NO: differs"
             )
-            # The whole subset: user fields, totalCount, pageInfo, and the next page by cursor.
-            first: dict[str, Any] = {"userId": mid, "first": 7}
-            _, a1 = graphql(self.port_a, PAGE_QUERY, first)
-            _, n1 = graphql(self.port_node, PAGE_QUERY, first)
-            after = json.loads(a1)["data"]["user"]["fans"]["pageInfo"]["endCursor"]
-            _, a2 = graphql(self.port_a, PAGE_QUERY, {**first, "after": after})
-            _, n2 = graphql(self.port_node, PAGE_QUERY, {**first, "after": after})
-            unknown: dict[str, Any] = {"userId": "nobody-here", "first": 3}
-            _, a3 = graphql(self.port_a, PAGE_QUERY, unknown)
-            _, n3 = graphql(self.port_node, PAGE_QUERY, unknown)
-            same = [json.loads(n) == json.loads(a) for a, n in ((a1, n1), (a2, n2), (a3, n3))]
-            checks["Node peer: totalCount, pageInfo, next page by A's cursor, unknown user as A"] = all(same)
-            if not (same_json and all(same)):
+            subset = same_subset(asker, a, peer, mid)
+            checks["Node peer: totalCount, pageInfo, next page by A's cursor, unknown user as A"] = subset
+            if not (same_json and subset):
                 # A peer that answers something else is not a reference: it is not measured.
                 self.node_status = "not measured: its answers differ from A's (see the checks)"
                 self.node.stop()
@@ -654,6 +608,15 @@ class Bench:
             [*args, "--production", "--log-level", "warning"],
             env=env,
             log_path=tmp / f"server-{port}.log",
+            cpus=self.layout.app,
+        )
+
+    def _spawn_plain(self, name: str, port: int, url: str, tmp: Path, *extra: str) -> Child:
+        return spawn(
+            f"{name} (bench.plain)",
+            [sys.executable, "-m", "bench.plain", "--port", str(port), "--redis-url", url, *extra],
+            env=child_env({"BENCH_JWT_SECRET": SECRET}),
+            log_path=tmp / f"plain-{port}.log",
             cpus=self.layout.app,
         )
 
