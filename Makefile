@@ -21,7 +21,7 @@ NODE_OK    := $(shell node -e 'const [a, b] = process.versions.node.split(".").m
 # With Node.js present, the web suites must run: a missing build or browser fails them.
 REQUIRE_WEB := $(if $(NODE_OK),FOLLOWGRAPH_REQUIRE_WEB=1)
 
-.PHONY: install run test lint typecheck pytest bench fmt schema clean web web-test chromium
+.PHONY: install run test lint typecheck pytest bench node-peer fmt schema clean web web-test chromium
 
 ## install: create the virtualenv and install the project with its dev tools
 install: $(STAMP)
@@ -87,6 +87,14 @@ pytest: $(STAMP) web chromium
 bench: $(STAMP)
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
+## node-peer: install the benchmark's Node peer (bench/peers/node) with npm ci; make bench does it too
+node-peer:
+	@if command -v node >/dev/null && command -v npm >/dev/null; then \
+		cd bench/peers/node && npm ci --no-audit --no-fund; \
+	else \
+		echo "node and npm are not both on PATH: make bench reports the Node peer as not built"; \
+	fi
+
 ## fmt: apply ruff's formatting and safe fixes
 fmt: $(STAMP)
 	$(BIN)/ruff check --fix .
@@ -99,4 +107,4 @@ schema: $(STAMP)
 ## clean: remove the virtualenv and caches
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build *.egg-info
-	rm -rf $(WEB)/node_modules $(WEB)/dist
+	rm -rf $(WEB)/node_modules $(WEB)/dist bench/peers/node/node_modules

@@ -1,10 +1,12 @@
 """`python -m bench` (`make bench`): FollowGraph's benchmark harness.
 
 Starts its own Redis (TCP on 127.0.0.1, no persistence), bulk-loads celebrities with 1k / 100k /
-1M fans and a viewer with mixed relationships, serves the real server (A) and hand-written
-comparisons (B: same reads without GraphQL, C: the seed document's temp-key algorithm, D: naive
-N+1), drives load over loopback, and reports throughput, latency, Redis commands, writes and
-round trips per request, ratios, and Redis memory per edge. Not a test: it asserts no timings.
+1M fans and a viewer with mixed relationships, serves the real server (A) and its references (B:
+the fastest plain-Python endpoint for the same reads, bench/plain.py; N: a Node peer, Fastify +
+Mercurius with graphql-jit, bench/peers/node/, when Node is installed; C: the seed document's
+temp-key algorithm; D: naive N+1), checks that they answer as A, drives load over loopback, and
+reports throughput, latency, Redis commands, writes and round trips per request, ratios, and Redis
+memory per edge. Not a test: it asserts no timings.
 """
 
 from __future__ import annotations

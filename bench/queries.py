@@ -1,4 +1,4 @@
-"""The requests of the scenarios: GraphQL documents for A, JSON bodies for B/C/D."""
+"""The requests of the scenarios: GraphQL documents for A and the Node peer, JSON bodies for B/C/D."""
 
 from __future__ import annotations
 
@@ -7,6 +7,12 @@ import json
 FANS_QUERY = (
     "query Fans($userId: ID!, $first: Int) { user(userId: $userId) { fans(first: $first) "
     "{ edges { cursor followedAt relationship node { userId name } } } } }"
+)
+# The whole subset the Node peer serves, for the answer check: a first page, then the next one.
+PAGE_QUERY = (
+    "query Page($userId: ID!, $first: Int, $after: String) { user(userId: $userId) { userId name "
+    "fans(first: $first, after: $after) { totalCount edges { cursor followedAt relationship "
+    "node { userId name } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } } }"
 )
 FOLLOW_MUTATION = (
     "mutation Follow($userId: ID!) { follow(input: {userId: $userId}) "

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from bench.model import Group, MemoryRow, Ratio, Row
 
+# The rows of the "versus" group by their first letter: what A is compared with.
+REFERENCES = {"B": "plain Python (B)", "N": "Node peer", "C": "C", "D": "D"}
+
 
 def ratios(groups_list: list[Group], memory: list[MemoryRow]) -> list[Ratio]:
     """Every ratio whose rows the run has, side by side in the same run."""
@@ -13,12 +16,12 @@ def ratios(groups_list: list[Group], memory: list[MemoryRow]) -> list[Ratio]:
         rows = groups["versus"].rows
         a = rows[0]
         for other in rows[1:]:
-            letter = other.name[0]
-            out.append(_throughput(f"A/{letter} throughput", a, other))
+            against = REFERENCES.get(other.name[0], other.name[0])
+            out.append(_throughput(f"A / {against} throughput", a, other))
             if a.server_cpu_ms and other.server_cpu_ms:
                 out.append(
                     Ratio(
-                        f"A/{letter} server CPU per request",
+                        f"A / {against} server CPU per request",
                         a.server_cpu_ms / other.server_cpu_ms,
                         f"{a.server_cpu_ms:.2f} / {other.server_cpu_ms:.2f} ms",
                     )
@@ -33,6 +36,9 @@ def ratios(groups_list: list[Group], memory: list[MemoryRow]) -> list[Ratio]:
         trips = f"{big.round_trips:g} / {one.round_trips:g}"
         out.append(Ratio(f"round trips {at}", _div(big.round_trips or 0, one.round_trips or 0), trips))
         out.append(_p50(f"p50 {at}", big, one))
+    if "plain-clients" in groups and len(groups["plain-clients"].rows) == 2:
+        lean, redis_py = groups["plain-clients"].rows
+        out.append(_throughput("B lean client / B on redis-py throughput", lean, redis_py))
     if "executor" in groups and len(groups["executor"].rows) == 2:
         compiled, general = groups["executor"].rows
         out.append(_throughput("A compiled plans / A general executor throughput", compiled, general))

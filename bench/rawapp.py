@@ -1,11 +1,11 @@
-"""The comparison servers: the same "fans page with my relationship" without GraphQL.
+"""The comparison servers C and D: the same "fans page with my relationship" without GraphQL.
 
-One Starlette app, three routes, each answering POST {"userId": ..., "first": n[, "offset": k]}
+(B, the plain-Python reference, is bench/plain.py: a process of its own.)
+
+One Starlette app, two routes, each answering POST {"userId": ..., "first": n[, "offset": k]}
 with the JSON the GraphQL query of scenario A returns
 (`{"data": {"user": {"fans": {"edges": [{cursor, followedAt, relationship, node {userId, name}}]}}}}`):
 
-- /b  the store's way, hand-written: PAGE script (+ the user's EXISTS) in one pipeline, then
-      ZMSCORE following:viewer + ZMSCORE fans:viewer + one HMGET per entry in a second one.
 - /c  the seed document's algorithm (PHP getChunkSets) in Python: offset paging with ZREVRANGE,
       then per request DEL of four temporary keys, one ZADD per entry into find:viewer,
       ZINTERSTORE into find_inter_fofa / find_inter_follow / find_inter_fans, ZREVRANGE of each,
@@ -43,7 +43,6 @@ from followgraph.server.redis_client import connect
 from followgraph.store import Keys, validate_user_id
 from followgraph.store.cursor import Cursor
 from followgraph.store.lua import AnyPipeline, run_pipeline
-from followgraph.store.scripts import PAGE_SCRIPT
 
 SECRET_ENV = "BENCH_JWT_SECRET"
 PROFILE_FIELDS = ["name", "avatarUrl", "createdAt"]
@@ -105,52 +104,6 @@ class Handlers:
         offset = int(body.get("offset", 0))
         viewer = None if viewer_principal is None else viewer_principal.user_id
         return viewer, target, first, offset
-
-    # -- B: the store's reads, hand-written -----------------------------------------------------
-
-    async def page_b(self, request: Request) -> Response:
-        try:
-            viewer, target, first, _ = await self._arguments(request)
-        except AuthError as exc:
-            return unauthorized(exc.reason)
-        k = self.keys
-
-        def fill_page(pipe: AnyPipeline) -> None:
-            pipe.exists(k.profile(target))
-            PAGE_SCRIPT.queue(pipe, [k.fans(target)], ["first", "0", "", "", first])
-
-        exists, (_total, _start, _stop, flat, _hidden) = await run_pipeline(self.r, fill_page, [PAGE_SCRIPT])
-        if not exists:
-            return answer(None)
-        rows = [(int(float(flat[i + 1])), flat[i]) for i in range(0, len(flat), 2)]
-        ids = [member for _, member in rows]
-        if not ids:
-            return answer([])
-
-        def fill_details(pipe: AnyPipeline) -> None:
-            if viewer is not None:
-                pipe.zmscore(k.following(viewer), ids)
-                pipe.zmscore(k.fans(viewer), ids)
-            for user_id in ids:
-                pipe.hmget(k.profile(user_id), PROFILE_FIELDS)
-
-        results = await run_pipeline(self.r, fill_details)
-        if viewer is not None:
-            out, back, profiles = results[0], results[1], results[2:]
-        else:
-            out, back, profiles = [None] * len(ids), [None] * len(ids), results
-        list_id = f"fans:{target}"
-        edges = [
-            edge(
-                Cursor(at, user_id).encode(list_id),
-                at,
-                relationship(user_id, viewer, o is not None, b is not None),
-                user_id,
-                profile[0],
-            )
-            for (at, user_id), o, b, profile in zip(rows, out, back, profiles, strict=True)
-        ]
-        return answer(edges)
 
     # -- C: the seed's getChunkSets + getUserInfoList ------------------------------------------
 
@@ -247,7 +200,7 @@ def create_bench_app(
     redis_url: str | None = None,
     keys: Keys | None = None,
 ) -> Starlette:
-    """The B/C/D app; `redis` (not closed by the app) replaces `redis_url`."""
+    """The C/D app; `redis` (not closed by the app) replaces `redis_url`."""
     if redis is None and redis_url is None:
         raise ValueError("create_bench_app needs redis= or redis_url=")
     handlers = Handlers(AuthConfig("HS256", secret=secret.encode()), keys or Keys())
@@ -268,7 +221,6 @@ def create_bench_app(
         return Response(b'{"status":"ok"}', media_type="application/json")
 
     routes = [
-        Route("/b", handlers.page_b, methods=["POST"]),
         Route("/c", handlers.page_c, methods=["POST"]),
         Route("/d", handlers.page_d, methods=["POST"]),
         Route("/healthz", healthz, methods=["GET"]),

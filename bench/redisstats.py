@@ -93,3 +93,9 @@ def used_memory(client: Stats) -> int:
     """INFO used_memory of one server, or its sum over the nodes of a cluster."""
     nodes = client if isinstance(client, list) else [client]
     return sum(int(node.info("memory")["used_memory"]) for node in nodes)
+
+
+def reads_processed(client: redis.Redis) -> int:
+    """INFO total_reads_processed: socket reads Redis made, about one per round trip of a client."""
+    stats: dict[str, Any] = client.info("stats")
+    return int(stats["total_reads_processed"])

@@ -58,6 +58,7 @@ def environment(results: Results, wall_seconds: float) -> dict[str, str]:
         "redis server": f"{results.redis_version} ({results.redis_allocator})",
     }
     env.update({name: _package(name) for name in PACKAGES})
+    env["Node peer"] = results.node_peer or "not started"
     env["load generator"] = results.loader
     env["CPU pinning"] = results.layout.describe()
     opts = results.options

@@ -1,8 +1,9 @@
 """Round trips per request, counted in-process: the apps run here on a counting connection pool.
 
 A round trip is one write to a Redis socket: one per command, or one per pipeline (as in
-tests/dataloaders/test_batching.py), handshakes aside. The same in-process apps also give the
-reference responses the harness compares the servers' answers with.
+tests/dataloaders/test_batching.py), handshakes aside; B's own client counts its writes the same
+way. The same in-process apps also give the reference responses the harness compares the servers'
+answers with.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import httpx
 import redis.asyncio as aioredis
 from redis.asyncio.connection import Connection
 
+from bench.plain import PlainApp, RespReads
 from bench.queries import FOLLOW_MUTATION, UNFOLLOW_MUTATION, bearer, fans_query_body, raw_body
 from bench.rawapp import create_bench_app
 from followgraph.server.app import create_app
@@ -36,13 +38,21 @@ async def counted(action: Callable[[], Awaitable[Any]]) -> tuple[int, Any]:
 
 
 class InProcess:
-    """Server A's app and the B/C/D app, in this process, on one counting pool."""
+    """Server A's app and the C/D app, in this process, on one counting pool; B on its own client."""
 
-    def __init__(self, client: aioredis.Redis, a: httpx.AsyncClient, bcd: httpx.AsyncClient) -> None:
+    def __init__(
+        self,
+        client: aioredis.Redis,
+        a: httpx.AsyncClient,
+        b: tuple[PlainApp, httpx.AsyncClient],
+        cd: httpx.AsyncClient,
+    ) -> None:
         self.client = client
         self.store = FollowStore(client)
         self.a = a
-        self.bcd = bcd
+        self.plain, self.b = b
+        self.cd = cd
+        self.raw: dict[str, bytes] = {}
 
     @classmethod
     @contextlib.asynccontextmanager
@@ -53,16 +63,20 @@ class InProcess:
         client = aioredis.Redis(connection_pool=pool)
         settings = Settings.from_env({}, jwt_secret=secret, production=True, data_dir=data_dir)
         app_a = create_app(settings, redis=client)
-        app_bcd = create_bench_app(secret=secret, redis=client)
+        app_cd = create_bench_app(secret=secret, redis=client)
+        plain = PlainApp(secret, f"redis://127.0.0.1:{port}/0")
+        await plain.start()
         try:
             async with (
                 app_a.router.lifespan_context(app_a),
-                app_bcd.router.lifespan_context(app_bcd),
+                app_cd.router.lifespan_context(app_cd),
                 httpx.AsyncClient(transport=httpx.ASGITransport(app=app_a), base_url="http://a") as a,
-                httpx.AsyncClient(transport=httpx.ASGITransport(app=app_bcd), base_url="http://b") as bcd,
+                httpx.AsyncClient(transport=httpx.ASGITransport(app=plain), base_url="http://b") as b,
+                httpx.AsyncClient(transport=httpx.ASGITransport(app=app_cd), base_url="http://c") as cd,
             ):
-                yield cls(client, a, bcd)
+                yield cls(client, a, (plain, b), cd)
         finally:
+            await plain.stop()
             await client.aclose()
             await pool.disconnect()
 
@@ -77,13 +91,21 @@ class InProcess:
                     "/graphql", content=fans_query_body(user_id, first), headers=_json(token)
                 )
             else:
-                response = await self.bcd.post(
+                http = self.b if route == "B" else self.cd
+                response = await http.post(
                     f"/{route.lower()}", content=raw_body(user_id, first, offset), headers=_json(token)
                 )
             response.raise_for_status()
+            self.raw[route] = response.content
             return response.json()
 
-        return await counted(go)
+        if route != "B":
+            return await counted(go)
+        reads = self.plain.reads
+        assert isinstance(reads, RespReads)
+        before = reads.connection.writes
+        answer = await go()
+        return reads.connection.writes - before, answer
 
     async def mutation(self, token: str, user_id: str, *, follow: bool) -> tuple[int, Any]:
         query = FOLLOW_MUTATION if follow else UNFOLLOW_MUTATION

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import json
 import os
 import sys
 import tempfile
@@ -18,6 +19,7 @@ import httpx
 import redis
 import uvloop
 
+from bench.answers import Asker, Live, same_subset
 from bench.cluster import run_cluster
 from bench.cpu import meter, own_seconds, process_seconds
 from bench.graph import VIEWER, FanGraph, LoadReport, TypicalGraph, fan_id, load_fan_graph
@@ -25,8 +27,16 @@ from bench.loaders import Loader, pick_loader
 from bench.loadgen import FollowCycle, LoadResult, LoadSpec, RequestSpec, summarize
 from bench.memory import measure_memory, redis_binaries
 from bench.model import CpuLayout, Group, MemoryRow, Options, Ratio, Row
+from bench.nodepeer import DESCRIPTION as NODE_PEER
+from bench.nodepeer import NodePeer, locked_versions
 from bench.processes import Child, child_env, free_port, pin, spawn, wait_http
-from bench.queries import FOLLOW_MUTATION, UNFOLLOW_MUTATION, bearer, fans_query_body, raw_body
+from bench.queries import (
+    FOLLOW_MUTATION,
+    UNFOLLOW_MUTATION,
+    bearer,
+    fans_query_body,
+    raw_body,
+)
 from bench.ratios import ratios
 from bench.redisstats import RedisWork, Snapshot, Stats
 from bench.roundtrips import InProcess
@@ -57,6 +67,7 @@ class Results:
     memory: list[MemoryRow] = field(default_factory=list)
     profile: list[str] = field(default_factory=list)
     loadavg_start: str = ""
+    node_peer: str = ""
 
 
 class Bench:
@@ -77,6 +88,13 @@ class Bench:
         self.server_g: Child | None = None
         self.port_g = 0
         self.bench_app: Child | None = None
+        self.plain: Child | None = None
+        self.port_plain = 0
+        self.plain_py: Child | None = None
+        self.port_plain_py = 0
+        self.node: Child | None = None
+        self.port_node = 0
+        self.node_status = ""
         self.children: list[Child] = []
         self.redis_pids: list[int] = []
         self.secret = SECRET
@@ -140,19 +158,31 @@ class Bench:
                 cpus=self.layout.app,
             )
             stack.callback(bench_app.stop)
-            self.children = [self.server_a, self.server_g, bench_app]
+            self.port_plain, self.port_plain_py = free_port(), free_port()
+            self.plain = plain = self._spawn_plain("B plain Python", self.port_plain, url, tmp)
+            stack.callback(plain.stop)
+            self.plain_py = plain_py = self._spawn_plain(
+                "B plain Python on redis-py", self.port_plain_py, url, tmp, "--client", "redis-py"
+            )
+            stack.callback(plain_py.stop)
+            self.children = [self.server_a, self.server_g, bench_app, plain, plain_py]
+            self._start_node_peer(url, tmp, stack)
             wait_http(self.server_a, self.port_a)
             wait_http(self.server_g, self.port_g)
             wait_http(bench_app, self.port_b)
+            wait_http(plain, self.port_plain)
+            wait_http(plain_py, self.port_plain_py)
+            if self.node is not None:
+                wait_http(self.node, self.port_node)
 
             self.say("Round trips and answers, in-process...")
             counts = uvloop.run(self._in_process(tmp / "data-inproc"))
             mid = self.graph.celebrity(self.options.middle_size).user_id
             self.results.checks["C (seed) under concurrency"] = uvloop.run(self._race_c(mid))
+            self._check_over_http(stats, mid, counts)
             single = self._scenarios(stats, counts, url)
-            self.server_a.stop()
-            self.server_g.stop()
-            bench_app.stop()
+            for child in self.children:
+                child.stop()
         binaries = redis_binaries(self.options.redis_binary)
         self.results.memory += measure_memory(
             TypicalGraph(self.options.memory_users),
@@ -181,6 +211,7 @@ class Bench:
                 counts[f"{route}:{mid}:20"], answers[route] = await app.fans_page(
                     route, self.viewer_token, mid, 20
                 )
+            same_bytes = app.raw["B"] == app.raw["A"]
             for celebrity in self.graph.celebrities:
                 counts[f"A:{celebrity.user_id}:20"], _ = await app.fans_page(
                     "A", self.viewer_token, celebrity.user_id, 20
@@ -188,6 +219,7 @@ class Bench:
             for size in self.options.page_sizes:
                 counts[f"A:{mid}:{size}"], _ = await app.fans_page("A", self.viewer_token, mid, size)
             checks.update(self._compare(answers))
+            checks["B answers byte for byte as A"] = same_bytes
             target = fan_id(self.graph.population)
             follow, reply = await app.mutation(self.writer_tokens[0], target, follow=True)
             unfollow, reply2 = await app.mutation(self.writer_tokens[0], target, follow=False)
@@ -216,10 +248,59 @@ class Bench:
         return {
             "A relationships as loaded": relationships == expected,
             "first page relationships": mix,
-            "B answers exactly as A": answers["B"] == answers["A"],
+            "B (plain Python) answers exactly as A": answers["B"] == answers["A"],
             "D answers exactly as A": answers["D"] == answers["A"],
             "C answers as A (cursors aside: C pages by offset)": without_cursor("C") == without_cursor("A"),
         }
+
+    # -- the Node peer -----------------------------------------------------------------------------
+
+    def _start_node_peer(self, url: str, tmp: Path, stack: contextlib.ExitStack) -> None:
+        self.say("Building the Node peer (npm ci when its lock file changed)...")
+        peer = NodePeer.build()
+        if isinstance(peer, str):
+            self.node_status = self.results.node_peer = peer
+            self.say(f"  Node peer {peer}")
+            return
+        self.results.node_peer = f"node {peer.version}; {locked_versions()}"
+        self.node_status = f"built (node {peer.version})"
+        self.port_node = free_port()
+        self.node = node = peer.spawn(self.port_node, url, SECRET, tmp, self.layout.app)
+        stack.callback(node.stop)
+        self.children.append(node)
+
+    def _check_over_http(self, stats: redis.Redis, mid: str, counts: dict[str, float]) -> None:
+        """The live servers' answers: B and the Node peer against A; round trips counted by Redis."""
+        checks = self.results.checks
+        asker = Asker(stats, self.viewer_token)
+        a = Live("A", self.port_a, graphql=True)
+        trips_a, page_a = asker.page(a, mid, 20)
+        seen = {"A": trips_a}
+        same_b = []
+        for name, port in (("B", self.port_plain), ("B on redis-py", self.port_plain_py)):
+            seen[name], page = asker.page(Live(name, port, graphql=False), mid, 20)
+            same_b.append(page == page_a)
+        checks["B server answers byte for byte as A server (lean client / redis-py)"] = tuple(same_b)
+        if self.node is None:
+            checks["Node peer"] = self.node_status
+        else:
+            peer = Live("Node peer", self.port_node, graphql=True)
+            seen[peer.name], page_n = asker.page(peer, mid, 20)
+            counts[f"N:{mid}:20"] = seen[peer.name]
+            same_json = json.loads(page_n) == json.loads(page_a)
+            checks[f"Node peer ({self.node_status}) answers as A"] = (
+                "byte for byte" if page_n == page_a else "same JSON" if same_json else "NO: differs"
+            )
+            subset = same_subset(asker, a, peer, mid)
+            checks["Node peer: totalCount, pageInfo, next page by A's cursor, unknown user as A"] = subset
+            if not (same_json and subset):
+                # A peer that answers something else is not a reference: it is not measured.
+                self.node_status = "not measured: its answers differ from A's (see the checks)"
+                self.node.stop()
+                self.node = None
+        checks["round trips of one page counted by Redis (reads processed)"] = ", ".join(
+            f"{name} {n}" for name, n in seen.items()
+        )
 
     async def _race_c(self, celebrity: str) -> str:
         """The seed's temporary keys are per viewer: overlapping pages of one viewer overwrite them.
@@ -295,6 +376,7 @@ class Bench:
             f"Scenarios ({opts.warmup:g}s warm-up + {opts.duration:g}s each, {opts.concurrency} connections):"
         )
         a_mid = self._versus(stats, counts)
+        self._plain_clients(stats, counts, a_mid)
         self._executors(stats, counts, a_mid)
         self._by_list_size(stats, counts, a_mid)
         self._by_page_size(stats, counts, a_mid)
@@ -322,7 +404,8 @@ class Bench:
     def _versus(self, stats: Stats, counts: dict[str, float]) -> Row:
         mid = self.graph.celebrity(self.options.middle_size)
         versus = self._group(
-            "versus", f"Fans page of {mid.user_id} (first: 20): A GraphQL vs B/C/D hand-written"
+            "versus",
+            f"Fans page of {mid.user_id} (first: 20): A GraphQL vs plain Python (B), the Node peer, C and D",
         )
         a_request = self._page_request(mid.user_id, 20)
         a_mid = self.measure(
@@ -337,22 +420,71 @@ class Bench:
             self.results.profile = self._profile_during(a_request)
         versus.rows.append(a_mid)
         auth = bearer(self.viewer_token)
-        for route, title in (
-            ("B", "B hand-written Starlette"),
-            ("C", "C seed algorithm (temp keys)"),
-            ("D", "D naive N+1"),
-        ):
+        assert self.plain is not None
+        plain_request = RequestSpec("/b", raw_body(mid.user_id, 20), auth)
+        versus.rows.append(
+            self.measure(
+                stats,
+                f"B plain Python ({mid.label})",
+                self.plain,
+                self.port_plain,
+                plain_request,
+                counts[f"B:{mid.user_id}:20"],
+            )
+        )
+        if self.node is not None:
+            versus.rows.append(
+                self.measure(
+                    stats,
+                    f"N Node peer ({mid.label})",
+                    self.node,
+                    self.port_node,
+                    a_request,
+                    counts.get(f"N:{mid.user_id}:20"),
+                )
+            )
+        for route, title in (("C", "C seed algorithm (temp keys)"), ("D", "D naive N+1")):
             request = RequestSpec(f"/{route.lower()}", raw_body(mid.user_id, 20), auth)
             count = counts[f"{route}:{mid.user_id}:20"]
             versus.rows.append(
                 self.measure(stats, f"{title} ({mid.label})", self._bcd, self.port_b, request, count)
             )
-        versus.notes.append(
-            "B, C and D verify the same bearer token as A and return the same JSON; C pages by offset "
-            "(as the PHP does) and writes 4 temporary keys per request; its cost does not depend on "
-            "the list size (ZREVRANGE by rank)."
-        )
+        versus.notes += [
+            "B (bench/plain.py), plain Python: a raw ASGI app on uvicorn + uvloop + httptools, the bearer "
+            "JWT verified once with PyJWT and then cached until it expires, the store's own Lua scripts "
+            "in two round trips (PAGE; then RELATIONS + PROFILES in one write) on a lean hiredis client "
+            "that writes what one loop turn queues in one send, orjson; the same bytes as A.",
+            f"N, the Node peer (bench/peers/node/): {NODE_PEER}, the same schema subset, keys, cursors "
+            "and Lua scripts (SCRIPT LOAD, EVALSHA), a DataLoader per request, ioredis auto-pipelining; "
+            "asked the same GraphQL document as A; one Node process. "
+            + ("" if self.node is not None else f"This run: {self.node_status}."),
+            "C and D (bench/rawapp.py, Starlette): the seed's algorithm and naive N+1; they verify the "
+            "same token and return the same JSON; C pages by offset (as the PHP does) and writes 4 "
+            "temporary keys per request; its cost does not depend on the list size (ZREVRANGE by rank).",
+            "Round trips: counted in process for A, B, C and D; for the Node peer, from Redis' own count "
+            "of socket reads during one request (see the checks).",
+        ]
         return a_mid
+
+    def _plain_clients(self, stats: Stats, counts: dict[str, float], a_mid: Row) -> None:
+        """B on its lean client and on redis-py: why B uses the lean one, and what a client costs."""
+        mid = self.graph.celebrity(self.options.middle_size)
+        clients = self._group("plain-clients", "Plain Python (B): lean hiredis client vs redis-py")
+        lean = self.results.groups[0].row(f"B plain Python ({mid.label})")
+        clients.rows.append(dataclasses.replace(lean, note="same run as in the first table"))
+        assert self.plain_py is not None
+        clients.rows.append(
+            self.measure(
+                stats,
+                f"B plain Python on redis-py ({mid.label})",
+                self.plain_py,
+                self.port_plain_py,
+                RequestSpec("/b", raw_body(mid.user_id, 20), bearer(self.viewer_token)),
+                counts[f"B:{mid.user_id}:20"],
+                "bench.plain --client redis-py: redis-py's asyncio client with hiredis, a pool of "
+                "connections, EVALSHA alone then a pipeline",
+            )
+        )
 
     def _executors(self, stats: Stats, counts: dict[str, float], a_mid: Row) -> None:
         mid = self.graph.celebrity(self.options.middle_size)
@@ -480,6 +612,15 @@ class Bench:
             [*args, "--production", "--log-level", "warning"],
             env=env,
             log_path=tmp / f"server-{port}.log",
+            cpus=self.layout.app,
+        )
+
+    def _spawn_plain(self, name: str, port: int, url: str, tmp: Path, *extra: str) -> Child:
+        return spawn(
+            f"{name} (bench.plain)",
+            [sys.executable, "-m", "bench.plain", "--port", str(port), "--redis-url", url, *extra],
+            env=child_env({"BENCH_JWT_SECRET": SECRET}),
+            log_path=tmp / f"plain-{port}.log",
             cpus=self.layout.app,
         )
 

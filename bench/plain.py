@@ -1,0 +1,385 @@
+"""B, the plain-Python reference: the fans page as fast as we could write it without GraphQL.
+
+What it does per request (POST /b, body {"userId": ..., "first": n[, "after": cursor]}, answering
+the JSON FollowGraph gives to bench.queries.FANS_QUERY, byte for byte):
+
+- a raw ASGI callable (no Starlette, no routing table) on uvicorn with uvloop and httptools;
+- the bearer JWT verified with PyJWT (HS256, the same claims FollowGraph requires) once per token,
+  then served from a dict until the token's `exp`;
+- two Redis round trips, the minimum: the store's PAGE script on the owner's fans set alone, then
+  the store's RELATIONS script (viewer's following + fans) and PROFILES script (the owner, whose
+  missing profile means `user: null`, and the page's users) in one write. The scripts are the
+  store's own (followgraph.store.scripts), loaded with SCRIPT LOAD and called with EVALSHA;
+- cursors, times and relationships computed inline (the formats of store/cursor.py and
+  schema/scalars.py), the answer written with orjson (UTF-8, no \\u escapes).
+
+Redis client: by default a lean one (`--client resp`): one asyncio connection, commands packed by
+hand, replies parsed by hiredis, and every command queued in one turn of the event loop written in
+one send (what ioredis calls auto-pipelining). `--client redis-py` runs the same reads on redis-py's
+asyncio client with hiredis (a pool of connections, a pipeline for the second round trip) for
+comparison; the lean client was the faster of the two on this page.
+
+Run as `python -m bench.plain --port P --redis-url URL` (env BENCH_JWT_SECRET).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import hashlib
+import os
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from typing import Any, Protocol, cast
+from urllib.parse import urlsplit
+
+import hiredis
+import jwt
+import orjson
+import redis.asyncio as aioredis
+import uvicorn
+from redis.exceptions import NoScriptError
+
+from bench.resp import pack
+from followgraph.store import Keys
+from followgraph.store.cursor import Cursor
+from followgraph.store.errors import InvalidCursorError
+from followgraph.store.ids import is_valid_user_id
+from followgraph.store.graph import PROFILE_WIDTH
+from followgraph.store.scripts import PAGE, PROFILES, RELATIONS
+
+SECRET_ENV = "BENCH_JWT_SECRET"
+MAX_PAGE_SIZE = 100
+LEEWAY_SECONDS = 30
+KNOWN_TOKENS = 4096
+SCRIPTS = {"page": PAGE, "profiles": PROFILES, "relations": RELATIONS}
+SHAS = {name: hashlib.sha1(source.encode()).hexdigest() for name, source in SCRIPTS.items()}
+RELATIONSHIPS = {(True, True): "MUTUAL", (True, False): "FOLLOWING", (False, True): "FOLLOWED_BY"}
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+Command = tuple[str | int, ...]
+
+
+class RequestError(Exception):
+    """A request the endpoint refuses: `status` and a message for the client."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class Reads(Protocol):
+    """Runs commands in one round trip and returns their replies."""
+
+    async def run(self, commands: Sequence[Command]) -> list[Any]: ...
+
+    async def close(self) -> None: ...
+
+
+# -- the lean client ---------------------------------------------------------------------------
+
+
+class RespConnection(asyncio.Protocol):
+    """One Redis connection; commands queued in one loop turn go out in one write."""
+
+    def __init__(self) -> None:
+        self.reader = hiredis.Reader(encoding="utf-8")
+        self.waiting: deque[tuple[asyncio.Future[list[Any]], int, list[Any]]] = deque()
+        self.buffer: list[bytes] = []
+        self.transport: asyncio.Transport | None = None
+        self.writes = 0
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast("asyncio.Transport", transport)  # uvloop's is not a subclass
+
+    def data_received(self, data: bytes) -> None:
+        self.reader.feed(data)
+        while (reply := self.reader.gets()) is not False:
+            future, expected, replies = self.waiting[0]
+            replies.append(reply)
+            if len(replies) == expected:
+                self.waiting.popleft()
+                if not future.done():
+                    future.set_result(replies)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        while self.waiting:
+            future, _, _ = self.waiting.popleft()
+            if not future.done():
+                future.set_exception(ConnectionError("Redis closed the connection"))
+
+    def send(self, commands: Sequence[Command]) -> asyncio.Future[list[Any]]:
+        future: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
+        self.waiting.append((future, len(commands), []))
+        if not self.buffer:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self.buffer += [pack(*command) for command in commands]
+        return future
+
+    def _flush(self) -> None:
+        if self.transport is None or self.transport.is_closing():
+            self.connection_lost(None)
+            return
+        self.transport.write(b"".join(self.buffer))
+        self.buffer.clear()
+        self.writes += 1
+
+
+class RespReads:
+    def __init__(self, connection: RespConnection) -> None:
+        self.connection = connection
+
+    @classmethod
+    async def open(cls, url: str) -> RespReads:
+        parts = urlsplit(url)
+        loop = asyncio.get_running_loop()
+        _, connection = await loop.create_connection(
+            RespConnection, parts.hostname or "127.0.0.1", parts.port or 6379
+        )
+        db = parts.path.strip("/")
+        if db and db != "0":
+            await connection.send([("SELECT", db)])
+        return cls(connection)
+
+    async def run(self, commands: Sequence[Command]) -> list[Any]:
+        replies = await self.connection.send(commands)
+        for reply in replies:
+            if isinstance(reply, hiredis.ReplyError):
+                # The error's prefix is its type in the protocol; redis-py reads it the same way.
+                raise NoScriptError(str(reply)) if str(reply).startswith("NOSCRIPT") else reply
+        return replies
+
+    async def close(self) -> None:
+        if self.connection.transport is not None:
+            self.connection.transport.close()
+
+
+class RedisPyReads:
+    def __init__(self, client: aioredis.Redis) -> None:
+        self.client = client
+
+    async def run(self, commands: Sequence[Command]) -> list[Any]:
+        if len(commands) == 1:
+            return [await self.client.execute_command(*commands[0])]  # type: ignore[no-untyped-call]
+        pipe = self.client.pipeline(transaction=False)
+        for command in commands:
+            pipe.execute_command(*command)
+        replies: list[Any] = await pipe.execute()
+        return replies
+
+    async def close(self) -> None:
+        await self.client.aclose()
+
+
+# -- the endpoint ------------------------------------------------------------------------------
+
+
+def iso_ms(ms: int) -> str:
+    """Epoch ms as the API's DateTime (schema/scalars.py): 2026-11-30T04:51:09.123Z."""
+    seconds, millis = divmod(ms, 1000)
+    t = time.gmtime(seconds)
+    return (
+        f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}"
+        f".{millis:03d}Z"
+    )
+
+
+def cursor(list_id: bytes, at: int, member: str) -> str:
+    """The store's cursor (store/cursor.py): base64url(blake2b-48(list, body) + body), unpadded."""
+    body = f"1|{at}|{member}".encode()
+    raw = hashlib.blake2b(list_id + b"\0" + body, digest_size=6).digest() + body
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+class PlainApp:
+    """The ASGI callable. `reads` is set by the lifespan (or by `start`, in process)."""
+
+    def __init__(self, secret: str, redis_url: str, client: str = "resp", keys: Keys | None = None) -> None:
+        self.secret = secret.encode()
+        self.redis_url = redis_url
+        self.client = client
+        self.keys = keys or Keys()
+        self.reads: Reads | None = None
+        self.tokens: dict[str, tuple[str, float]] = {}
+
+    async def start(self) -> None:
+        if self.client == "resp":
+            self.reads = await RespReads.open(self.redis_url)
+        else:
+            self.reads = RedisPyReads(aioredis.Redis.from_url(self.redis_url, decode_responses=True))
+        await self._load_scripts()
+
+    async def _load_scripts(self) -> None:
+        assert self.reads is not None
+        await self.reads.run([("SCRIPT", "LOAD", source) for source in SCRIPTS.values()])
+
+    async def _run(self, commands: Sequence[Command]) -> list[Any]:
+        """One round trip; on NOSCRIPT (Redis restarted or flushed its scripts) load and run again."""
+        assert self.reads is not None, "the app has not started"
+        try:
+            return await self.reads.run(commands)
+        except NoScriptError:
+            await self._load_scripts()
+            return await self.reads.run(commands)
+
+    async def stop(self) -> None:
+        if self.reads is not None:
+            await self.reads.close()
+            self.reads = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        if scope["path"] == "/healthz":
+            await _respond(send, 200, b'{"status":"ok"}')
+            return
+        if scope["path"] != "/b" or scope["method"] != "POST":
+            await _respond(send, 404, b'{"errors":[{"message":"Not found."}]}')
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        try:
+            viewer = self._viewer(scope)
+            arguments = orjson.loads(body)
+            answer = await self.page(
+                viewer, str(arguments["userId"]), int(arguments.get("first", 20)), arguments.get("after")
+            )
+        except RequestError as exc:
+            await _respond(send, exc.status, orjson.dumps({"errors": [{"message": exc.message}]}))
+            return
+        await _respond(send, 200, answer)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await self.start()
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.stop()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    def _viewer(self, scope: Scope) -> str | None:
+        header = next((v for k, v in scope["headers"] if k == b"authorization"), None)
+        if header is None:
+            return None
+        now = time.time()
+        token = header.decode("latin-1")
+        known = self.tokens.get(token)
+        if known is not None and known[1] > now:
+            return known[0]
+        parts = token.split()
+        if len(parts) != 2 or parts[0].lower() != "bearer":
+            raise RequestError(401, "Malformed Authorization header: expected 'Bearer <token>'.")
+        try:
+            claims = jwt.decode(
+                parts[1],
+                self.secret,
+                algorithms=["HS256"],
+                options={"require": ["exp", "sub"]},
+                leeway=LEEWAY_SECONDS,
+            )
+        except jwt.PyJWTError as exc:
+            raise RequestError(401, f"Invalid token: {exc}") from None
+        viewer = claims["sub"]
+        if not isinstance(viewer, str) or not is_valid_user_id(viewer):
+            raise RequestError(401, "The token's subject (sub) is not a valid user id.")
+        if len(self.tokens) >= KNOWN_TOKENS:
+            self.tokens.clear()
+        self.tokens[token] = (viewer, float(claims["exp"]))
+        return viewer
+
+    async def page(self, viewer: str | None, owner: str, first: int, after: Any = None) -> bytes:
+        """The answer to one fans page: two round trips."""
+        if not is_valid_user_id(owner):
+            raise RequestError(400, "Invalid user id.")
+        if not 0 <= first <= MAX_PAGE_SIZE:
+            raise RequestError(400, f"`first` must be between 0 and {MAX_PAGE_SIZE}, got {first}.")
+        k = self.keys
+        list_id = f"fans:{owner}".encode()
+        page_args: tuple[str | int, ...] = ("first", "0", "", "", first)
+        if after is not None:
+            page_args = ("first", "1", *_after(str(after), list_id), first)
+        [(_total, _start, _stop, flat, _hidden)] = await self._run(
+            [("EVALSHA", SHAS["page"], 1, k.fans(owner), *page_args)]
+        )
+        ids: list[str] = flat[0::2]
+        details: list[Command] = [
+            ("EVALSHA", SHAS["profiles"], 1 + len(ids), k.profile(owner), *map(k.profile, ids))
+        ]
+        if viewer is not None and ids:
+            details.append(("EVALSHA", SHAS["relations"], 2, k.following(viewer), k.fans(viewer), *ids))
+        replies = await self._run(details)
+        profiles = replies[0]
+        if profiles[2] is None:  # the owner is not registered
+            return orjson.dumps({"data": {"user": None}})
+        out, back = replies[1] if len(replies) > 1 else ([None] * len(ids), [None] * len(ids))
+        edges = []
+        for i, member in enumerate(ids):
+            at = int(float(flat[2 * i + 1]))
+            if member == viewer:
+                relationship = "SELF"
+            else:
+                relationship = RELATIONSHIPS.get((out[i] is not None, back[i] is not None), "NONE")
+            edges.append(
+                {
+                    "cursor": cursor(list_id, at, member),
+                    "followedAt": iso_ms(at),
+                    "relationship": relationship,
+                    "node": {"userId": member, "name": profiles[PROFILE_WIDTH * (i + 1)]},
+                }
+            )
+        return orjson.dumps({"data": {"user": {"fans": {"edges": edges}}}})
+
+
+def _after(token: str, list_id: bytes) -> tuple[str, str]:
+    try:
+        position = Cursor.decode(token, list_id.decode())
+    except InvalidCursorError as exc:
+        raise RequestError(400, str(exc)) from None
+    return str(position.at), position.member
+
+
+async def _respond(send: Send, status: int, body: bytes) -> None:
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--redis-url", required=True)
+    parser.add_argument("--client", choices=["resp", "redis-py"], default="resp")
+    args = parser.parse_args()
+    uvicorn.run(
+        PlainApp(os.environ[SECRET_ENV], args.redis_url, args.client),
+        host=args.host,
+        port=args.port,
+        log_config=None,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        loop="uvloop",
+        http="httptools",
+        timeout_graceful_shutdown=5,
+    )
+
+
+if __name__ == "__main__":
+    main()
