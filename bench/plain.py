@@ -46,8 +46,8 @@ from bench.resp import pack
 from followgraph.store import Keys
 from followgraph.store.cursor import Cursor
 from followgraph.store.errors import InvalidCursorError
-from followgraph.store.ids import is_valid_user_id
 from followgraph.store.graph import PROFILE_WIDTH
+from followgraph.store.ids import is_valid_user_id
 from followgraph.store.scripts import PAGE, PROFILES, RELATIONS
 
 SECRET_ENV = "BENCH_JWT_SECRET"
