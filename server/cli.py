@@ -431,14 +431,14 @@ def export(
             bar.update(task, completed=rows)
 
         async def work(store: FollowStore) -> int:
-            writer = {Kind.EDGES: export_edges, Kind.USERS: export_users, Kind.CONTROLS: export_controls}[
-                kind
-            ]
-            return await writer(store, out, file_format, progress=progress)
+            return await _EXPORTERS[kind](store, out, file_format, progress=progress)
 
         started = time.perf_counter()
         count = asyncio.run(_with_store(settings, work))
     console.print(f"Exported {count} {kind.value} in {time.perf_counter() - started:.1f}s.")
+
+
+_EXPORTERS = {Kind.EDGES: export_edges, Kind.USERS: export_users, Kind.CONTROLS: export_controls}
 
 
 def _check_graph(fix: bool, redis_url: str | None, data_dir: Path | None) -> Report:

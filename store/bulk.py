@@ -252,9 +252,8 @@ async def _cluster_steps(
     """The actors' steps of `known` controls, then the targets' steps; each reply lands in
     `replies` at its index."""
     k = store.keys
-    for (i, _, _), reply in zip(
-        known, await run_scripts(store.redis, [_out_call(k, c, at) for _, c, at in known]), strict=True
-    ):
+    out = await run_scripts(store.redis, [_out_call(k, c, at) for _, c, at in known])
+    for (i, _, _), reply in zip(known, out, strict=True):
         replies[i] = reply
     done = [(i, c) for i, c, _ in known if replies[i][0] == 0 and c.kind is not ControlKind.MUTE]
     accepted = await run_scripts(store.redis, [_in_call(k, c, str(replies[i][2])) for i, c in done])
@@ -310,4 +309,4 @@ def _in_call(k: Keys, c: Control, at: str) -> ScriptCall:
     a, b = c.actor, c.target
     if c.kind is ControlKind.BLOCK:
         return cs.BLOCK_IN_SCRIPT, [k.blocked_by(b), *_cut_keys(k, b)], [a, at]
-    return cs.REQUEST_AT_IN_SCRIPT, [k.requests_in(b), k.blocking(b)], [a, at]
+    return cs.REQUEST_AT_IN_SCRIPT, [k.requests_in(b), k.blocking(b), k.blocked_by(b)], [a, at]

@@ -290,11 +290,11 @@ return {status, added, at}
 """
 )
 
-# B's step, on a cluster.   KEYS: requests_in:B blocking:B   ARGV: A, time
-# Returns 0 when B blocks A (a block that ran between the steps: the caller drops A's request with
-# REJECT_IN), 1 otherwise.
+# B's step, on a cluster.   KEYS: requests_in:B blocking:B blocked_by:B   ARGV: A, time
+# Returns 0 when either blocks the other (a block that ran between the steps: the caller drops A's
+# request with REJECT_IN), 1 otherwise.
 REQUEST_AT_IN = """
-if redis.call('ZSCORE', KEYS[2], ARGV[1]) then return 0 end
+if redis.call('ZSCORE', KEYS[2], ARGV[1]) or redis.call('ZSCORE', KEYS[3], ARGV[1]) then return 0 end
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
 return 1
 """

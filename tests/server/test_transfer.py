@@ -30,9 +30,20 @@ from followgraph.server.transfer import (
     user_rows,
 )
 from followgraph.store import Counts, FollowStore, ListKind, Profile, UserSettings
-from followgraph.store.bulk import Control, ControlKind, Edge, UserRow, scan_users
+from followgraph.store import control_scripts as cs
+from followgraph.store.bulk import (
+    Control,
+    ControlKind,
+    ControlStatus,
+    Edge,
+    UserRow,
+    control_many,
+    load_control_scripts,
+    scan_users,
+)
 from followgraph.store.controls import block, mute, update_settings
 from followgraph.store.lua import Client
+from followgraph.store.repair import verify
 from tests.store.snapshot import dump
 
 T2024 = 1_704_067_200_000  # 2024-01-01T00:00:00Z in epoch ms
@@ -839,6 +850,36 @@ async def test_import_controls_reports_progress_per_batch(real_redis: aioredis.R
     text = "".join(f"MUTE,u{i},hub,{i}\n" for i in range(BATCH + 10))
     summary = await import_controls(store, control_rows(lines(text), Format.CSV), progress=seen.append)
     assert (summary.written, seen) == (BATCH + 10, [BATCH, BATCH + 10])
+
+
+@pytest.mark.parametrize(("blocker", "blocked"), [("ann", "bob"), ("bob", "ann")])
+async def test_a_block_between_the_steps_of_an_imported_request_drops_it(
+    served_redis: Client, monkeypatch: pytest.MonkeyPatch, blocker: str, blocked: str
+) -> None:
+    store = FollowStore(served_redis)
+    if not store.cluster:
+        pytest.skip("two steps only on a cluster")
+    for user_id in ("ann", "bob"):
+        await store.upsert_user(user_id)
+    await load_control_scripts(store)
+    second_step = cs.REQUEST_AT_IN_SCRIPT.run
+
+    async def block_first(*args: Any) -> Any:
+        # A block after ann's side of ann's request to bob was written, before bob's side.
+        await block(store, blocker=blocker, blocked=blocked)
+        return await second_step(*args)
+
+    monkeypatch.setattr(cs.REQUEST_AT_IN_SCRIPT, "run", block_first)
+    assert await control_many(store, [Control(ControlKind.REQUEST, "ann", "bob", 5)], 0) == [
+        ControlStatus.BLOCKED
+    ]
+    monkeypatch.undo()
+    k = store.keys
+    for user in ("ann", "bob"):
+        assert await members(store, k.requests_out(user)) == []
+        assert await members(store, k.requests_in(user)) == []
+    assert [m for m, _ in await members(store, k.blocking(blocker))] == [blocked]
+    assert (await verify(store)).clean
 
 
 # -- the whole graph with its controls, exported and re-imported ----------------------------------
