@@ -47,14 +47,18 @@ from followgraph.server.redis_cluster import LocalCluster
 from followgraph.server.redis_server import RedisServerError
 from followgraph.server.settings import ENV_PREFIX, ConfigError, Settings
 from followgraph.server.transfer import (
+    CONTROL_FIELDS,
     EDGE_FIELDS,
     USER_FIELDS,
     Format,
     OnError,
     Summary,
+    control_rows,
     edge_rows,
+    export_controls,
     export_edges,
     export_users,
+    import_controls,
     import_edges,
     import_users,
     user_rows,
@@ -99,12 +103,24 @@ FormatOption = Annotated[
 class Kind(enum.Enum):
     EDGES = "edges"
     USERS = "users"
+    CONTROLS = "controls"
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return {Kind.EDGES: EDGE_FIELDS, Kind.USERS: USER_FIELDS, Kind.CONTROLS: CONTROL_FIELDS}[self]
+
+    @property
+    def noun(self) -> str:
+        """What the summary counts."""
+        return {Kind.EDGES: "follows", Kind.USERS: "users", Kind.CONTROLS: "controls"}[self]
 
 
 KindOption = Annotated[
     Kind,
     typer.Option(
-        help=f"edges (columns {', '.join(EDGE_FIELDS)}) or users (columns {', '.join(USER_FIELDS[:3])})."
+        help=f"edges (columns {', '.join(EDGE_FIELDS)}), users (columns {', '.join(USER_FIELDS)}) or "
+        f"controls (columns {', '.join(CONTROL_FIELDS)}; kind BLOCK, MUTE or REQUEST). Import users, "
+        "then edges, then controls."
     ),
 ]
 
@@ -322,7 +338,7 @@ def _report(summary: Summary, what: str) -> None:
         console.print(f"[red]Stopped at line {summary.stopped_at}[/red]; rows before it were imported.")
 
 
-@app.command("import", short_help="Import follows or users from CSV or JSON Lines.")
+@app.command("import", short_help="Import follows, users or controls from CSV or JSON Lines.")
 def import_(
     path: Annotated[str, typer.Argument(help="A .csv or .jsonl file, or - for standard input.")],
     kind: KindOption = Kind.EDGES,
@@ -335,12 +351,14 @@ def import_(
         ),
     ] = OnError.SKIP,
     register_missing: Annotated[
-        bool, typer.Option(help="Register users that edges name but that are not registered yet.")
+        bool,
+        typer.Option(help="Register users that edges or controls name but that are not registered yet."),
     ] = True,
     redis_url: RedisUrl = None,
     data_dir: DataDir = None,
 ) -> None:
-    """Import follows or users: streaming, pipelined, with a progress bar; safe to re-run.
+    """Import follows, users or controls (blocks, mutes, pending requests): streaming, pipelined,
+    with a progress bar; safe to re-run.
 
     Exits 1 when any row was rejected, 0 when every row was imported.
     """
@@ -348,7 +366,7 @@ def import_(
     source: contextlib.AbstractContextManager[IO[str]]
     try:
         file_format = Format.of(path, fmt or ("csv" if path == "-" else None))
-        total = _count_rows(path, file_format, (USER_FIELDS if kind is Kind.USERS else EDGE_FIELDS)[0])
+        total = _count_rows(path, file_format, kind.fields[0])
         # utf-8-sig: files saved by spreadsheets start with a byte-order mark.
         source = (
             contextlib.nullcontext(sys.stdin) if path == "-" else open(path, encoding="utf-8-sig", newline="")
@@ -367,6 +385,14 @@ def import_(
             if kind is Kind.USERS:
                 rows = user_rows(lines, file_format)
                 return await import_users(store, rows, on_error=on_error, progress=progress)
+            if kind is Kind.CONTROLS:
+                return await import_controls(
+                    store,
+                    control_rows(lines, file_format),
+                    on_error=on_error,
+                    register_missing=register_missing,
+                    progress=progress,
+                )
             return await import_edges(
                 store,
                 edge_rows(lines, file_format),
@@ -376,7 +402,7 @@ def import_(
             )
 
         summary = asyncio.run(_with_store(settings, work))
-    _report(summary, "users" if kind is Kind.USERS else "follows")
+    _report(summary, kind.noun)
     if summary.stopped_at is not None:
         raise typer.Exit(1)
     if summary.rejected:
@@ -387,7 +413,7 @@ def import_(
         raise typer.Exit(1)
 
 
-@app.command(short_help="Export every follow or user to CSV or JSON Lines.")
+@app.command(short_help="Export every follow, user or control to CSV or JSON Lines.")
 def export(
     path: Annotated[str, typer.Argument(help="A .csv or .jsonl file, or - for standard output.")],
     kind: KindOption = Kind.EDGES,
@@ -395,7 +421,8 @@ def export(
     redis_url: RedisUrl = None,
     data_dir: DataDir = None,
 ) -> None:
-    """Export every follow or user; an export re-imported into an empty store gives the same graph."""
+    """Export every follow, user or control; the three exports re-imported into an empty store
+    (users, then edges, then controls) give the same graph."""
     settings = _settings(redis_url=redis_url, data_dir=data_dir)
     target: contextlib.AbstractContextManager[IO[str]]
     try:
@@ -416,12 +443,14 @@ def export(
             bar.update(task, completed=rows)
 
         async def work(store: FollowStore) -> int:
-            writer = export_users if kind is Kind.USERS else export_edges
-            return await writer(store, out, file_format, progress=progress)
+            return await _EXPORTERS[kind](store, out, file_format, progress=progress)
 
         started = time.perf_counter()
         count = asyncio.run(_with_store(settings, work))
     console.print(f"Exported {count} {kind.value} in {time.perf_counter() - started:.1f}s.")
+
+
+_EXPORTERS = {Kind.EDGES: export_edges, Kind.USERS: export_users, Kind.CONTROLS: export_controls}
 
 
 def _check_graph(fix: bool, redis_url: str | None, data_dir: Path | None) -> Report:

@@ -1,7 +1,11 @@
 """Import and export of follows and users as CSV or JSON Lines, streaming and pipelined.
 
 Edges: `follower,followee,followed_at` (followed_at in epoch ms or ISO-8601; empty means now).
-Users: `userId,name,avatarUrl[,createdAt]`. JSON Lines use the same names as object keys.
+Users: `userId,name,avatarUrl[,createdAt[,locked,hideFollowing,hideFans]]` (the settings true or
+false; empty or absent leaves one as it is).
+Controls: `kind,actor,target,at`: BLOCK (actor blocks target), MUTE (actor mutes target) or REQUEST
+(actor asked to follow target, pending); `at` as followed_at.
+JSON Lines use the same names as object keys (the settings as JSON booleans).
 """
 
 from __future__ import annotations
@@ -16,13 +20,29 @@ from datetime import datetime
 from typing import IO, Any, TypeVar
 
 from followgraph.store import FollowStore, InvalidInputError, validate_user_id
-from followgraph.store.bulk import Edge, EdgeStatus, UserRow, follow_many, scan_edges, scan_users, upsert_many
+from followgraph.store.bulk import (
+    Control,
+    ControlKind,
+    ControlStatus,
+    Edge,
+    EdgeStatus,
+    UserRow,
+    control_many,
+    follow_many,
+    load_control_scripts,
+    scan_controls,
+    scan_edges,
+    scan_users,
+    upsert_many,
+)
 from followgraph.store.model import MAX_TIME, Profile
 from followgraph.store.profiles import validate_avatar_url, validate_name
 
 BATCH = 2000
 EDGE_FIELDS = ("follower", "followee", "followed_at")
-USER_FIELDS = ("userId", "name", "avatarUrl", "createdAt")
+USER_FIELDS = ("userId", "name", "avatarUrl", "createdAt", "locked", "hideFollowing", "hideFans")
+SETTING_FIELDS = USER_FIELDS[4:]
+CONTROL_FIELDS = ("kind", "actor", "target", "at")
 MAX_REPORTED_ERRORS = 20
 T = TypeVar("T")
 
@@ -73,6 +93,7 @@ class Summary:
 
     def finish(self) -> Summary:
         self.seconds = time.perf_counter() - self.started
+        self.errors.sort(key=lambda error: error.line)  # a batch's refusals come after its parse errors
         return self
 
     @property
@@ -127,6 +148,18 @@ def _records(
         yield number, dict(zip(fields, row, strict=False))
 
 
+def parse_flag(raw: Any, name: str) -> bool | None:
+    """A setting: a JSON boolean, or true / false (any case); None when empty or absent."""
+    if raw is None or raw == "":
+        return None
+    if isinstance(raw, bool):
+        return raw
+    if isinstance(raw, str) and raw.strip().lower() in ("true", "false"):
+        return raw.strip().lower() == "true"
+    shown = raw if isinstance(raw, str) else json.dumps(raw)
+    raise ValueError(f"bad {name} {str(shown)[:40]!r}: use true or false (or leave it empty)")
+
+
 def _text(record: dict[str, Any], name: str) -> str:
     """A text field of a record: strings, and whole numbers as their digits (JSON ids are often
     numbers); missing or null is empty; anything else (true, 1.5, objects) is an error."""
@@ -175,8 +208,38 @@ def user_rows(lines: Iterable[str], fmt: Format) -> Iterator[tuple[int, UserRow 
                     name=None if name is None else validate_name(name),
                     avatar_url=None if avatar is None else validate_avatar_url(avatar),
                     created_at=parse_time(record.get("createdAt")),
+                    locked=parse_flag(record.get("locked"), "locked"),
+                    hide_following=parse_flag(record.get("hideFollowing"), "hideFollowing"),
+                    hide_fans=parse_flag(record.get("hideFans"), "hideFans"),
                 ),
             )
+        except (InvalidInputError, ValueError) as exc:
+            yield number, _row_error(number, exc)
+
+
+_SELF = {
+    ControlKind.BLOCK: "a user cannot block themselves",
+    ControlKind.MUTE: "a user cannot mute themselves",
+    ControlKind.REQUEST: "a user cannot ask to follow themselves",
+}
+
+
+def control_rows(lines: Iterable[str], fmt: Format) -> Iterator[tuple[int, Control | RowError]]:
+    for number, record in _records(lines, fmt, CONTROL_FIELDS):
+        if isinstance(record, str):
+            yield number, RowError(number, record)
+            continue
+        try:
+            raw_kind = _text(record, "kind")
+            try:
+                kind = ControlKind(raw_kind.strip().upper())
+            except ValueError:
+                raise ValueError(f"unknown kind {raw_kind[:40]!r}: use BLOCK, MUTE or REQUEST") from None
+            actor = validate_user_id(_text(record, "actor"), field="actor")
+            target = validate_user_id(_text(record, "target"), field="target")
+            if actor == target:
+                raise ValueError(_SELF[kind])
+            yield number, Control(kind, actor, target, parse_time(record.get("at")))
         except (InvalidInputError, ValueError) as exc:
             yield number, _row_error(number, exc)
 
@@ -230,25 +293,8 @@ async def import_edges(
     known: set[str] = set()
 
     async def flush(batch: list[tuple[int, Edge]]) -> bool:
-        new = {user for _, edge in batch for user in (edge.follower, edge.followee)} - known
-        if register_missing:
-            await upsert_many(store, [UserRow(user_id) for user_id in sorted(new)])
-            known.update(new)
-        else:
-            ids = sorted(new)
-            known.update(
-                user for user, present in zip(ids, await store.registered(ids), strict=True) if present
-            )
-        ready: list[tuple[int, Edge]] = []
-        for number, edge in batch:
-            missing = next((user for user in (edge.follower, edge.followee) if user not in known), None)
-            if missing is None:
-                ready.append((number, edge))
-                continue
-            summary.reject(RowError(number, f"user {missing!r} is not registered"))
-            if on_error is OnError.STOP:
-                summary.stopped_at = number
-                break
+        pairs = [(number, (edge.follower, edge.followee), edge) for number, edge in batch]
+        ready = await _registered_rows(store, pairs, known, register_missing, summary, on_error)
         for (number, edge), status in zip(
             ready, await follow_many(store, [e for _, e in ready]), strict=True
         ):
@@ -260,6 +306,73 @@ async def import_edges(
                 summary.reject(RowError(number, "one of the two users blocks the other"))
             else:  # unregistered meanwhile
                 unknown = edge.follower if status is EdgeStatus.FOLLOWER_UNKNOWN else edge.followee
+                summary.reject(RowError(number, f"user {unknown!r} is not registered"))
+        return summary.stopped_at is None
+
+    return await _batched(rows, summary, on_error, flush, progress)
+
+
+async def _registered_rows(
+    store: FollowStore,
+    rows: list[tuple[int, tuple[str, str], T]],
+    known: set[str],
+    register_missing: bool,
+    summary: Summary,
+    on_error: OnError,
+) -> list[tuple[int, T]]:
+    """The rows whose two users are registered (registering the missing ones first with
+    `register_missing`); the others are rejected. `known` remembers the users found so far."""
+    new = {user for _, users, _ in rows for user in users} - known
+    if register_missing:
+        await upsert_many(store, [UserRow(user_id) for user_id in sorted(new)])
+        known.update(new)
+    else:
+        ids = sorted(new)
+        known.update(user for user, present in zip(ids, await store.registered(ids), strict=True) if present)
+    ready: list[tuple[int, T]] = []
+    for number, users, row in rows:
+        missing = next((user for user in users if user not in known), None)
+        if missing is None:
+            ready.append((number, row))
+            continue
+        summary.reject(RowError(number, f"user {missing!r} is not registered"))
+        if on_error is OnError.STOP:
+            summary.stopped_at = number
+            break
+    return ready
+
+
+async def import_controls(
+    store: FollowStore,
+    rows: Iterable[tuple[int, Control | RowError]],
+    *,
+    on_error: OnError = OnError.SKIP,
+    register_missing: bool = True,
+    progress: Progress | None = None,
+) -> Summary:
+    """Apply every valid block, mute and pending request at its time; each is idempotent (an
+    existing one keeps its time), so a re-run is safe. A block ends follows and requests between
+    its two users; a request across a block, or of a follow that exists, is rejected."""
+    summary = Summary()
+    known: set[str] = set()
+    await load_control_scripts(store)
+
+    async def flush(batch: list[tuple[int, Control]]) -> bool:
+        pairs = [(number, (c.actor, c.target), c) for number, c in batch]
+        ready = await _registered_rows(store, pairs, known, register_missing, summary, on_error)
+        now_ms = int(time.time() * 1000)
+        statuses = await control_many(store, [c for _, c in ready], now_ms)
+        for (number, c), status in zip(ready, statuses, strict=True):
+            if status is ControlStatus.ADDED:
+                summary.written += 1
+            elif status is ControlStatus.EXISTED:
+                summary.unchanged += 1
+            elif status is ControlStatus.BLOCKED:
+                summary.reject(RowError(number, "one of the two users blocks the other"))
+            elif status is ControlStatus.FOLLOWING:
+                summary.reject(RowError(number, f"user {c.actor!r} already follows {c.target!r}"))
+            else:  # unregistered meanwhile
+                unknown = c.actor if status is ControlStatus.ACTOR_UNKNOWN else c.target
                 summary.reject(RowError(number, f"user {unknown!r} is not registered"))
         return summary.stopped_at is None
 
@@ -299,7 +412,7 @@ async def _export(
         for item in batch:
             values = record(item)
             if fmt is Format.CSV:
-                writer.writerow(["" if values[f] is None else values[f] for f in fields])
+                writer.writerow([_cell(values[f]) for f in fields])
             else:
                 out.write(json.dumps(values, ensure_ascii=False))
                 out.write("\n")
@@ -307,6 +420,15 @@ async def _export(
         if progress:
             progress(count)
     return count
+
+
+def _cell(value: Any) -> Any:
+    """A CSV cell: empty for None, true / false for a boolean."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
 
 
 async def export_edges(
@@ -322,6 +444,26 @@ async def export_users(
     store: FollowStore, out: IO[str], fmt: Format, *, progress: Progress | None = None
 ) -> int:
     def record(p: Profile) -> dict[str, Any]:
-        return {"userId": p.user_id, "name": p.name, "avatarUrl": p.avatar_url, "createdAt": p.created_at}
+        return {
+            "userId": p.user_id,
+            "name": p.name,
+            "avatarUrl": p.avatar_url,
+            "createdAt": p.created_at,
+            "locked": p.settings.locked,
+            "hideFollowing": p.settings.hide_following,
+            "hideFans": p.settings.hide_fans,
+        }
 
     return await _export(scan_users(store), out, fmt, USER_FIELDS, record, progress)
+
+
+async def export_controls(
+    store: FollowStore, out: IO[str], fmt: Format, *, progress: Progress | None = None
+) -> int:
+    """Every block, mute and pending request (each from its source of truth: blocking, muting,
+    requests_out)."""
+
+    def record(c: Control) -> dict[str, Any]:
+        return {"kind": c.kind.value, "actor": c.actor, "target": c.target, "at": c.at}
+
+    return await _export(scan_controls(store), out, fmt, CONTROL_FIELDS, record, progress)

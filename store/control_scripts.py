@@ -213,6 +213,92 @@ local now = redis.call('HMGET', KEYS[1], 'locked', 'hideFollowing', 'hideFans')
 return {before, now[1], now[2], now[3]}
 """
 
+# -- imports: the same changes at a given time (epoch ms), idempotent, a batch to a pipeline ------
+
+# block(A, B) at a given time on a single Redis (an existing block keeps its time).
+# KEYS: as BLOCK   ARGV: A B time   Returns {status, added}.
+BLOCK_AT = (
+    _CUT
+    + """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
+if redis.call('EXISTS', KEYS[2]) == 0 then return {-2, 0} end
+local added = redis.call('ZADD', KEYS[3], 'NX', ARGV[3], ARGV[2])
+local at = redis.call('ZSCORE', KEYS[3], ARGV[2])
+cut(KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], ARGV[2])
+redis.call('ZADD', KEYS[9], at, ARGV[1])
+cut(KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], ARGV[1])
+return {0, added}
+"""
+)
+
+# A's step of a block at a given time, on a cluster; B's step is BLOCK_IN.
+# KEYS: as BLOCK_OUT   ARGV: B time   Returns {status, added, time}.
+BLOCK_AT_OUT = (
+    _CUT
+    + """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, false} end
+local added = redis.call('ZADD', KEYS[2], 'NX', ARGV[2], ARGV[1])
+cut(KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], ARGV[1])
+return {0, added, redis.call('ZSCORE', KEYS[2], ARGV[1])}
+"""
+)
+
+# mute(A, B) at a given time: A's keys only (B's registration is checked apart on a cluster).
+# KEYS: profile:A muting:A [profile:B]   ARGV: B time   Returns {status, added}.
+MUTE_AT = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
+if KEYS[3] and redis.call('EXISTS', KEYS[3]) == 0 then return {-2, 0} end
+return {0, redis.call('ZADD', KEYS[2], 'NX', ARGV[2], ARGV[1])}
+"""
+
+# A's pending request to follow B, at a given time; refused (-3) when either blocks the other and
+# (-4) when A already follows B. Whether B is locked is not asked: the imported graph is taken as
+# it is.
+_REQUEST_AT_OUT = """
+local function request_at_out(blocking, blocked_by, following, requests_out, member, at)
+  if redis.call('ZSCORE', blocking, member) or redis.call('ZSCORE', blocked_by, member) then
+    return -3, 0, false
+  end
+  if redis.call('ZSCORE', following, member) then return -4, 0, false end
+  local added = redis.call('ZADD', requests_out, 'NX', at, member)
+  return 0, added, redis.call('ZSCORE', requests_out, member)
+end
+"""
+
+# On a single Redis.
+# KEYS: profile:A profile:B blocking:A blocked_by:A following:A requests_out:A requests_in:B
+# ARGV: A B time   Returns {status, added}.
+REQUEST_AT = (
+    _REQUEST_AT_OUT
+    + """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
+if redis.call('EXISTS', KEYS[2]) == 0 then return {-2, 0} end
+local status, added, at = request_at_out(KEYS[3], KEYS[4], KEYS[5], KEYS[6], ARGV[2], ARGV[3])
+if status == 0 then redis.call('ZADD', KEYS[7], at, ARGV[1]) end
+return {status, added}
+"""
+)
+
+# A's step, on a cluster.   KEYS: profile:A blocking:A blocked_by:A following:A requests_out:A
+# ARGV: B time   Returns {status, added, time}.
+REQUEST_AT_OUT = (
+    _REQUEST_AT_OUT
+    + """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, false} end
+local status, added, at = request_at_out(KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2])
+return {status, added, at}
+"""
+)
+
+# B's step, on a cluster.   KEYS: requests_in:B blocking:B blocked_by:B   ARGV: A, time
+# Returns 0 when either blocks the other (a block that ran between the steps: the caller drops A's
+# request with REJECT_IN), 1 otherwise.
+REQUEST_AT_IN = """
+if redis.call('ZSCORE', KEYS[2], ARGV[1]) or redis.call('ZSCORE', KEYS[3], ARGV[1]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+return 1
+"""
+
 BLOCK_SCRIPT = LuaScript(BLOCK)
 BLOCK_OUT_SCRIPT = LuaScript(BLOCK_OUT)
 BLOCK_IN_SCRIPT = LuaScript(BLOCK_IN)
@@ -228,3 +314,9 @@ REJECT_SCRIPT = LuaScript(REJECT)
 REJECT_OUT_SCRIPT = LuaScript(REJECT_OUT)
 REJECT_IN_SCRIPT = LuaScript(REJECT_IN)
 UPDATE_SETTINGS_SCRIPT = LuaScript(UPDATE_SETTINGS)
+BLOCK_AT_SCRIPT = LuaScript(BLOCK_AT)
+BLOCK_AT_OUT_SCRIPT = LuaScript(BLOCK_AT_OUT)
+MUTE_AT_SCRIPT = LuaScript(MUTE_AT)
+REQUEST_AT_SCRIPT = LuaScript(REQUEST_AT)
+REQUEST_AT_OUT_SCRIPT = LuaScript(REQUEST_AT_OUT)
+REQUEST_AT_IN_SCRIPT = LuaScript(REQUEST_AT_IN)

@@ -269,8 +269,8 @@ def test_import_users_jsonl(target: Target, tmp_path: Path, console: io.StringIO
     exported = invoke("export", str(out), "--kind", "users", *target.options())
     assert exported.exit_code == 0, console.getvalue()
     lines = out.read_text().splitlines()
-    assert lines[0] == "userId,name,avatarUrl,createdAt"
-    assert "alice,Alice,https://img.example/a.png,5" in lines[1:]
+    assert lines[0] == "userId,name,avatarUrl,createdAt,locked,hideFollowing,hideFans"
+    assert "alice,Alice,https://img.example/a.png,5,false,false,false" in lines[1:]
 
 
 def test_unknown_file_extension(target: Target, tmp_path: Path, console: io.StringIO) -> None:
@@ -481,10 +481,22 @@ def test_import_help_is_not_cut_at_80_columns() -> None:
     assert result.exit_code == 0
     assert "…" not in result.stdout
     text = " ".join(result.stdout.split())
+    assert "--kind <edges|users|controls>" in text
     assert (
-        "edges (columns follower, followee, followed_at) or users (columns userId, name, avatarUrl)" in text
+        "edges (columns follower, followee, followed_at), users (columns userId, name, avatarUrl, "
+        "createdAt, locked, hideFollowing, hideFans) or controls (columns kind, actor, target, at; "
+        "kind BLOCK, MUTE or REQUEST). Import users, then edges, then controls." in text
     )
     assert "--register-missing / --no-register-missing" in text
+
+
+def test_export_help_shows_the_controls() -> None:
+    result = CliRunner().invoke(cli.app, ["export", "--help"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0
+    assert "…" not in result.stdout
+    text = " ".join(result.stdout.split())
+    assert "--kind <edges|users|controls>" in text
+    assert "Export every follow, user or control" in text
 
 
 def test_messages_are_not_wrapped_when_piped(redis_server: RedisServer, tmp_path: Path) -> None:
@@ -507,6 +519,78 @@ def test_messages_are_not_wrapped_when_piped(redis_server: RedisServer, tmp_path
     summary = next(line for line in result.stderr.splitlines() if " rows in " in line)
     assert len(summary) > 80
     assert summary.endswith("1000 follows written, 0 already there, 1 rejected.")
+
+
+def test_controls_round_trip_with_settings(target: Target, tmp_path: Path, console: io.StringIO) -> None:
+    users = tmp_path / "users.csv"
+    users.write_text(
+        "userId,name,avatarUrl,createdAt,locked,hideFollowing,hideFans\n"
+        "alice,Alice,,1,false,true,false\n"
+        "bob,,,2,true,,\n"
+        "carol,,,3\n"
+        "dave,,,4,TRUE,false,true\n"
+    )
+    assert invoke("import", str(users), "--kind", "users", *target.options()).exit_code == 0, (
+        console.getvalue()
+    )
+    assert target.db.hgetall(KEYS.profile("dave")) == {"createdAt": "4", "locked": "1", "hideFans": "1"}
+    assert invoke("import", str(edges_csv(tmp_path / "edges.csv")), *target.options()).exit_code == 0
+    controls = tmp_path / "controls.csv"
+    controls.write_text(
+        "kind,actor,target,at\n"  # 1
+        "BLOCK,alice,bob,2024-01-01T00:00:00Z\n"  # 2: ends their follows both ways
+        "MUTE,carol,alice,10\n"  # 3
+        "REQUEST,carol,bob,11\n"  # 4
+        "REQUEST,bob,alice,12\n"  # 5: across the block
+        "POKE,alice,carol,13\n"  # 6: unknown kind
+        "MUTE,dave,dave,14\n"  # 7: self-mute
+        "REQUEST,dave,alice,yesterday\n"  # 8: bad time
+        "REQUEST,carol,dave,15\n"  # 9: carol follows dave already
+    )
+    result = invoke("import", str(controls), "--kind", "controls", *target.options())
+    assert result.exit_code == 1, console.getvalue()
+    text = console.getvalue()
+    assert "8 rows" in text
+    assert "3 controls written, 0 already there, 5 rejected." in text
+    assert "line 5: one of the two users blocks the other" in text
+    assert "line 6: unknown kind 'POKE': use BLOCK, MUTE or REQUEST" in text
+    assert "line 7: a user cannot mute themselves" in text
+    assert "line 8: bad time 'yesterday'" in text
+    assert "line 9: user 'carol' already follows 'dave'" in text
+    assert "5 rows were rejected: fix them and run the import again." in text
+    assert target.following("alice") == {"carol": 1_700_000_000_200}
+    assert target.following("bob") == {}
+    assert target.db.zscore(KEYS.blocked_by("bob"), "alice") == 1_704_067_200_000
+
+    out = tmp_path / "controls-out.jsonl"
+    exported = invoke("export", str(out), "--kind", "controls", *target.options())
+    assert exported.exit_code == 0, console.getvalue()
+    assert "Exported 3 controls" in console.getvalue()
+    records = sorted((json.loads(line) for line in out.read_text().splitlines()), key=lambda r: r["kind"])
+    assert records == [
+        {"kind": "BLOCK", "actor": "alice", "target": "bob", "at": 1_704_067_200_000},
+        {"kind": "MUTE", "actor": "carol", "target": "alice", "at": 10},
+        {"kind": "REQUEST", "actor": "carol", "target": "bob", "at": 11},
+    ]
+    users_out = tmp_path / "users-out.jsonl"
+    assert invoke("export", str(users_out), "--kind", "users", *target.options()).exit_code == 0
+    settings = {
+        r["userId"]: (r["locked"], r["hideFollowing"], r["hideFans"])
+        for r in map(json.loads, users_out.read_text().splitlines())
+    }
+    assert settings == {
+        "alice": (False, True, False),
+        "bob": (True, False, False),
+        "carol": (False, False, False),
+        "dave": (True, False, True),
+        "erin": (False, False, False),
+    }
+
+    console.seek(0)
+    console.truncate()
+    again = invoke("import", str(out), "--kind", "controls", *target.options())
+    assert again.exit_code == 0, console.getvalue()
+    assert "0 controls written, 3 already there, 0 rejected." in console.getvalue()
 
 
 def test_import_progress_counts_data_rows_only(target: Target, tmp_path: Path, console: io.StringIO) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import time
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import redis.asyncio as aioredis
@@ -17,16 +17,34 @@ from followgraph.server.transfer import (
     OnError,
     RowError,
     Summary,
+    control_rows,
     edge_rows,
+    export_controls,
     export_edges,
     export_users,
+    import_controls,
     import_edges,
     import_users,
+    parse_flag,
     parse_time,
     user_rows,
 )
-from followgraph.store import Counts, FollowStore, ListKind, Profile
-from followgraph.store.bulk import Edge, UserRow, scan_users
+from followgraph.store import Counts, FollowStore, ListKind, Profile, UserSettings
+from followgraph.store import control_scripts as cs
+from followgraph.store.bulk import (
+    Control,
+    ControlKind,
+    ControlStatus,
+    Edge,
+    UserRow,
+    control_many,
+    load_control_scripts,
+    scan_users,
+)
+from followgraph.store.controls import block, mute, update_settings
+from followgraph.store.lua import Client
+from followgraph.store.repair import verify
+from tests.store.snapshot import dump
 
 T2024 = 1_704_067_200_000  # 2024-01-01T00:00:00Z in epoch ms
 NOW = 1_760_000_000_000
@@ -524,7 +542,9 @@ async def test_export_then_import_into_an_empty_store_gives_the_same_graph(
     assert await export_users(store, users_out, fmt) == 122
     assert await export_edges(store, edges_out, fmt) == edges
     if fmt is Format.CSV:
-        assert users_out.getvalue().startswith("userId,name,avatarUrl,createdAt\n")
+        assert users_out.getvalue().startswith(
+            "userId,name,avatarUrl,createdAt,locked,hideFollowing,hideFans\n"
+        )
         assert edges_out.getvalue().startswith("follower,followee,followed_at\n")
         assert len(edges_out.getvalue().splitlines()) == edges + 1
     else:
@@ -600,3 +620,335 @@ async def test_twenty_thousand_edges(real_redis: aioredis.Redis) -> None:
         ("u18", 1_700_000_099_919),
         ("u17", 1_700_000_099_918),
     ]
+
+
+# -- settings in user rows ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (True, True),
+        (False, False),
+        ("true", True),
+        ("FALSE", False),
+        (" True ", True),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_parse_flag_accepts(raw: Any, expected: bool | None) -> None:
+    assert parse_flag(raw, "locked") == expected
+
+
+@pytest.mark.parametrize("raw", ["yes", "1", "0", 1, 0, "t", [True]])
+def test_parse_flag_rejects(raw: Any) -> None:
+    with pytest.raises(ValueError, match=r"bad locked .*: use true or false \(or leave it empty\)"):
+        parse_flag(raw, "locked")
+
+
+def test_user_rows_with_settings() -> None:
+    csv_text = (
+        "userId,name,avatarUrl,createdAt,locked,hideFollowing,hideFans\n"  # 1
+        "u1,Alice,,5,true,false,true\n"  # 2
+        "u2,,,,,,\n"  # 3: every setting left as it is
+        "u3,,,,false\n"  # 4: short row: the others left as they are
+        "u4,,,,yes,false,false\n"  # 5
+        "u5,,,,true,false,maybe\n"  # 6
+    )
+    assert list(user_rows(lines(csv_text), Format.CSV)) == [
+        (2, UserRow("u1", "Alice", None, 5, locked=True, hide_following=False, hide_fans=True)),
+        (3, UserRow("u2")),
+        (4, UserRow("u3", locked=False)),
+        (5, RowError(5, "bad locked 'yes': use true or false (or leave it empty)")),
+        (6, RowError(6, "bad hideFans 'maybe': use true or false (or leave it empty)")),
+    ]
+    jsonl_text = (
+        '{"userId": "u1", "locked": true, "hideFollowing": false, "hideFans": null}\n'  # 1
+        '{"userId": "u2", "hideFans": "true"}\n'  # 2
+        '{"userId": "u3", "hideFollowing": 1}\n'  # 3
+    )
+    assert list(user_rows(lines(jsonl_text), Format.JSONL)) == [
+        (1, UserRow("u1", locked=True, hide_following=False)),
+        (2, UserRow("u2", hide_fans=True)),
+        (3, RowError(3, "bad hideFollowing '1': use true or false (or leave it empty)")),
+    ]
+
+
+async def test_import_users_sets_and_clears_settings(real_redis: aioredis.Redis) -> None:
+    store = FollowStore(real_redis)
+    await store.upsert_user("u2", name="Bea", created_at=7)
+    await update_settings(store, "u2", locked=True, hide_fans=True)
+    text = (
+        "userId,name,avatarUrl,createdAt,locked,hideFollowing,hideFans\n"
+        "u1,Alice,,5,true,true,false\n"
+        "u2,,,,false,,\n"  # unlocks; hideFans stays on
+        "u3\n"
+    )
+    summary = await import_users(store, user_rows(lines(text), Format.CSV))
+    assert (summary.rows, summary.written, summary.rejected) == (3, 3, 0)
+    u1, u2, u3 = await store.profiles(["u1", "u2", "u3"])
+    assert u1 == Profile("u1", "Alice", None, 5, UserSettings(locked=True, hide_following=True))
+    assert u2 == Profile("u2", "Bea", None, 7, UserSettings(hide_fans=True))
+    assert u3 is not None and u3.settings == UserSettings()
+    # A setting that is off is no field at all, as updateSettings leaves it.
+    assert await real_redis.hgetall(store.keys.profile("u2")) == {
+        "name": "Bea",
+        "createdAt": "7",
+        "hideFans": "1",
+    }
+
+
+async def test_export_users_writes_the_settings(real_redis: aioredis.Redis) -> None:
+    store = FollowStore(real_redis)
+    await store.upsert_user("u1", name="Alice", created_at=5)
+    await update_settings(store, "u1", locked=True, hide_following=True)
+    csv_out, jsonl_out = io.StringIO(), io.StringIO()
+    assert await export_users(store, csv_out, Format.CSV) == 1
+    assert await export_users(store, jsonl_out, Format.JSONL) == 1
+    assert csv_out.getvalue() == (
+        "userId,name,avatarUrl,createdAt,locked,hideFollowing,hideFans\nu1,Alice,,5,true,true,false\n"
+    )
+    assert jsonl_out.getvalue() == (
+        '{"userId": "u1", "name": "Alice", "avatarUrl": null, "createdAt": 5, '
+        '"locked": true, "hideFollowing": true, "hideFans": false}\n'
+    )
+
+
+# -- control_rows ---------------------------------------------------------------------------------
+
+
+def test_control_rows_csv_errors_carry_their_line_numbers() -> None:
+    text = (
+        "kind,actor,target,at\n"  # 1
+        "BLOCK,alice,bob,1700000000000\n"  # 2
+        "mute,alice,carol,2024-01-01T00:00:00Z\n"  # 3: any case
+        "REQUEST,bob,carol,\n"  # 4: now
+        "FOLLOW,alice,bob,1\n"  # 5: unknown kind
+        "BLOCK,alice,alice,1\n"  # 6: self-block
+        "MUTE,bob,bob,1\n"  # 7: self-mute
+        "REQUEST,carol,carol,1\n"  # 8: self-request
+        "BLOCK,alice,bob,soon\n"  # 9: bad time
+        "\n"  # 10
+        "BLOCK,alice,b b,1\n"  # 11: malformed target
+        ",alice,bob,1\n"  # 12: no kind
+    )
+    assert list(control_rows(lines(text), Format.CSV)) == [
+        (2, Control(ControlKind.BLOCK, "alice", "bob", 1_700_000_000_000)),
+        (3, Control(ControlKind.MUTE, "alice", "carol", T2024)),
+        (4, Control(ControlKind.REQUEST, "bob", "carol", None)),
+        (5, RowError(5, "unknown kind 'FOLLOW': use BLOCK, MUTE or REQUEST")),
+        (6, RowError(6, "a user cannot block themselves")),
+        (7, RowError(7, "a user cannot mute themselves")),
+        (8, RowError(8, "a user cannot ask to follow themselves")),
+        (9, RowError(9, "bad time 'soon': use epoch milliseconds or ISO-8601 with a zone, from 1970 on")),
+        (11, RowError(11, f"Invalid user id 'b b': {BAD_ID}")),
+        (12, RowError(12, "unknown kind '': use BLOCK, MUTE or REQUEST")),
+    ]
+
+
+def test_control_rows_jsonl() -> None:
+    text = (
+        '{"kind": "REQUEST", "actor": "a", "target": "b", "at": 5}\n'  # 1
+        '{"kind": "BLOCK", "actor": 7, "target": 8}\n'  # 2
+        '{"kind": true, "actor": "a", "target": "b"}\n'  # 3
+        '{"kind": "MUTE", "actor": "a", "target": null}\n'  # 4
+        '{"kind": "MUTE"\n'  # 5
+    )
+    assert list(control_rows(lines(text), Format.JSONL)) == [
+        (1, Control(ControlKind.REQUEST, "a", "b", 5)),
+        (2, Control(ControlKind.BLOCK, "7", "8", None)),
+        (3, RowError(3, "must be a string, got true")),
+        (4, RowError(4, f"Invalid user id '': {BAD_ID}")),
+        (5, RowError(5, "not JSON: Expecting ',' delimiter")),
+    ]
+
+
+# -- import_controls on the real Redis and the cluster --------------------------------------------
+
+
+async def members(store: FollowStore, key: str) -> list[tuple[str, int]]:
+    rows = cast("list[tuple[str, float]]", await store.redis.zrange(key, 0, -1, withscores=True))
+    return [(member, int(score)) for member, score in rows]
+
+
+async def test_import_controls(served_redis: Client) -> None:
+    store = FollowStore(served_redis)
+    k = store.keys
+    edges = "alice,bob,1\nbob,alice,2\ncarol,alice,3\ndave,erin,4\n"
+    await import_edges(store, edge_rows(lines(edges), Format.CSV))
+    pending = await import_controls(store, control_rows(lines("REQUEST,erin,dave,600\n"), Format.CSV))
+    assert (pending.written, pending.rejected) == (1, 0)
+    assert await members(store, k.requests_in("dave")) == [("erin", 600)]
+    text = (
+        "kind,actor,target,at\n"  # 1
+        "BLOCK,alice,bob,100\n"  # 2: ends the follows both ways
+        "MUTE,carol,alice,2024-01-01T00:00:00Z\n"  # 3
+        "REQUEST,carol,erin,300\n"  # 4
+        "REQUEST,bob,alice,400\n"  # 5: across the block
+        "REQUEST,carol,alice,500\n"  # 6: carol follows alice already
+        "BLOCK,dave,erin,700\n"  # 7: ends dave's follow and erin's pending request
+        "REQUEST,erin,dave,800\n"  # 8: across the block
+        "BLOCK,alice,bob,999\n"  # 9: again: the first time stays
+        "SHOUT,alice,bob,1\n"  # 10
+    )
+    before = await dump(served_redis)
+    summary = await import_controls(store, control_rows(lines(text), Format.CSV))
+    assert (summary.rows, summary.written, summary.unchanged, summary.rejected) == (9, 4, 1, 4)
+    assert summary.errors == [
+        RowError(5, "one of the two users blocks the other"),
+        RowError(6, "user 'carol' already follows 'alice'"),
+        RowError(8, "one of the two users blocks the other"),
+        RowError(10, "unknown kind 'SHOUT': use BLOCK, MUTE or REQUEST"),
+    ]
+    assert await members(store, k.blocking("alice")) == [("bob", 100)]
+    assert await members(store, k.blocked_by("bob")) == [("alice", 100)]
+    assert await members(store, k.blocking("dave")) == [("erin", 700)]
+    assert await members(store, k.blocked_by("erin")) == [("dave", 700)]
+    assert await members(store, k.muting("carol")) == [("alice", T2024)]
+    assert await members(store, k.requests_out("carol")) == [("erin", 300)]
+    assert await members(store, k.requests_in("erin")) == [("carol", 300)]
+    for user, other in (("alice", "bob"), ("bob", "alice"), ("dave", "erin"), ("erin", "dave")):
+        for key in (k.following, k.fans, k.mutual, k.requests_in, k.requests_out):
+            assert other not in dict(await members(store, key(user))), (user, key.__name__)
+    assert await members(store, k.following("carol")) == [("alice", 3)]
+    changed = await dump(served_redis)
+    assert changed != before
+
+    again = await import_controls(store, control_rows(lines(text), Format.CSV))
+    assert (again.rows, again.written, again.unchanged, again.rejected) == (9, 0, 5, 4)
+    assert [e.line for e in again.errors] == [5, 6, 8, 10]
+    assert await dump(served_redis) == changed
+
+
+async def test_import_controls_without_registering_missing_users(served_redis: Client) -> None:
+    store = FollowStore(served_redis)
+    for user_id in ("alice", "bob"):
+        await store.upsert_user(user_id)
+    text = "BLOCK,alice,bob,1\nMUTE,alice,xavier,2\nREQUEST,yves,alice,3\nMUTE,bob,alice,4\n"
+    summary = await import_controls(store, control_rows(lines(text), Format.CSV), register_missing=False)
+    assert (summary.rows, summary.written, summary.rejected) == (4, 2, 2)
+    assert summary.errors == [
+        RowError(2, "user 'xavier' is not registered"),
+        RowError(3, "user 'yves' is not registered"),
+    ]
+    assert await store.registered(["xavier", "yves"]) == [False, False]
+    assert await members(store, store.keys.muting("alice")) == []
+
+
+async def test_import_controls_registers_missing_users_and_stops(served_redis: Client) -> None:
+    store = FollowStore(served_redis)
+    text = "MUTE,a,b,1\nBLOCK,b,b,2\nMUTE,c,d,3\n"
+    summary = await import_controls(store, control_rows(lines(text), Format.CSV), on_error=OnError.STOP)
+    assert (summary.rows, summary.written, summary.rejected, summary.stopped_at) == (2, 1, 1, 2)
+    assert await store.registered(["a", "b", "c", "d"]) == [True, True, False, False]
+
+
+async def test_import_controls_reports_progress_per_batch(real_redis: aioredis.Redis) -> None:
+    store = FollowStore(real_redis)
+    seen: list[int] = []
+    text = "".join(f"MUTE,u{i},hub,{i}\n" for i in range(BATCH + 10))
+    summary = await import_controls(store, control_rows(lines(text), Format.CSV), progress=seen.append)
+    assert (summary.written, seen) == (BATCH + 10, [BATCH, BATCH + 10])
+
+
+@pytest.mark.parametrize(("blocker", "blocked"), [("ann", "bob"), ("bob", "ann")])
+async def test_a_block_between_the_steps_of_an_imported_request_drops_it(
+    served_redis: Client, monkeypatch: pytest.MonkeyPatch, blocker: str, blocked: str
+) -> None:
+    store = FollowStore(served_redis)
+    if not store.cluster:
+        pytest.skip("two steps only on a cluster")
+    for user_id in ("ann", "bob"):
+        await store.upsert_user(user_id)
+    await load_control_scripts(store)
+    second_step = cs.REQUEST_AT_IN_SCRIPT.run
+
+    async def block_first(*args: Any) -> Any:
+        # A block after ann's side of ann's request to bob was written, before bob's side.
+        await block(store, blocker=blocker, blocked=blocked)
+        return await second_step(*args)
+
+    monkeypatch.setattr(cs.REQUEST_AT_IN_SCRIPT, "run", block_first)
+    assert await control_many(store, [Control(ControlKind.REQUEST, "ann", "bob", 5)], 0) == [
+        ControlStatus.BLOCKED
+    ]
+    monkeypatch.undo()
+    k = store.keys
+    for user in ("ann", "bob"):
+        assert await members(store, k.requests_out(user)) == []
+        assert await members(store, k.requests_in(user)) == []
+    assert [m for m, _ in await members(store, k.blocking(blocker))] == [blocked]
+    assert (await verify(store)).clean
+
+
+# -- the whole graph with its controls, exported and re-imported ----------------------------------
+
+
+async def build_graph_with_controls(store: FollowStore) -> None:
+    await build_graph(store)
+    await update_settings(store, "5", locked=True, hide_fans=True)
+    await update_settings(store, "6", hide_following=True)
+    await update_settings(store, "zoe", locked=True, hide_following=True, hide_fans=True)
+    requests = 0
+    for follower in [str(i) for i in range(60, 121)] + ["bare"]:
+        for followee in ("5", "zoe"):
+            requests += (await store.follow(follower=follower, followee=followee)).pending
+    assert requests > 10
+    await block(store, blocker="1", blocked="2")
+    await block(store, blocker="3", blocked="1")
+    await block(store, blocker="5", blocked="60")  # ends a pending request
+    await block(store, blocker="zoe", blocked="bare")  # ends follows both ways
+    await mute(store, muter="1", muted="4")
+    await mute(store, muter="4", muted="1")
+    await mute(store, muter="bare", muted="zoe")
+
+
+@pytest.mark.parametrize("fmt", [Format.CSV, Format.JSONL])
+async def test_export_then_import_carries_the_controls(served_redis: Client, fmt: Format) -> None:
+    store = FollowStore(served_redis)
+    await build_graph_with_controls(store)
+    graph = await dump(served_redis)
+    names = {key.rsplit(":", 1)[1] for key in graph}
+    assert {"blocking", "blocked_by", "muting", "requests_in", "requests_out"} <= names
+    profiles = [value for kind, value in graph.values() if kind == "hash"]
+    assert sum(1 for p in profiles if isinstance(p, dict) and "locked" in p) == 2
+    assert sum(1 for p in profiles if isinstance(p, dict) and "hideFollowing" in p) == 2
+
+    exported: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    for name, export in (("users", export_users), ("edges", export_edges), ("controls", export_controls)):
+        out = io.StringIO()
+        counts[name] = await export(store, out, fmt)
+        exported[name] = out.getvalue()
+    blocks = sum(1 for key in graph if key.endswith(":blocking"))
+    assert counts["users"] == 122
+    sources = [
+        value for key, (_, value) in graph.items() if key.endswith((":blocking", ":muting", ":requests_out"))
+    ]
+    assert counts["controls"] == sum(len(value) for value in sources if isinstance(value, list))
+    assert blocks == 4
+    if fmt is Format.CSV:
+        assert exported["controls"].startswith("kind,actor,target,at\nBLOCK,")
+        assert "\nREQUEST,60,zoe," in exported["controls"]
+
+    def rows(name: str) -> io.StringIO:
+        return io.StringIO(exported[name], newline="")
+
+    await served_redis.flushall()
+    assert await is_empty(store)
+    users_in = await import_users(store, user_rows(rows("users"), fmt))
+    edges_in = await import_edges(store, edge_rows(rows("edges"), fmt), register_missing=False)
+    controls_in = await import_controls(store, control_rows(rows("controls"), fmt), register_missing=False)
+    assert (users_in.written, users_in.rejected) == (122, 0)
+    assert (edges_in.written, edges_in.rejected) == (counts["edges"], 0)
+    assert (controls_in.written, controls_in.unchanged, controls_in.rejected) == (counts["controls"], 0, 0)
+    assert await dump(served_redis) == graph
+
+    # Everything again: nothing changes.
+    await import_users(store, user_rows(rows("users"), fmt))
+    edges_again = await import_edges(store, edge_rows(rows("edges"), fmt), register_missing=False)
+    controls_again = await import_controls(store, control_rows(rows("controls"), fmt))
+    assert (edges_again.written, edges_again.unchanged) == (0, counts["edges"])
+    assert (controls_again.written, controls_again.unchanged) == (0, counts["controls"])
+    assert await dump(served_redis) == graph
