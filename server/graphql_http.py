@@ -329,7 +329,7 @@ class GraphQLEndpoint:
         except InvalidOperationTypeError:
             raise RequestError(405, "Mutations need POST.", headers={"allow": "POST"}) from None
         except CannotGetOperationTypeError:
-            wanted = f"named {params.operation_name!r} " if params.operation_name else ""
+            wanted = f"named {_shown(params.operation_name)!r} " if params.operation_name else ""
             raise RequestError(
                 400 if media_type == GRAPHQL_RESPONSE else 200,
                 f"The document has no operation {wanted}to run.",
@@ -360,6 +360,11 @@ class GraphQLEndpoint:
             seconds * 1000,
             extra={"request_id": request_id, "operation": operation},
         )
+
+
+def _shown(name: str, most: int = 64) -> str:
+    """A client-chosen name as echoed back: its first `most` characters."""
+    return name if len(name) <= most else name[:most] + "..."
 
 
 def _format_error(error: GraphQLError) -> dict[str, Any]:

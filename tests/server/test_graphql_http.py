@@ -270,6 +270,19 @@ async def test_a_document_without_the_operation_to_run_is_a_request_error(
         assert answer.json()["errors"][0]["message"]
 
 
+async def test_a_huge_operation_name_is_not_echoed_back(
+    real_redis: aioredis.Redis, settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    name = "N" * 900_000
+    body = {"query": "query A { viewer { userId } }", "operationName": name}
+    async with client_for(settings, real_redis) as client:
+        response = await client.post("/graphql", json=body)
+
+    assert len(response.content) < 1000, response.content[:200]
+    assert "'" + "N" * 64 + "...'" in response.json()["errors"][0]["message"]
+    assert all(len(record.getMessage()) < 1000 for record in caplog.records)
+
+
 async def test_several_operations_need_an_operation_name(api: Api) -> None:
     document = "query A { viewer { userId } } query B { __typename }"
 
