@@ -1,4 +1,4 @@
-"""The Starlette application: /graphql, /healthz and /readyz."""
+"""The Starlette application: /graphql, /healthz, /readyz and (unless on its own port) /metrics."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from followgraph.server.logs import configure_logging
 from followgraph.server.metrics import Metrics
 from followgraph.server.redis_client import connect, warm_up
 from followgraph.server.settings import Settings
+from followgraph.server.watchdog import RedisWatchdog
 from followgraph.store import FollowStore, Keys
 from followgraph.store.lua import Client
 from followgraph.store.ratelimit import FollowRateLimiter
@@ -27,8 +28,14 @@ from followgraph.store.ratelimit import FollowRateLimiter
 READY_TIMEOUT = 2.0
 
 
-def create_app(settings: Settings, *, redis: Client | None = None) -> Starlette:
-    """The application for `settings`; `redis` (not closed by the app) replaces settings.redis_url."""
+def create_app(
+    settings: Settings, *, redis: Client | None = None, watchdog: RedisWatchdog | None = None
+) -> Starlette:
+    """The application for `settings`; `redis` (not closed by the app) replaces settings.redis_url.
+
+    `watchdog` keeps the embedded Redis this process started: /healthz fails when it gives up, and
+    /metrics counts its restarts.
+    """
     if redis is None and settings.redis_url is None:
         raise ValueError("create_app needs a Redis: pass redis= or set redis_url (FOLLOWGRAPH_REDIS_URL).")
     schema = build_schema(
@@ -43,6 +50,8 @@ def create_app(settings: Settings, *, redis: Client | None = None) -> Starlette:
         request_timeout=settings.request_timeout,
     )
     metrics = Metrics()
+    if watchdog is not None:
+        metrics.registry.register(watchdog)
     endpoint = GraphQLEndpoint(schema, config, metrics)
 
     @asynccontextmanager
@@ -72,6 +81,9 @@ def create_app(settings: Settings, *, redis: Client | None = None) -> Starlette:
                 await client.aclose()
 
     async def healthz(request: Request) -> JSONResponse:
+        problem = watchdog.problem() if watchdog is not None else None
+        if problem is not None:
+            return JSONResponse({"status": "failing", "problem": problem}, status_code=503)
         return JSONResponse({"status": "ok"})
 
     async def readyz(request: Request) -> JSONResponse:
@@ -89,8 +101,9 @@ def create_app(settings: Settings, *, redis: Client | None = None) -> Starlette:
         Route("/graphql", endpoint.handle, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
-        Route("/metrics", metrics_endpoint, methods=["GET"]),
     ]
+    if settings.metrics_port is None:
+        routes.append(Route("/metrics", metrics_endpoint, methods=["GET"]))
     middleware = []
     if settings.cors_origins:
         middleware.append(
@@ -103,7 +116,9 @@ def create_app(settings: Settings, *, redis: Client | None = None) -> Starlette:
                 max_age=600,
             )
         )
-    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app.state.metrics = metrics
+    return app
 
 
 def app_from_env() -> Starlette:

@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 from graphql import ExecutionResult, GraphQLError
 from redis.exceptions import RedisError
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, Response
 from strawberry.http.ides import get_graphql_ide_html
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
@@ -162,7 +162,10 @@ class GraphQLEndpoint:
             if self._wants_graphiql(request):
                 return HTMLResponse(get_graphql_ide_html("graphiql"), headers={"x-request-id": request_id})
             media_type = negotiate(request.headers.get("accept"))
-            payload = await self._payload(request)
+            # One budget for reading the body and running the operations: a body trickled in
+            # slowly cannot make the request outlive it.
+            request.state.deadline = asyncio.get_running_loop().time() + self.config.request_timeout
+            payload = await self._read(request)
             principal = self._principal(request)
 
             def context() -> Context:
@@ -207,7 +210,7 @@ class GraphQLEndpoint:
     ) -> tuple[int, dict[str, Any], str]:
         timeout = self.config.request_timeout
         try:
-            async with asyncio.timeout(timeout):
+            async with asyncio.timeout_at(request.state.deadline):
                 return await self._execute(request, params, context, media_type)
         except TimeoutError:
             raise RequestError(
@@ -223,6 +226,20 @@ class GraphQLEndpoint:
             and "query" not in request.query_params
             and "text/html" in request.headers.get("accept", "")
         )
+
+    async def _read(self, request: Request) -> GraphQLParams | list[GraphQLParams]:
+        """The request's operations, read within the request's budget (408 when the body is late)."""
+        try:
+            async with asyncio.timeout_at(request.state.deadline):
+                return await self._payload(request)
+        except TimeoutError:
+            raise RequestError(
+                408,
+                f"The request body did not arrive within {self.config.request_timeout:g} s.",
+                code="REQUEST_TIMEOUT",
+            ) from None
+        except ClientDisconnect:
+            raise RequestError(400, "The client went away before its request body arrived.") from None
 
     async def _payload(self, request: Request) -> GraphQLParams | list[GraphQLParams]:
         if request.method == "GET":

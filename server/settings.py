@@ -17,6 +17,7 @@ from limits import parse_many
 
 from followgraph.schema import QueryLimits
 from followgraph.server.auth import AuthConfig, AuthConfigError
+from followgraph.server.http_protocol import ReadLimits
 
 ENV_PREFIX = "FOLLOWGRAPH_"
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -176,7 +177,9 @@ class Settings:
                 f"{_env_name('redis_timeout')}={self.redis_timeout} is out of range: 0.05 to 60."
             )
         if self.metrics_port is not None and not 1 <= self.metrics_port <= 65535:
-            raise ConfigError(f"{_env_name('metrics_port')}={self.metrics_port} is out of range: use 1 to 65535.")
+            raise ConfigError(
+                f"{_env_name('metrics_port')}={self.metrics_port} is out of range: use 1 to 65535."
+            )
         if not 0.1 <= self.header_timeout <= 300:
             raise ConfigError(
                 f"{_env_name('header_timeout')}={self.header_timeout} is out of range: 0.1 to 300."
@@ -208,6 +211,18 @@ class Settings:
             max_directives=self.max_directives,
             max_cost=self.max_cost,
             max_tokens=self.max_tokens,
+        )
+
+    @property
+    def read_limits(self) -> ReadLimits:
+        """How long and how much a client may take to send a request (server/http_protocol.py)."""
+        return ReadLimits(
+            header_timeout=self.header_timeout,
+            # The app answers a late body itself (408) at request_timeout; the protocol closes
+            # the connection a second later if the client is still sending.
+            body_timeout=self.request_timeout + 1,
+            max_header_bytes=self.max_header_bytes,
+            max_connections=self.max_connections,
         )
 
     def to_env(self) -> dict[str, str]:
