@@ -30,6 +30,9 @@ from uvicorn.server import ServerState
 
 # A connection beyond the cap may wait this long for its request (to answer it 503), not longer.
 OVER_CAP_GRACE = 1.0
+# After answering a refused request, read and drop what the client still sends for this long at
+# most, so that its answer is not lost to a reset (closing with unread data sends RST).
+LINGER = 2.0
 # Open files kept for everything but client connections: Redis, logs, the metrics port.
 FD_RESERVE = 256
 
@@ -70,6 +73,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._header_bytes = 0
         self._chunk_bytes = 0
         self._message_done = False
+        self._discarding = False
 
     @classmethod
     def with_limits(cls, limits: ReadLimits) -> Any:
@@ -91,6 +95,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
+        if self._discarding:
+            return
         self._unset_keepalive_if_required()
         self._message_done = False
         self._chunk_bytes = len(data)
@@ -159,6 +165,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def _reject(self, status: int, message: str) -> None:
         """Answer `status` when no response is under way, and close the connection."""
+        if self._discarding or self.transport.is_closing():
+            return
         if self.cycle is None or self.cycle.response_complete:
             body = message.encode()
             self.transport.write(
@@ -172,6 +180,13 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
                     ]
                 )
             )
+            if self.transport.can_write_eof():
+                self._discarding = True
+                self.transport.write_eof()
+                self.flow.resume_reading()
+                # The connection closes when the client closes its side (eof_received), or then.
+                self.loop.call_later(LINGER, self.transport.close)
+                return
         self.transport.close()
 
 
