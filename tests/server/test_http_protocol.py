@@ -120,6 +120,14 @@ async def test_a_keep_alive_connection_outlives_the_header_timeout_while_it_is_u
     writer.close()
 
 
+async def test_a_malformed_request_is_still_400(server: ServeProcess) -> None:
+    reader, writer = await connect(server)
+    writer.write(b"NOT HTTP AT ALL\r\n\r\n")
+
+    assert status_of(await answer(reader, SLACK)) == 400
+    writer.close()
+
+
 # Body deadline
 
 
