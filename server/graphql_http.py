@@ -44,6 +44,7 @@ log = logging.getLogger("followgraph.http")
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 JSON = "application/json"
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
+MAX_OPERATION_NAME = 256
 _QUERIES = frozenset({OperationType.QUERY})
 _QUERIES_AND_MUTATIONS = frozenset({OperationType.QUERY, OperationType.MUTATION})
 
@@ -125,6 +126,9 @@ def parse_params(data: Mapping[str, Any]) -> GraphQLParams:
     operation_name = data.get("operationName")
     if operation_name is not None and not isinstance(operation_name, str):
         raise RequestError(400, "`operationName` must be a string.")
+    if operation_name is not None and len(operation_name) > MAX_OPERATION_NAME:
+        # Refused here, it reaches no error message, log line or metric label.
+        raise RequestError(400, f"`operationName` is longer than {MAX_OPERATION_NAME} characters.")
     return GraphQLParams(query, variables, operation_name)
 
 
