@@ -125,7 +125,7 @@ def _watched_redis(settings: Settings) -> Iterator[tuple[Settings, Embedded]]:
 
     try:
         with embedded_redis(settings, watch=True, on_give_up=stop_server) as embedded:
-            yield settings.with_(redis_url=embedded.url), embedded
+            yield dataclasses.replace(settings, redis_url=embedded.url), embedded
     except RedisServerError as exc:
         raise _fail(f"Could not start the embedded Redis: {exc}", 1) from None
 
