@@ -149,6 +149,9 @@ class RedisServer:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             preexec_fn=_stop_with_parent,
+            # Not in the terminal's process group: Ctrl-C stops the server, which then stops Redis
+            # (a Redis that got the SIGINT itself would look like a crash to the watchdog).
+            start_new_session=True,
         )
         deadline = time.monotonic() + timeout
         client = _probe(self.socket_path)
