@@ -69,6 +69,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         super().__init__(config, server_state, app_state, _loop)
         self.limits = limits
         self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = 0.0  # loop time the timer fires at
         # When the request being read must be complete (headers, then body); None between requests.
         self._deadline: float | None = None
         self._began = 0.0
@@ -86,10 +87,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         wait = self.limits.header_timeout
-        if len(self.connections) > self.limits.max_connections:
+        if len(self.connections) >= self.limits.max_connections:  # as uvicorn counts for its 503
             wait = min(wait, OVER_CAP_GRACE)
         self._deadline = self.loop.time() + wait
-        self._timer = self.loop.call_later(wait, self._on_timer)
+        self._arm(self._deadline)
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self._timer is not None:
@@ -130,8 +131,9 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._began = self.loop.time()
         self._in_headers = True
         self._deadline = self._began + self.limits.header_timeout
-        if self._timer is None:
-            self._timer = self.loop.call_later(self.limits.header_timeout, self._on_timer)
+        # The timer may be set for a previous request's later body deadline: bring it forward.
+        if self._timer is None or self._timer_at > self._deadline:
+            self._arm(self._deadline)
 
     def on_headers_complete(self) -> None:
         # Headers that end in the chunk that crossed the limit were not counted yet: count them.
@@ -155,14 +157,19 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._timer = None
         if self._deadline is None or self.transport.is_closing():
             return
-        left = self._deadline - self.loop.time()
-        if left > 0:
-            self._timer = self.loop.call_later(left, self._on_timer)
+        if self._deadline > self.loop.time():
+            self._arm(self._deadline)
             return
         if self._in_headers and self._header_bytes == 0:
             self.transport.close()  # nothing of a request came: nothing to answer
             return
         self._reject(408, "The request did not arrive in time.")
+
+    def _arm(self, at: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer_at = at
+        self._timer = self.loop.call_at(at, self._on_timer)
 
     def _reject(self, status: int, message: str) -> None:
         """Answer `status` when no response is under way, and close the connection."""
