@@ -8,6 +8,7 @@ fewer sockets than its open-file limit, so a flood larger than that limit takes 
 from __future__ import annotations
 
 import asyncio
+import resource
 import sys
 
 
@@ -41,5 +42,14 @@ async def flood(port: int, count: int) -> None:
         transport.close()
 
 
+def capacity() -> int:
+    """Raise the open-file soft limit to the hard one; how many sockets this process can then hold."""
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    most = 65_536 if hard == resource.RLIM_INFINITY else min(hard, 65_536)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (most, hard))
+    return most - 100
+
+
 if __name__ == "__main__":
+    capacity()
     asyncio.run(flood(int(sys.argv[1]), int(sys.argv[2])))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import os
 import resource
 import subprocess
@@ -27,14 +28,22 @@ from tests.server.processes import serve
 log = logging.getLogger(__name__)
 
 CONNECTIONS = 20_000
-CLIENT_PROCESSES = 2  # each holds 10,000 sockets, well inside its own open-file limit
 SERVER_OPEN_FILES = 20_000
 HEADER_TIMEOUT = Settings().header_timeout  # the default
 
 
 def limit_open_files() -> None:
-    """In the server process: at most SERVER_OPEN_FILES open files."""
-    resource.setrlimit(resource.RLIMIT_NOFILE, (SERVER_OPEN_FILES, SERVER_OPEN_FILES))
+    """In the server process: at most SERVER_OPEN_FILES open files (or the hard limit, if lower)."""
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    most = SERVER_OPEN_FILES if hard == resource.RLIM_INFINITY else min(SERVER_OPEN_FILES, hard)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (most, most))
+
+
+def client_processes() -> int:
+    """How many processes hold the connections: each stays well inside its open-file limit."""
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    each = 65_536 if hard == resource.RLIM_INFINITY else min(hard, 65_536)
+    return max(2, math.ceil(CONNECTIONS / (each - 1000)))
 
 
 async def healthz_status(port: int) -> int:
@@ -66,15 +75,16 @@ async def test_healthz_answers_again_within_the_header_timeout_after_20000_idle_
     with serve(tmp_path, "--production", env=env, preexec_fn=limit_open_files) as server:
         assert await healthz_status(server.port) == 200
         command = [sys.executable, "-m", "tests.server.idle_clients", str(server.port)]
+        processes = client_processes()
         started = time.monotonic()
         clients = [
             subprocess.Popen(
-                [*command, str(CONNECTIONS // CLIENT_PROCESSES)],
+                [*command, str(CONNECTIONS // processes + (i < CONNECTIONS % processes))],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 cwd=Path(__file__).parents[2],
             )
-            for _ in range(CLIENT_PROCESSES)
+            for i in range(processes)
         ]
         try:
             reports = []
