@@ -106,7 +106,9 @@ class Executor:
         except InvalidOperationTypeError:
             raise OperationNotAllowedError from None
         except CannotGetOperationTypeError:
-            named = f"named {operation_name!r} " if operation_name else ""
+            shown = operation_name or ""
+            shown = shown if len(shown) <= 64 else f"{shown[:64]}..."
+            named = f"named {shown!r} " if operation_name else ""
             raise NoOperationError(f"The document has no operation {named}to run.") from None
         return ExecutionResult(result.data, _listed(result.errors))
 

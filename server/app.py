@@ -1,4 +1,5 @@
-"""The Starlette application: /graphql, /healthz, /readyz, /metrics and the web front (server/web.py)."""
+"""The Starlette application: /graphql, /healthz, /readyz, (unless on its own port) /metrics and the
+web front (server/web.py)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from followgraph.server.logs import configure_logging
 from followgraph.server.metrics import Metrics
 from followgraph.server.redis_client import connect, warm_up
 from followgraph.server.settings import Settings
+from followgraph.server.watchdog import RedisWatchdog
 from followgraph.server.web import WEB_PROJECT, WebBuild, web_routes
 from followgraph.store import FollowStore, Keys
 from followgraph.store.lua import Client
@@ -28,8 +30,14 @@ from followgraph.store.ratelimit import FollowRateLimiter
 READY_TIMEOUT = 2.0
 
 
-def create_app(settings: Settings, *, redis: Client | None = None) -> Starlette:
-    """The application for `settings`; `redis` (not closed by the app) replaces settings.redis_url."""
+def create_app(
+    settings: Settings, *, redis: Client | None = None, watchdog: RedisWatchdog | None = None
+) -> Starlette:
+    """The application for `settings`; `redis` (not closed by the app) replaces settings.redis_url.
+
+    `watchdog` keeps the embedded Redis this process started: /healthz fails when it gives up, and
+    /metrics counts its restarts.
+    """
     if redis is None and settings.redis_url is None:
         raise ValueError("create_app needs a Redis: pass redis= or set redis_url (FOLLOWGRAPH_REDIS_URL).")
     schema = build_schema(
@@ -47,6 +55,8 @@ def create_app(settings: Settings, *, redis: Client | None = None) -> Starlette:
         request_timeout=settings.request_timeout,
     )
     metrics = Metrics()
+    if watchdog is not None:
+        metrics.registry.register(watchdog)
     endpoint = GraphQLEndpoint(schema, config, metrics)
 
     @asynccontextmanager
@@ -76,6 +86,9 @@ def create_app(settings: Settings, *, redis: Client | None = None) -> Starlette:
                 await client.aclose()
 
     async def healthz(request: Request) -> JSONResponse:
+        problem = watchdog.problem() if watchdog is not None else None
+        if problem is not None:
+            return JSONResponse({"status": "failing", "problem": problem}, status_code=503)
         return JSONResponse({"status": "ok"})
 
     async def readyz(request: Request) -> JSONResponse:
@@ -93,9 +106,10 @@ def create_app(settings: Settings, *, redis: Client | None = None) -> Starlette:
         Route("/graphql", endpoint.handle, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
-        Route("/metrics", metrics_endpoint, methods=["GET"]),
         *web_routes(web, demo_auth=auth if settings.demo else None),
     ]
+    if settings.metrics_port is None:
+        routes.append(Route("/metrics", metrics_endpoint, methods=["GET"]))
     middleware = []
     if settings.cors_origins:
         middleware.append(
@@ -108,7 +122,9 @@ def create_app(settings: Settings, *, redis: Client | None = None) -> Starlette:
                 max_age=600,
             )
         )
-    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app.state.metrics = metrics
+    return app
 
 
 def app_from_env() -> Starlette:

@@ -6,6 +6,7 @@ The algorithm is pinned by the configuration, never taken from the token.
 
 from __future__ import annotations
 
+import math
 import os
 import secrets
 import time
@@ -76,6 +77,8 @@ class AuthConfig:
     audience: str | None = None
     leeway_seconds: int = 30
     max_token_bytes: int = 4096
+    # Tokens whose exp lies further ahead than this are refused.
+    max_lifetime_seconds: int = 30 * 86400
     _verify_key: bytes | RSAPublicKey = field(init=False, repr=False, compare=False)
     _signing_key: bytes | RSAPrivateKey | None = field(init=False, repr=False, compare=False)
 
@@ -86,6 +89,8 @@ class AuthConfig:
             raise AuthConfigError("FOLLOWGRAPH_JWT_AUDIENCE is empty: leave it unset to accept no audience.")
         if self.leeway_seconds < 0:
             raise AuthConfigError(f"The JWT leeway must not be negative (got {self.leeway_seconds}).")
+        if self.max_lifetime_seconds <= 0:
+            raise AuthConfigError(f"The token lifetime must be positive (got {self.max_lifetime_seconds}).")
         if self.max_token_bytes <= 0:
             raise AuthConfigError(f"The maximum token size must be positive (got {self.max_token_bytes}).")
         verify_key: bytes | RSAPublicKey
@@ -166,20 +171,42 @@ class Principal:
 
 def authenticate(header: str | None, config: AuthConfig) -> Principal | None:
     """The Principal of an Authorization header; None when there is none; AuthError when it is bad."""
-    parts = header.split() if header is not None else []
-    if not parts:
+    if header is None:
         return None
+    parts = header.split()
+    if not parts:
+        raise AuthError("Empty Authorization header: send 'Bearer <token>', or no header to be anonymous.")
     if len(parts) != 2 or parts[0].lower() != "bearer" or not parts[1].isascii():
         raise AuthError("Malformed Authorization header: expected 'Bearer <token>'.")
     token = parts[1]
     if len(token) > config.max_token_bytes:
         raise AuthError(f"The token is too large: the limit is {config.max_token_bytes} bytes.")
     claims = _decode(token, config)
+    expires_at = _expiry(claims["exp"], config)
     try:
         user_id = validate_user_id(claims["sub"], field="sub")
     except InvalidInputError:
         raise AuthError("The token's subject (sub) is not a valid user id.") from None
-    return Principal(user_id=user_id, scopes=_scopes(claims.get("scope")), expires_at=float(claims["exp"]))
+    return Principal(user_id=user_id, scopes=_scopes(claims.get("scope")), expires_at=expires_at)
+
+
+def _expiry(exp: object, config: AuthConfig) -> float:
+    """The exp claim as epoch seconds: a number, not past, and at most the configured lifetime ahead.
+
+    PyJWT would take a string of digits ("9999999999") and calls other strings malformed, so the
+    claim is checked here instead.
+    """
+    if isinstance(exp, bool) or not isinstance(exp, int | float) or not math.isfinite(exp):
+        raise AuthError("The token's expiry time (exp) must be a number: seconds since the epoch.")
+    now = time.time()
+    if exp <= now - config.leeway_seconds:
+        raise AuthError("The token has expired.")
+    if exp > now + config.max_lifetime_seconds + config.leeway_seconds:
+        raise AuthError(
+            f"The token's expiry time (exp) is too far ahead: tokens may live at most "
+            f"{config.max_lifetime_seconds} seconds."
+        )
+    return float(exp)
 
 
 class VerifiedTokens:
@@ -220,8 +247,9 @@ def mint_token(
 ) -> str:
     """A signed token for `user_id`; InvalidInputError for a bad id, ValueError for a bad ttl."""
     validate_user_id(user_id)
-    if not 0 < ttl_seconds <= MAX_TTL.total_seconds():
-        raise ValueError(f"ttl_seconds must be between 1 and {int(MAX_TTL.total_seconds())}.")
+    longest = min(int(MAX_TTL.total_seconds()), config.max_lifetime_seconds)
+    if not 0 < ttl_seconds <= longest:
+        raise ValueError(f"ttl_seconds must be between 1 and {longest}.")
     if now is None:
         now = datetime.now(UTC)
     elif now.tzinfo is None:
@@ -252,7 +280,8 @@ def _decode(token: str, config: AuthConfig) -> dict[str, Any]:
             token,
             config._verify_key,
             algorithms=[config.algorithm],
-            options={"require": ["exp", "sub"]},
+            # exp is checked by _expiry: its type, and how far ahead it lies.
+            options={"require": ["exp", "sub"], "verify_exp": False},
             issuer=config.issuer,
             audience=config.audience,
             leeway=config.leeway_seconds,

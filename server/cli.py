@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import enum
 import logging
 import os
@@ -18,6 +19,7 @@ from typing import IO, Annotated, Any, TypeVar
 
 import typer
 import uvicorn
+from prometheus_client import CollectorRegistry
 from redis.exceptions import RedisError
 from rich.console import Console
 from rich.progress import (
@@ -39,9 +41,11 @@ from followgraph.server.demo import (
     load_demo,
     load_demo_controls,
 )
+from followgraph.server.embedded import Embedded, embedded_redis
 from followgraph.server.embedded import redis_url as resolve_redis_url
+from followgraph.server.http_protocol import GuardedHttpToolsProtocol, connection_cap
 from followgraph.server.logs import configure_logging
-from followgraph.server.metrics import MULTIPROC_ENV
+from followgraph.server.metrics import MULTIPROC_ENV, serve_metrics, workers_registry
 from followgraph.server.redis_client import connect, warm_up
 from followgraph.server.redis_cluster import LocalCluster
 from followgraph.server.redis_server import RedisServerError
@@ -148,6 +152,24 @@ def _redis(settings: Settings) -> Iterator[Settings]:
         raise _fail(f"Could not start the embedded Redis: {exc}", 1) from None
 
 
+@contextlib.contextmanager
+def _watched_redis(settings: Settings) -> Iterator[tuple[Settings, Embedded]]:
+    """Like _redis(), for serve: an embedded Redis started here is restarted when it exits.
+
+    With worker processes, which cannot see the watchdog, giving up on it stops the server.
+    """
+
+    def stop_server() -> None:
+        if settings.workers > 1:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    try:
+        with embedded_redis(settings, watch=True, on_give_up=stop_server) as embedded:
+            yield dataclasses.replace(settings, redis_url=embedded.url), embedded
+    except RedisServerError as exc:
+        raise _fail(f"Could not start the embedded Redis: {exc}", 1) from None
+
+
 async def _with_store(settings: Settings, work: Callable[[FollowStore], Awaitable[T]]) -> T:
     client = connect(settings.redis_url or "")
     await warm_up(client)
@@ -224,6 +246,10 @@ def serve(
     log_level: Annotated[
         str | None, typer.Option(help=_env("debug, info, warning or error.", "log_level"))
     ] = None,
+    metrics_port: Annotated[
+        int | None,
+        typer.Option(help=_env("Serve /metrics on this port, not the API's.", "metrics_port")),
+    ] = None,
     demo: Annotated[
         bool,
         typer.Option(
@@ -243,13 +269,14 @@ def serve(
         production=production,
         log_level=log_level,
         demo=demo or None,
+        metrics_port=metrics_port,
     )
     configure_logging(settings.log_level)
     dist = settings.web_dist or WEB_PROJECT / "dist"
     notice = build_notice(dist, WebBuild.find(dist))
     if notice:
         console.print(notice, style="yellow")
-    with _redis(settings) as settings:
+    with _watched_redis(settings) as (settings, embedded):
         try:
             settings.auth_config()
         except ConfigError as exc:
@@ -258,6 +285,13 @@ def serve(
             console.print("The store already has users: the demo graph was not loaded again.")
         if demo:
             _print_welcome(settings)
+        limits = settings.read_limits
+        cap = connection_cap(limits.max_connections)
+        if cap < limits.max_connections:
+            log.warning(
+                "open-file limit: at most %d connections per process, not %d", cap, limits.max_connections
+            )
+            limits = dataclasses.replace(limits, max_connections=cap)
         options: dict[str, Any] = {
             "host": settings.host,
             "port": settings.port,
@@ -265,7 +299,10 @@ def serve(
             "access_log": False,
             "lifespan": "on",
             "loop": "uvloop",
-            "http": "httptools",
+            # httptools with header and body deadlines and a header size limit (server/http_protocol.py).
+            "http": GuardedHttpToolsProtocol.with_limits(limits),
+            # Requests beyond this many connections (or requests in progress) are answered 503.
+            "limit_concurrency": limits.max_connections,
             "timeout_graceful_shutdown": 10,
         }
         log.info(
@@ -274,10 +311,13 @@ def serve(
         # uvicorn re-raises the signal that stopped it; as an exception it lets the embedded
         # Redis be shut down cleanly below instead of dying with the process.
         signal.signal(signal.SIGTERM, _exit_on_signal)
+        watchdog = embedded.watchdog
         if settings.workers == 1:
             from followgraph.server.app import create_app
 
-            uvicorn.run(create_app(settings), **options)
+            application = create_app(settings, watchdog=watchdog)
+            with _metrics_port(settings, application.state.metrics.registry):
+                uvicorn.run(application, **options)
         else:
             os.environ.update(settings.to_env())
             # Every worker writes its metrics here and /metrics adds them up.
@@ -285,9 +325,32 @@ def serve(
             shutil.rmtree(metrics_dir, ignore_errors=True)
             metrics_dir.mkdir(parents=True)
             os.environ[MULTIPROC_ENV] = str(metrics_dir)
-            uvicorn.run(
-                "followgraph.server.app:app_from_env", factory=True, workers=settings.workers, **options
-            )
+            registry = workers_registry()
+            if watchdog is not None:
+                registry.register(watchdog)
+            with _metrics_port(settings, registry):
+                uvicorn.run(
+                    "followgraph.server.app:app_from_env", factory=True, workers=settings.workers, **options
+                )
+        if watchdog is not None and watchdog.problem() is not None:
+            raise _fail(f"Stopped: {watchdog.problem()}.", 1)
+
+
+@contextlib.contextmanager
+def _metrics_port(settings: Settings, registry: CollectorRegistry) -> Iterator[None]:
+    """/metrics on settings.metrics_port for the duration, when one is set."""
+    if settings.metrics_port is None:
+        yield
+        return
+    try:
+        server = serve_metrics(settings.host, settings.metrics_port, registry)
+    except OSError as exc:
+        raise _fail(f"Cannot serve metrics on port {settings.metrics_port}: {exc.strerror}.", 1) from None
+    log.info("metrics on http://%s:%d/metrics", settings.host, settings.metrics_port)
+    try:
+        yield
+    finally:
+        server.shutdown()
 
 
 @app.command(short_help="Load a demo graph (power-law fans) into an empty store.")

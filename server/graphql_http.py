@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 from redis.exceptions import RedisError
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, Response
 from strawberry.http.ides import get_graphql_ide_html
 
@@ -41,6 +41,7 @@ log = logging.getLogger("followgraph.http")
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 JSON = "application/json"
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
+MAX_OPERATION_NAME = 256
 
 
 class RequestError(Exception):
@@ -123,6 +124,9 @@ def parse_params(data: Mapping[str, Any]) -> GraphQLParams:
     extensions = data.get("extensions")
     if extensions is not None and not isinstance(extensions, dict):
         raise RequestError(400, "`extensions` must be a JSON object.")
+    if operation_name is not None and len(operation_name) > MAX_OPERATION_NAME:
+        # Refused here, it reaches no error message, log line or metric label.
+        raise RequestError(400, f"`operationName` is longer than {MAX_OPERATION_NAME} characters.")
     return GraphQLParams(query, variables, operation_name)
 
 
@@ -163,7 +167,10 @@ class GraphQLEndpoint:
                 page = self.config.graphiql_html or get_graphql_ide_html("graphiql")
                 return HTMLResponse(page, headers={"x-request-id": request_id})
             media_type = negotiate(request.headers.get("accept"))
-            payload = await self._payload(request)
+            # One budget for reading the body and running the operations: a body trickled in
+            # slowly cannot make the request outlive it.
+            request.state.deadline = asyncio.get_running_loop().time() + self.config.request_timeout
+            payload = await self._read(request)
             principal = self._principal(request)
 
             def context() -> Context:
@@ -209,7 +216,7 @@ class GraphQLEndpoint:
     ) -> tuple[int, dict[str, Any], str]:
         timeout = self.config.request_timeout
         try:
-            async with asyncio.timeout(timeout):
+            async with asyncio.timeout_at(request.state.deadline):
                 return await self._execute(request, params, context, media_type)
         except TimeoutError:
             raise RequestError(
@@ -225,6 +232,20 @@ class GraphQLEndpoint:
             and "query" not in request.query_params
             and "text/html" in request.headers.get("accept", "")
         )
+
+    async def _read(self, request: Request) -> GraphQLParams | list[GraphQLParams]:
+        """The request's operations, read within the request's budget (408 when the body is late)."""
+        try:
+            async with asyncio.timeout_at(request.state.deadline):
+                return await self._payload(request)
+        except TimeoutError:
+            raise RequestError(
+                408,
+                f"The request body did not arrive within {self.config.request_timeout:g} s.",
+                code="REQUEST_TIMEOUT",
+            ) from None
+        except ClientDisconnect:
+            raise RequestError(400, "The client went away before its request body arrived.") from None
 
     async def _payload(self, request: Request) -> GraphQLParams | list[GraphQLParams]:
         if request.method == "GET":

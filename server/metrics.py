@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -16,6 +17,7 @@ from prometheus_client import (
     Histogram,
     generate_latest,
     multiprocess,
+    start_wsgi_server,
 )
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
@@ -78,7 +80,18 @@ class Metrics:
 
     def render(self) -> bytes:
         if os.environ.get(MULTIPROC_ENV):
-            registry = CollectorRegistry()
-            multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
-            return generate_latest(registry)
+            return generate_latest(workers_registry())
         return generate_latest(self.registry)
+
+
+def workers_registry() -> CollectorRegistry:
+    """A registry that adds up the values every worker process writes to PROMETHEUS_MULTIPROC_DIR."""
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+    return registry
+
+
+def serve_metrics(host: str, port: int, registry: CollectorRegistry) -> WSGIServer:
+    """Serve `registry` at /metrics on its own port, from a thread; shutdown() stops it."""
+    server, _thread = start_wsgi_server(port, addr=host, registry=registry)
+    return server

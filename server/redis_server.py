@@ -21,6 +21,8 @@ from pathlib import Path
 from types import TracebackType
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 log = logging.getLogger(__name__)
 
@@ -71,13 +73,18 @@ def answers(socket_path: Path) -> bool:
     """Whether a Redis server answers PING on `socket_path`."""
     if not socket_path.exists():
         return False
-    client = redis.Redis(unix_socket_path=str(socket_path), socket_timeout=1.0)
+    client = _probe(socket_path)
     try:
         return bool(client.ping())
     except (redis.RedisError, OSError):
         return False
     finally:
         client.close()
+
+
+def _probe(socket_path: Path) -> redis.Redis:
+    """A client that asks once: redis-py's own retries, with backoff, would hide an exit for seconds."""
+    return redis.Redis(unix_socket_path=str(socket_path), socket_timeout=1.0, retry=Retry(NoBackoff(), 0))
 
 
 def _stop_with_parent() -> None:
@@ -142,9 +149,12 @@ class RedisServer:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             preexec_fn=_stop_with_parent,
+            # Not in the terminal's process group: Ctrl-C stops the server, which then stops Redis
+            # (a Redis that got the SIGINT itself would look like a crash to the watchdog).
+            start_new_session=True,
         )
         deadline = time.monotonic() + timeout
-        client = redis.Redis(unix_socket_path=str(self.socket_path), socket_timeout=1.0)
+        client = _probe(self.socket_path)
         try:
             while True:
                 if self.process.poll() is not None:

@@ -17,6 +17,7 @@ from limits import parse_many
 
 from followgraph.schema import QueryLimits
 from followgraph.server.auth import AuthConfig, AuthConfigError
+from followgraph.server.http_protocol import ReadLimits
 
 ENV_PREFIX = "FOLLOWGRAPH_"
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -35,6 +36,9 @@ RANGES: dict[str, tuple[int, int]] = {
     # The store pages at most 1,000 entries per call.
     "max_page_size": (1, 1000),
     "max_errors": (1, 100),
+    "max_header_bytes": (1024, 1_048_576),
+    "max_connections": (1, 1_000_000),
+    "jwt_max_lifetime": (60, 366 * 86400),
 }
 
 
@@ -119,6 +123,15 @@ class Settings:
     max_body_bytes: int = 1_000_000
     max_batch: int = 0
     request_timeout: float = 10.0
+    # A request's headers must arrive within this many seconds of its first byte (or of the connection).
+    header_timeout: float = 5.0
+    max_header_bytes: int = 32_768
+    # Open connections per server process; beyond it, requests are answered 503.
+    max_connections: int = 10_000
+    # Serve /metrics on this port instead of the API's.
+    metrics_port: int | None = None
+    # Longest token lifetime accepted (exp - now), in seconds: 30 days.
+    jwt_max_lifetime: int = 30 * 86400
     redis_timeout: float = 1.0
     follow_rate_limit: str = "400/day"
     # Run documents that already ran once from compiled plans (schema/compiler.py and schema/plan.py).
@@ -172,6 +185,14 @@ class Settings:
             raise ConfigError(
                 f"{_env_name('redis_timeout')}={self.redis_timeout} is out of range: 0.05 to 60."
             )
+        if self.metrics_port is not None and not 1 <= self.metrics_port <= 65535:
+            raise ConfigError(
+                f"{_env_name('metrics_port')}={self.metrics_port} is out of range: use 1 to 65535."
+            )
+        if not 0.1 <= self.header_timeout <= 300:
+            raise ConfigError(
+                f"{_env_name('header_timeout')}={self.header_timeout} is out of range: 0.1 to 300."
+            )
         if not 0.1 <= self.request_timeout <= 600:
             raise ConfigError(
                 f"{_env_name('request_timeout')}={self.request_timeout} is out of range: 0.1 to 600."
@@ -201,6 +222,18 @@ class Settings:
         # Every QueryLimits field has a setting of the same name.
         return QueryLimits(**{f.name: getattr(self, f.name) for f in fields(QueryLimits)})
 
+    @property
+    def read_limits(self) -> ReadLimits:
+        """How long and how much a client may take to send a request (server/http_protocol.py)."""
+        return ReadLimits(
+            header_timeout=self.header_timeout,
+            # The app answers a late body itself (408) at request_timeout; the protocol closes
+            # the connection a second later if the client is still sending.
+            body_timeout=self.request_timeout + 1,
+            max_header_bytes=self.max_header_bytes,
+            max_connections=self.max_connections,
+        )
+
     def to_env(self) -> dict[str, str]:
         """FOLLOWGRAPH_* variables that make from_env() give these settings (for worker processes)."""
         env: dict[str, str] = {}
@@ -219,7 +252,11 @@ class Settings:
 
     def auth_config(self) -> AuthConfig:
         """The JWT configuration: RS256 key files, an HS256 secret, or a secret kept in the data directory."""
-        common: dict[str, Any] = {"issuer": self.jwt_issuer, "audience": self.jwt_audience}
+        common: dict[str, Any] = {
+            "issuer": self.jwt_issuer,
+            "audience": self.jwt_audience,
+            "max_lifetime_seconds": self.jwt_max_lifetime,
+        }
         try:
             if self.jwt_public_key_file is not None:
                 public = _read(self.jwt_public_key_file, "jwt_public_key_file")
@@ -229,8 +266,7 @@ class Settings:
                 return AuthConfig("RS256", public_key=public, private_key=private, **common)
             if self.jwt_secret is not None:
                 return AuthConfig("HS256", secret=self.jwt_secret.encode(), **common)
-            generated = AuthConfig.load_or_create_secret(self.data_dir)
-            return replace(generated, **common) if any(common.values()) else generated
+            return replace(AuthConfig.load_or_create_secret(self.data_dir), **common)
         except AuthConfigError as exc:
             raise ConfigError(str(exc)) from None
 

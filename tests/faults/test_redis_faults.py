@@ -113,6 +113,8 @@ async def client_loop(http: Served, traffic: Traffic, done: asyncio.Event, rng: 
             traffic.failures.append(f"{phase} {kind} {viewer}->{other}: {exc!r}")
             return
         seconds = time.monotonic() - started
+        if phase == "before" and traffic.phase != "before":
+            phase = "down"  # it was still in flight when Redis went away: it may fail like those
         traffic.calls.append(Call(phase, kind, viewer, other, seconds, result, response.json()))
         await asyncio.sleep(0.02)
 

@@ -157,6 +157,14 @@ HS256_CASES: dict[str, tuple[Callable[[], str], str]] = {
         lambda: hs256(claims(aud="another-service")),
         "The token's audience (aud) is not accepted.",
     ),
+    "exp a string of digits": (
+        lambda: hs256(claims(exp=str(int(time.time()) + 600))),
+        "The token's expiry time (exp) must be a number: seconds since the epoch.",
+    ),
+    "exp years ahead": (
+        lambda: hs256(claims(exp=int(time.time()) + 10 * 365 * 86400)),
+        "The token's expiry time (exp) is too far ahead: tokens may live at most 2592000 seconds.",
+    ),
 }
 
 
@@ -167,6 +175,22 @@ async def test_a_bad_hs256_token_is_401_and_writes_nothing(
     make, reason = HS256_CASES[case]
 
     await attempt(served, real_redis, make(), reason)
+
+
+@pytest.mark.parametrize("header", ["", " "])
+async def test_an_empty_authorization_header_is_401_and_writes_nothing(
+    served: Served, real_redis: aioredis.Redis, header: str
+) -> None:
+    await served.register("alice", "bob")
+    before = await dump(real_redis)
+
+    response = await served.client.post(
+        "/graphql", json={"query": FOLLOW_BOB}, headers={"authorization": header}
+    )
+
+    assert response.status_code == 401, response.text
+    assert "Empty Authorization header" in response.json()["errors"][0]["message"]
+    assert await dump(real_redis) == before
 
 
 # Issuer and audience, when configured

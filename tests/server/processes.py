@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 
@@ -48,3 +53,51 @@ def wait_ready(
             pass
         time.sleep(0.1)
     raise AssertionError(f"the server at {url} did not become ready: {output()}")
+
+
+@dataclass
+class ServeProcess:
+    """A running `followgraph serve`: its process, base URL and log file."""
+
+    process: subprocess.Popen[bytes]
+    url: str
+    port: int
+    log_path: Path
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+@contextmanager
+def serve(
+    tmp_path: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    preexec_fn: Callable[[], None] | None = None,
+    ready_timeout: float = 30.0,
+) -> Iterator[ServeProcess]:
+    """`followgraph serve --port P --data-dir tmp_path/data ARGS` until the block ends (SIGINT)."""
+    port = free_port()
+    log_path = tmp_path / f"serve-{port}.log"
+    command = [sys.executable, "-m", "followgraph.server", "serve", "--port", str(port)]
+    command += ["--data-dir", str(tmp_path / "data"), *args]
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, env=clean_env(**(env or {})), preexec_fn=preexec_fn
+        )
+    served = ServeProcess(process, f"http://127.0.0.1:{port}", port, log_path)
+    try:
+        wait_ready(process, served.url, served.log, timeout=ready_timeout)
+        yield served
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()

@@ -274,6 +274,32 @@ async def test_a_document_without_the_operation_to_run_is_a_request_error(
         assert answer.json()["errors"][0]["message"]
 
 
+async def test_a_huge_operation_name_is_refused_and_not_echoed_back(
+    real_redis: aioredis.Redis, settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    body = {"query": "query A { viewer { userId } }", "operationName": "N" * 900_000}
+    async with client_for(settings, real_redis) as client:
+        response = await client.post("/graphql", json=body)
+        get = await client.get("/graphql", params={**body, "operationName": "N" * 257})
+
+    for answer in (response, get):
+        assert answer.status_code == 400
+        assert len(answer.content) < 300, answer.content[:300]
+        assert answer.json()["errors"][0]["message"] == "`operationName` is longer than 256 characters."
+    assert all(len(record.getMessage()) < 1000 for record in caplog.records)
+
+
+async def test_an_unknown_operation_name_is_echoed_cut(
+    real_redis: aioredis.Redis, settings: Settings
+) -> None:
+    body = {"query": "query A { viewer { userId } }", "operationName": "N" * 256}
+    async with client_for(settings, real_redis) as client:
+        response = await client.post("/graphql", json=body)
+
+    assert "'" + "N" * 64 + "...'" in response.json()["errors"][0]["message"]
+    assert len(response.content) < 300
+
+
 async def test_several_operations_need_an_operation_name(api: Served) -> None:
     document = "query A { viewer { userId } } query B { __typename }"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -144,6 +145,47 @@ def test_a_killed_server_does_not_leave_its_redis_behind(served: Served) -> None
     served.start()
     assert served.graphql('{ user(userId: "1") { userId } }') == {"data": {"user": {"userId": "1"}}}
     served.stop()
+
+
+def test_metrics_on_their_own_port_are_not_on_the_api_port(served: Served) -> None:
+    metrics_port = free_port()
+    served.args = ("--metrics-port", str(metrics_port))
+    served.start()
+    served.graphql('{ user(userId: "1") { userId } }')
+
+    assert httpx.get(f"{served.url}/metrics").status_code == 404
+    metrics = httpx.get(f"http://127.0.0.1:{metrics_port}/metrics").text
+    assert 'followgraph_requests_total{operation="anonymous",outcome="ok"} 1.0' in metrics
+    assert "followgraph_embedded_redis_restarts_total 0.0" in metrics
+    served.stop()
+
+
+def test_a_killed_embedded_redis_is_back_by_itself(served: Served) -> None:
+    served.start()
+    [first] = redis_processes_for(served.data_dir)
+    os.kill(first, signal.SIGKILL)
+
+    query = {"query": '{ user(userId: "1") { userId fansCount } }'}
+    deadline = time.monotonic() + 30
+    answer: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        try:
+            answer = httpx.post(f"{served.url}/graphql", json=query, timeout=5).json()
+        except httpx.TransportError:
+            answer = {}
+        if "data" in answer and "errors" not in answer:
+            break
+        time.sleep(0.1)
+
+    assert answer.get("data", {}).get("user", {}).get("userId") == "1", answer  # the data came back
+    [second] = redis_processes_for(served.data_dir)
+    assert second != first
+    assert httpx.get(f"{served.url}/healthz").status_code == 200
+    assert httpx.get(f"{served.url}/readyz").status_code == 200
+    assert "followgraph_embedded_redis_restarts_total 1.0" in httpx.get(f"{served.url}/metrics").text
+    log = served.stop()
+    assert "the embedded redis exited on its own" in log
+    assert "is running again" in log
 
 
 def test_serve_demo_loads_once_and_prints_a_working_token(tmp_path: Path) -> None:

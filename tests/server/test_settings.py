@@ -41,6 +41,25 @@ def test_every_field_is_read_from_its_variable() -> None:
     assert settings.follow_rate_limit == "10 per hour"
 
 
+def test_connection_and_token_limits_are_read_from_their_variables(tmp_path: Path) -> None:
+    settings = Settings.from_env(
+        {
+            "FOLLOWGRAPH_HEADER_TIMEOUT": "2",
+            "FOLLOWGRAPH_MAX_HEADER_BYTES": "8192",
+            "FOLLOWGRAPH_MAX_CONNECTIONS": "500",
+            "FOLLOWGRAPH_METRICS_PORT": "9100",
+            "FOLLOWGRAPH_JWT_MAX_LIFETIME": "3600",
+            "FOLLOWGRAPH_REQUEST_TIMEOUT": "4",
+            "FOLLOWGRAPH_DATA_DIR": str(tmp_path),
+        }
+    )
+    limits = settings.read_limits
+    assert (limits.header_timeout, limits.max_header_bytes, limits.max_connections) == (2.0, 8192, 500)
+    assert limits.body_timeout == 5.0  # the request timeout, and a second for the app to answer 408
+    assert settings.metrics_port == 9100
+    assert settings.auth_config().max_lifetime_seconds == 3600
+
+
 def test_overrides_win_over_the_environment() -> None:
     settings = Settings.from_env({"FOLLOWGRAPH_PORT": "9000"}, port=9100, host=None)
     assert (settings.port, settings.host) == (9100, "127.0.0.1")
@@ -58,6 +77,11 @@ def test_overrides_win_over_the_environment() -> None:
         ("FOLLOWGRAPH_REQUEST_TIMEOUT", "0", "FOLLOWGRAPH_REQUEST_TIMEOUT=0.0 is out of range"),
         ("FOLLOWGRAPH_FOLLOW_RATE_LIMIT", "lots", "FOLLOWGRAPH_FOLLOW_RATE_LIMIT='lots' is not one rate"),
         ("FOLLOWGRAPH_MAX_DEPTH", "1", "FOLLOWGRAPH_MAX_DEPTH=1 is out of range"),
+        ("FOLLOWGRAPH_HEADER_TIMEOUT", "0", "FOLLOWGRAPH_HEADER_TIMEOUT=0.0 is out of range"),
+        ("FOLLOWGRAPH_MAX_HEADER_BYTES", "100", "FOLLOWGRAPH_MAX_HEADER_BYTES=100 is out of range"),
+        ("FOLLOWGRAPH_MAX_CONNECTIONS", "0", "FOLLOWGRAPH_MAX_CONNECTIONS=0 is out of range"),
+        ("FOLLOWGRAPH_METRICS_PORT", "0", "FOLLOWGRAPH_METRICS_PORT=0 is out of range"),
+        ("FOLLOWGRAPH_JWT_MAX_LIFETIME", "10", "FOLLOWGRAPH_JWT_MAX_LIFETIME=10 is out of range"),
     ],
 )
 def test_a_bad_value_names_its_variable(variable: str, value: str, message: str) -> None:

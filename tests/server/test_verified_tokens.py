@@ -40,7 +40,9 @@ def test_bad_tokens_are_never_remembered() -> None:
         with pytest.raises(AuthError):
             tokens.authenticate("Bearer not.a.token")
     assert tokens.authenticate(None) is None
-    assert tokens.authenticate("") is None
+    with pytest.raises(AuthError, match="Empty Authorization header"):
+        tokens.authenticate("")
+    assert tokens._known == {}
 
 
 def test_memory_is_bounded() -> None:

@@ -1,0 +1,213 @@
+"""uvicorn's httptools protocol with the read limits it lacks: header and body deadlines, header size.
+
+uvicorn (0.54) arms its only timer, `timeout_keep_alive`, when a response completes, and cancels
+it whenever a byte arrives. So a connection that never completes its first request's headers has
+no timer at all and stays open for ever; so does one that trickles a byte now and then, headers or
+a body that no route reads; and httptools joins the pieces of an unfinished header in memory,
+however large it grows. `limit_concurrency` answers 503 only once a request's headers are in.
+This protocol adds, per connection:
+
+- a header deadline: a request's headers (the first one's counted from the connection) must arrive
+  within `header_timeout`, or the connection is closed (408 when part of a request came);
+- a body deadline: the whole request must arrive within `body_timeout` of its first byte;
+- a header size limit: beyond `max_header_bytes`, 431 and the connection is closed;
+- past `max_connections`, a new connection gets a short deadline (uvicorn's `limit_concurrency`,
+  set to the same number, answers its request with 503).
+
+One timer per connection carries both deadlines and is re-armed only when it fires, so a request
+costs a clock read and a few attribute writes, not a timer of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import resource
+from dataclasses import dataclass
+from typing import Any
+
+import httptools
+from uvicorn.config import Config
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+from uvicorn.server import ServerState
+
+# A connection beyond the cap may wait this long for its request (to answer it 503), not longer.
+OVER_CAP_GRACE = 1.0
+# After answering a refused request, read and drop what the client still sends for this long at
+# most, so that its answer is not lost to a reset (closing with unread data sends RST).
+LINGER = 2.0
+# Open files kept for everything but client connections: Redis, logs, the metrics port.
+FD_RESERVE = 256
+
+
+@dataclass(frozen=True, slots=True)
+class ReadLimits:
+    """What a client may take to send a request, and how large its headers may be."""
+
+    header_timeout: float = 5.0
+    body_timeout: float = 10.0
+    max_header_bytes: int = 32_768
+    max_connections: int = 10_000
+
+
+class _HeadersTooLargeError(Exception):
+    pass
+
+
+class GuardedHttpToolsProtocol(HttpToolsProtocol):
+    """HttpToolsProtocol with ReadLimits; see the module docstring."""
+
+    def __init__(
+        self,
+        config: Config,
+        server_state: ServerState,
+        app_state: dict[str, Any],
+        _loop: asyncio.AbstractEventLoop | None = None,
+        *,
+        limits: ReadLimits,
+    ) -> None:
+        super().__init__(config, server_state, app_state, _loop)
+        self.limits = limits
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = 0.0  # loop time the timer fires at
+        # When the request being read must be complete (headers, then body); None between requests.
+        self._deadline: float | None = None
+        self._began = 0.0
+        self._in_headers = True
+        self._header_bytes = 0
+        self._chunk_bytes = 0
+        self._message_done = False
+        self._discarding = False
+
+    @classmethod
+    def with_limits(cls, limits: ReadLimits) -> Any:
+        """What uvicorn's `http=` option takes: this protocol bound to `limits` (picklable for workers)."""
+        return functools.partial(cls, limits=limits)
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        wait = self.limits.header_timeout
+        if len(self.connections) >= self.limits.max_connections:  # as uvicorn counts for its 503
+            wait = min(wait, OVER_CAP_GRACE)
+        self._deadline = self.loop.time() + wait
+        self._arm(self._deadline)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self._discarding:
+            return
+        self._unset_keepalive_if_required()
+        self._message_done = False
+        self._chunk_bytes = len(data)
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserError as exc:
+            if isinstance(exc.__context__, _HeadersTooLargeError):
+                self._reject(431, "Request header fields too large.")
+                return
+            self.logger.warning("Invalid HTTP request received.")
+            self.send_400_response("Invalid HTTP request received.")
+            return
+        except httptools.HttpParserUpgrade:
+            if self._should_upgrade():
+                self.handle_websocket_upgrade()
+            else:
+                self._unsupported_upgrade_warning()
+            return
+        # A chunk that ends inside headers is all header bytes, unless a request ended in it (then
+        # the next one's first bytes go uncounted: at most one chunk, 256 kB with uvloop).
+        if self._in_headers and not self._message_done:
+            self._header_bytes += len(data)
+            if self._header_bytes > self.limits.max_header_bytes:
+                self._reject(431, "Request header fields too large.")
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._began = self.loop.time()
+        self._in_headers = True
+        self._deadline = self._began + self.limits.header_timeout
+        # The timer may be set for a previous request's later body deadline: bring it forward.
+        if self._timer is None or self._timer_at > self._deadline:
+            self._arm(self._deadline)
+
+    def on_headers_complete(self) -> None:
+        # Headers that end in the chunk that crossed the limit were not counted yet: count them.
+        if self._header_bytes + self._chunk_bytes > self.limits.max_header_bytes:
+            size = len(self.url) + sum(len(name) + len(value) + 4 for name, value in self.headers)
+            if size > self.limits.max_header_bytes:
+                raise _HeadersTooLargeError
+        self._in_headers = False
+        self._header_bytes = 0
+        self._deadline = self._began + self.limits.body_timeout
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self._deadline = None
+        self._in_headers = True
+        self._header_bytes = 0
+        self._message_done = True
+        super().on_message_complete()
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        if self._deadline is None or self.transport.is_closing():
+            return
+        if self._deadline > self.loop.time():
+            self._arm(self._deadline)
+            return
+        if self._in_headers and self._header_bytes == 0:
+            self.transport.close()  # nothing of a request came: nothing to answer
+            return
+        self._reject(408, "The request did not arrive in time.")
+
+    def _arm(self, at: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer_at = at
+        self._timer = self.loop.call_at(at, self._on_timer)
+
+    def _reject(self, status: int, message: str) -> None:
+        """Answer `status` when no response is under way, and close the connection."""
+        if self._discarding or self.transport.is_closing():
+            return
+        if self.cycle is None or self.cycle.response_complete:
+            body = message.encode()
+            self.transport.write(
+                b"".join(
+                    [
+                        STATUS_LINE[status],
+                        b"content-type: text/plain; charset=utf-8\r\n",
+                        b"content-length: %d\r\n" % len(body),
+                        b"connection: close\r\n\r\n",
+                        body,
+                    ]
+                )
+            )
+            if self.transport.can_write_eof():
+                self._discarding = True
+                self.transport.write_eof()
+                self.flow.resume_reading()
+                # The connection closes when the client closes its side (eof_received), or then.
+                self.loop.call_later(LINGER, self.transport.close)
+                return
+        self.transport.close()
+
+
+def connection_cap(wanted: int) -> int:
+    """Raise this process's open-file limit to its hard limit; `wanted`, or less if it does not fit."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and (hard == resource.RLIM_INFINITY or soft < hard):
+        target = hard if hard != resource.RLIM_INFINITY else max(soft, 1_048_576)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):
+            pass
+    if soft == resource.RLIM_INFINITY:
+        return wanted
+    return max(1, min(wanted, soft - FD_RESERVE))
