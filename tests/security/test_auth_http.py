@@ -21,6 +21,8 @@ import redis.asyncio as aioredis
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat, PublicFormat
 
+from followgraph.schema import schema
+from followgraph.schema.document import core_schema
 from followgraph.server.auth import mint_token
 from followgraph.server.settings import Settings
 from followgraph.store import Keys
@@ -358,4 +360,33 @@ async def test_alice_cannot_remove_someone_elses_fan_or_mark_their_fans_seen(
     assert removed.json()["data"]["removeFan"] == {"changed": False, "errors": []}
     assert unfollowed.json()["data"]["unfollow"] == {"changed": False, "errors": []}
     assert upsert.json()["errors"][0]["extensions"]["code"] == "FORBIDDEN"
+    assert await dump(real_redis) == before
+
+
+def _anonymous_calls() -> list[tuple[str, str]]:
+    """(name, document) of a call of every mutation of the schema, with inputs that name bob."""
+    mutation = core_schema(schema).mutation_type
+    assert mutation is not None
+    calls = []
+    for name, field in mutation.fields.items():
+        argument = "" if not field.args else '(input: {userId: "bob"})'
+        if name == "updateSettings":
+            argument = "(input: {locked: true})"
+        elif name == "upsertUser":
+            argument = '(input: {userId: "bob", name: "Mallory"})'
+        calls.append((name, f"mutation {{ {name}{argument} {{ __typename }} }}"))
+    return calls
+
+
+@pytest.mark.parametrize(("name", "document"), _anonymous_calls(), ids=[n for n, _ in _anonymous_calls()])
+async def test_every_mutation_needs_a_token_and_writes_nothing_without_one(
+    served: Served, real_redis: aioredis.Redis, name: str, document: str
+) -> None:
+    await served.register("alice", "bob")
+    await served.store.follow(follower="bob", followee="alice")
+    before = await dump(real_redis)
+    response = await served.post(document, accept=None)
+    body = response.json()
+    assert body["data"] is None or body["data"].get(name) is None, body
+    assert [e["extensions"]["code"] for e in body["errors"]] == ["UNAUTHENTICATED"], body
     assert await dump(real_redis) == before

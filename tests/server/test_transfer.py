@@ -10,6 +10,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from followgraph.server.demo import DemoSpec, is_empty, load_demo
+from followgraph.server.redis_cluster import LocalCluster
 from followgraph.server.transfer import (
     BATCH,
     MAX_REPORTED_ERRORS,
@@ -44,6 +45,7 @@ from followgraph.store.bulk import (
 from followgraph.store.controls import block, mute, update_settings
 from followgraph.store.lua import Client
 from followgraph.store.repair import verify
+from tests.conftest import Backend
 from tests.store.snapshot import dump
 
 T2024 = 1_704_067_200_000  # 2024-01-01T00:00:00Z in epoch ms
@@ -854,11 +856,12 @@ async def test_import_controls_reports_progress_per_batch(real_redis: aioredis.R
 
 @pytest.mark.parametrize(("blocker", "blocked"), [("ann", "bob"), ("bob", "ann")])
 async def test_a_block_between_the_steps_of_an_imported_request_drops_it(
-    served_redis: Client, monkeypatch: pytest.MonkeyPatch, blocker: str, blocked: str
+    redis_cluster: LocalCluster, monkeypatch: pytest.MonkeyPatch, blocker: str, blocked: str
 ) -> None:
-    store = FollowStore(served_redis)
-    if not store.cluster:
-        pytest.skip("two steps only on a cluster")
+    # Two steps only on a cluster.
+    client = await Backend("cluster", redis_cluster.url).clean_client()
+    store = FollowStore(client)
+    assert store.cluster
     for user_id in ("ann", "bob"):
         await store.upsert_user(user_id)
     await load_control_scripts(store)
@@ -880,6 +883,7 @@ async def test_a_block_between_the_steps_of_an_imported_request_drops_it(
         assert await members(store, k.requests_in(user)) == []
     assert [m for m, _ in await members(store, k.blocking(blocker))] == [blocked]
     assert (await verify(store)).clean
+    await client.aclose()
 
 
 # -- the whole graph with its controls, exported and re-imported ----------------------------------
