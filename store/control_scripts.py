@@ -100,6 +100,10 @@ return {0, redis.call('ZREM', KEYS[2], ARGV[1])}
 
 # The owner's side of accepting B's request (A's slot): B becomes A's fan at `now`. A retry after
 # the owner's step finds B among the fans and returns that time, so the requester's step completes.
+# The requester's side (B's slot) follows only while B's request is still there, its source of
+# truth: a withdrawal (or a block) that ran between the two steps wins, and its own second step
+# removes the fan entry the owner's step wrote. Following regardless would leave B following A
+# without being A's fan.
 _ACCEPT_STEPS = (
     FOLLOW_STEPS
     + """
@@ -112,8 +116,9 @@ local function accept_owner(requests_in, fans, following, mutual, member, at)
 end
 
 local function accept_requester(requests_out, following, fans, mutual, member, at)
-  redis.call('ZREM', requests_out, member)
-  if at then follow_out(following, fans, mutual, member, at) end
+  if redis.call('ZREM', requests_out, member) == 1 and at then
+    follow_out(following, fans, mutual, member, at)
+  end
 end
 """
 )
@@ -128,6 +133,11 @@ ACCEPT = (
     + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
 if redis.call('EXISTS', KEYS[2]) == 0 then return {-2, 0} end
+-- Without B's side of the request (a stale entry of A's) there is nothing to accept.
+if not redis.call('ZSCORE', KEYS[7], ARGV[1]) then
+  redis.call('ZREM', KEYS[3], ARGV[2])
+  return {0, 0}
+end
 local changed, at = accept_owner(KEYS[3], KEYS[4], KEYS[5], KEYS[6], ARGV[2], now_ms(nil))
 accept_requester(KEYS[7], KEYS[8], KEYS[9], KEYS[10], ARGV[1], at)
 return {0, changed}

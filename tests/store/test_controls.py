@@ -3,6 +3,7 @@ cluster and on fakeredis."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -12,12 +13,14 @@ from followgraph.server.redis_cluster import LocalCluster
 from followgraph.store import (
     BlockedError,
     Controls,
+    FollowResult,
     FollowStore,
     ListKind,
     Relationship,
     UserNotFoundError,
     scripts,
 )
+from followgraph.store import control_scripts as cs
 from followgraph.store import controls as c
 from followgraph.store.repair import Problem, verify
 from followgraph.store.suggestions import suggestions
@@ -244,6 +247,33 @@ async def test_a_block_between_the_steps_of_a_follow_undoes_it(
     assert (await verify(store)).clean
 
 
+@pytest.mark.parametrize("between", ["withdrawal", "block"])
+async def test_a_withdrawal_or_block_between_the_steps_of_an_accept_wins(
+    cluster_users: FollowStore, monkeypatch: pytest.MonkeyPatch, between: str
+) -> None:
+    store = cluster_users
+    await lock(store, "bob")
+    await store.follow(follower="ann", followee="bob")
+    second_step = cs.ACCEPT_IN_SCRIPT.run
+
+    async def end_the_request_first(*args: Any) -> Any:
+        # After bob's side of the accept was written, before ann's side.
+        if between == "withdrawal":
+            await store.unfollow(follower="ann", followee="bob")
+        else:
+            await c.block(store, blocker="ann", blocked="bob")
+        return await second_step(*args)
+
+    monkeypatch.setattr(cs.ACCEPT_IN_SCRIPT, "run", end_the_request_first)
+    await c.accept_request(store, user="bob", requester="ann")
+    monkeypatch.undo()
+    for kind in (ListKind.FOLLOWING, ListKind.FANS, ListKind.MUTUAL, ListKind.REQUESTS_OUT):
+        assert await members(store, kind, "ann") == []
+    for kind in (ListKind.FOLLOWING, ListKind.FANS, ListKind.MUTUAL, ListKind.REQUESTS_IN):
+        assert await members(store, kind, "bob") == []
+    assert (await verify(store)).clean
+
+
 async def test_verify_knows_blocks_and_requests_and_repair_converges(users: FollowStore) -> None:
     k, r = users.keys, users.redis
     await c.block(users, blocker="ann", blocked="bob")
@@ -372,3 +402,60 @@ async def test_suggestions_rank_friends_of_friends_and_exclude_what_they_must(us
     await users.follow(follower="ann", followee="fay")
     assert [(s.user_id, s.followed_by) for s in await suggestions(users, "ann")] == [("eve", ["dan", "bob"])]
     assert await suggestions(users, "gus") == []
+
+
+# -- races ---------------------------------------------------------------------------------------------
+
+
+State = tuple[list[str], ...]
+
+
+async def state_of(store: FollowStore, follower: str, followee: str) -> State:
+    """Everything a follow or a request of `follower` to `followee` writes, on both sides."""
+    return (
+        await members(store, ListKind.FOLLOWING, follower),
+        await members(store, ListKind.FANS, followee),
+        await members(store, ListKind.MUTUAL, follower),
+        await members(store, ListKind.MUTUAL, followee),
+        await members(store, ListKind.REQUESTS_OUT, follower),
+        await members(store, ListKind.REQUESTS_IN, followee),
+    )
+
+
+@pytest.mark.parametrize("accept_first", [True, False])
+async def test_an_accept_racing_a_withdrawal_leaves_a_follow_or_nothing(
+    users: FollowStore, accept_first: bool
+) -> None:
+    await users.follow(follower="bob", followee="ann")  # an accepted follow is mutual at once
+    await lock(users, "bob")
+    follow: State = (["bob"], ["ann"], ["bob"], ["ann"], [], [])
+    nothing: State = ([], [], [], [], [], [])
+    for _ in range(4):
+        assert (await users.follow(follower="ann", followee="bob")).pending
+        accept = c.accept_request(users, user="bob", requester="ann")
+        withdraw = users.unfollow(follower="ann", followee="bob")
+        await asyncio.gather(*((accept, withdraw) if accept_first else (withdraw, accept)))
+        assert await state_of(users, "ann", "bob") in (follow, nothing)
+        assert (await verify(users)).clean
+        await users.unfollow(follower="ann", followee="bob")
+        assert await state_of(users, "ann", "bob") == nothing
+
+
+@pytest.mark.parametrize("lock_first", [True, False])
+async def test_a_lock_racing_a_follow_makes_a_follow_or_a_request(
+    users: FollowStore, lock_first: bool
+) -> None:
+    follow: State = (["bob"], ["ann"], [], [], [], [])
+    request: State = ([], [], [], [], ["bob"], ["ann"])
+    for _ in range(4):
+        lock_it = c.update_settings(users, "bob", locked=True)
+        ask = users.follow(follower="ann", followee="bob")
+        if lock_first:
+            _, result = await asyncio.gather(lock_it, ask)
+        else:
+            result, _ = await asyncio.gather(ask, lock_it)
+        assert isinstance(result, FollowResult) and result.changed
+        assert await state_of(users, "ann", "bob") == (request if result.pending else follow)
+        assert (await verify(users)).clean
+        await users.unfollow(follower="ann", followee="bob")
+        await lock(users, "bob", locked=False)
