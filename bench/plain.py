@@ -39,9 +39,9 @@ import hiredis
 import jwt
 import orjson
 import redis.asyncio as aioredis
-import uvicorn
 from redis.exceptions import NoScriptError
 
+from bench.processes import serve_quietly
 from bench.resp import pack
 from followgraph.store import Keys
 from followgraph.store.cursor import Cursor
@@ -367,18 +367,7 @@ def main() -> None:
     parser.add_argument("--redis-url", required=True)
     parser.add_argument("--client", choices=["resp", "redis-py"], default="resp")
     args = parser.parse_args()
-    uvicorn.run(
-        PlainApp(os.environ[SECRET_ENV], args.redis_url, args.client),
-        host=args.host,
-        port=args.port,
-        log_config=None,
-        log_level="warning",
-        access_log=False,
-        lifespan="on",
-        loop="uvloop",
-        http="httptools",
-        timeout_graceful_shutdown=5,
-    )
+    serve_quietly(PlainApp(os.environ[SECRET_ENV], args.redis_url, args.client), args.host, args.port)
 
 
 if __name__ == "__main__":

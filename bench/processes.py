@@ -17,8 +17,10 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
+import uvicorn
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -131,3 +133,19 @@ def running(child: Child) -> Iterator[Child]:
         yield child
     finally:
         child.stop()
+
+
+def serve_quietly(app: Any, host: str, port: int) -> None:
+    """Run a reference server as `followgraph serve` runs (uvloop, httptools), without logs."""
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_config=None,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        loop="uvloop",
+        http="httptools",
+        timeout_graceful_shutdown=5,
+    )

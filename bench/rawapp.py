@@ -32,12 +32,12 @@ from typing import Any, cast
 
 import orjson
 import redis.asyncio as aioredis
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from bench.processes import serve_quietly
 from followgraph.server.auth import AuthConfig, AuthError, authenticate
 from followgraph.server.redis_client import connect
 from followgraph.store import Keys, validate_user_id
@@ -235,18 +235,7 @@ def main() -> None:
     parser.add_argument("--redis-url", required=True)
     args = parser.parse_args()
     secret = os.environ[SECRET_ENV]
-    uvicorn.run(
-        create_bench_app(secret=secret, redis_url=args.redis_url),
-        host=args.host,
-        port=args.port,
-        log_config=None,
-        log_level="warning",
-        access_log=False,
-        lifespan="on",
-        loop="uvloop",
-        http="httptools",
-        timeout_graceful_shutdown=5,
-    )
+    serve_quietly(create_bench_app(secret=secret, redis_url=args.redis_url), args.host, args.port)
 
 
 if __name__ == "__main__":
