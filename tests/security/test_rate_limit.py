@@ -13,7 +13,7 @@ from typing import Any, cast
 import pytest
 
 from followgraph.server.settings import ConfigError, Settings
-from followgraph.store import Keys
+from followgraph.store import Keys, controls
 from followgraph.store.lua import Client
 from tests.conftest import Backend
 from tests.security.helpers import graph_dump, serve
@@ -191,3 +191,12 @@ def test_several_rates_are_refused_not_cut_to_the_first(value: str) -> None:
     # The limiter enforces one rate: accepting "20/minute;400/day" would silently drop the daily cap.
     with pytest.raises(ConfigError, match="FOLLOWGRAPH_FOLLOW_RATE_LIMIT"):
         Settings.from_env(environ={"FOLLOWGRAPH_FOLLOW_RATE_LIMIT": value})
+
+
+async def test_follow_requests_count_against_the_limit(app: Served, served_redis: Client) -> None:
+    for target in TARGETS[:4]:
+        await controls.update_settings(app.store, target, locked=True)
+    results = [await follow(app, "me", target) for target in TARGETS[:4]]
+    assert [codes(r) for r in results] == [[], [], [], ["RATE_LIMITED"]]
+    requested = set(cast("list[str]", await served_redis.zrange(app.store.keys.requests_out("me"), 0, -1)))
+    assert requested == set(TARGETS[:3])
