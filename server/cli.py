@@ -170,8 +170,12 @@ def _watched_redis(settings: Settings) -> Iterator[tuple[Settings, Embedded]]:
         raise _fail(f"Could not start the embedded Redis: {exc}", 1) from None
 
 
+# Bulk commands send large batches; on a busy machine one can take longer than a request's command.
+BULK_TIMEOUT = 30.0
+
+
 async def _with_store(settings: Settings, work: Callable[[FollowStore], Awaitable[T]]) -> T:
-    client = connect(settings.redis_url or "")
+    client = connect(settings.redis_url or "", timeout=max(settings.redis_timeout, BULK_TIMEOUT))
     await warm_up(client)
     try:
         return await work(FollowStore(client, keys=Keys(settings.key_prefix)))
