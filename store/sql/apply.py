@@ -1,0 +1,71 @@
+"""Applying a batch of events to the SQL copy, in one transaction, idempotently."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from followgraph.store.events import Event
+from followgraph.store.sql.plan import BatchPlan
+from followgraph.store.sql.statements import (
+    JOINED_ROWS,
+    insert_missing,
+    joined_update,
+    joined_update_columns,
+    update,
+)
+
+# A batch that lost a deadlock (or a serialization check) is run again, a few times: it is
+# idempotent, so running it again is always safe.
+RETRIES = 5
+_PG_RETRY_STATES = {"40P01", "40001"}  # deadlock_detected, serialization_failure
+_MYSQL_RETRY_CODES = {1213, 1205}  # ER_LOCK_DEADLOCK, ER_LOCK_WAIT_TIMEOUT
+
+
+def _transient(error: DBAPIError) -> bool:
+    orig = error.orig
+    if getattr(orig, "sqlstate", None) in _PG_RETRY_STATES:
+        return True
+    args: tuple[Any, ...] = getattr(orig, "args", ())
+    return bool(args) and args[0] in _MYSQL_RETRY_CODES
+
+
+async def _joined_updates(connection: AsyncConnection, name: str, params: list[dict[str, Any]]) -> None:
+    order = joined_update_columns(name)
+    for start in range(0, len(params), JOINED_ROWS):
+        chunk = params[start : start + JOINED_ROWS]
+        flat = tuple(row[column] for row in chunk for column in order)
+        await connection.exec_driver_sql(joined_update(name, len(chunk)), flat)
+
+
+async def _run(connection: AsyncConnection, plan: BatchPlan) -> None:
+    dialect = connection.dialect.name
+    for name, table_plan in plan.tables.items():
+        await connection.execute(insert_missing(dialect, name), table_plan.inserts)
+        for part, params in table_plan.updates.items():
+            if not part and dialect in ("mysql", "mariadb"):
+                await _joined_updates(connection, name, params)
+            else:
+                await connection.execute(update(f"{name}.{part}" if part else name), params)
+
+
+async def apply_events(engine: AsyncEngine, events: Sequence[Event]) -> None:
+    """Apply `events` (any order, repeats allowed) in one transaction: each row ends up as its
+    newest event left it, and an event older than a row's version changes nothing."""
+    plan = BatchPlan.of(events)
+    if not plan.tables:
+        return
+    for attempt in range(RETRIES):
+        try:
+            async with engine.begin() as connection:
+                await _run(connection, plan)
+            return
+        except DBAPIError as error:
+            if attempt == RETRIES - 1 or not _transient(error):
+                raise
+            await asyncio.sleep(random.uniform(0.01, 0.05) * 2**attempt)

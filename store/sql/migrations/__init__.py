@@ -1,0 +1,1 @@
+"""Alembic's environment and the schema's revisions (shipped in the package, run by `migrate`)."""

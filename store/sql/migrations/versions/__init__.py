@@ -1,0 +1,1 @@
+"""The schema's revisions, oldest first (a package so that wheels ship it)."""

@@ -1,0 +1,117 @@
+"""The SQL copy's tables, as SQLAlchemy Core metadata: what the migrations create and the code reads.
+
+Every row carries the version (Event.version: at, id ms, id seq) of the last event that changed it,
+so that an event changes a row only when it is newer; rows that end (an unfollow, an unblock) stay
+as tombstones, so that an older event applied late cannot bring them back.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from sqlalchemy import BigInteger, Boolean, Column, MetaData, SmallInteger, String, Table
+from sqlalchemy.dialects import mysql, postgresql
+from sqlalchemy.types import TypeEngine
+
+metadata = MetaData()
+
+# Ids compare bytewise on every database (PostgreSQL's "C" collation, MySQL's ascii_bin): user ids
+# are case-sensitive, and the snapshot reads come in the same order wherever the copy lives.
+USER_ID_LENGTH = 64
+
+
+def user_id_type() -> TypeEngine[str]:
+    return (
+        String(USER_ID_LENGTH)
+        .with_variant(postgresql.VARCHAR(USER_ID_LENGTH, collation="C"), "postgresql")
+        .with_variant(
+            mysql.VARCHAR(USER_ID_LENGTH, charset="ascii", collation="ascii_bin"), "mysql", "mariadb"
+        )
+    )
+
+
+def version_columns(prefix: str = "") -> list[Column[int]]:
+    """The three columns of a version: the event's time, then its stream id (ms, seq)."""
+    return [
+        Column(f"{prefix}v_at", BigInteger, nullable=False),
+        Column(f"{prefix}v_ms", BigInteger, nullable=False),
+        Column(f"{prefix}v_seq", BigInteger, nullable=False),
+    ]
+
+
+class FollowStatus(enum.IntEnum):
+    """follows.status: the original MySQL design's values."""
+
+    FOLLOWING = 1
+    UNFOLLOWED = 2
+
+
+class RequestStatus(enum.StrEnum):
+    """follow_requests.status: pending, or how the request ended."""
+
+    PENDING = "pending"
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+    WITHDRAWN = "withdrawn"
+    FOLLOWED = "followed"  # the requester followed directly (the account was unlocked)
+    BLOCKED = "blocked"  # a block either way cut it
+
+
+REQUEST_STATUS_LENGTH = 16
+
+users = Table(
+    "users",
+    metadata,
+    Column("id", user_id_type(), primary_key=True),
+    Column("name", String(200), nullable=True),
+    Column("avatar_url", String(2048), nullable=True),
+    Column("created_at", BigInteger, nullable=True),
+    Column("locked", Boolean, nullable=False),
+    Column("hide_following", Boolean, nullable=False),
+    Column("hide_fans", Boolean, nullable=False),
+    # The profile and the settings change through different events, each ordered on its own.
+    *version_columns("profile_"),
+    *version_columns("settings_"),
+)
+
+follows = Table(
+    "follows",
+    metadata,
+    Column("follower", user_id_type(), primary_key=True),
+    Column("followee", user_id_type(), primary_key=True),
+    Column("status", SmallInteger, nullable=False),
+    # The time of the current follow, or of the last one; null when only an unfollow was seen.
+    Column("followed_at", BigInteger, nullable=True),
+    Column("changed_at", BigInteger, nullable=False),
+    *version_columns(),
+)
+
+blocks = Table(
+    "blocks",
+    metadata,
+    Column("blocker", user_id_type(), primary_key=True),
+    Column("blocked", user_id_type(), primary_key=True),
+    Column("active", Boolean, nullable=False),
+    Column("at", BigInteger, nullable=False),
+    *version_columns(),
+)
+
+mutes = Table(
+    "mutes",
+    metadata,
+    Column("muter", user_id_type(), primary_key=True),
+    Column("muted", user_id_type(), primary_key=True),
+    Column("active", Boolean, nullable=False),
+    Column("at", BigInteger, nullable=False),
+    *version_columns(),
+)
+
+follow_requests = Table(
+    "follow_requests",
+    metadata,
+    Column("requester", user_id_type(), primary_key=True),
+    Column("owner", user_id_type(), primary_key=True),
+    Column("status", String(REQUEST_STATUS_LENGTH), nullable=False),
+    Column("at", BigInteger, nullable=False),
+    *version_columns(),
+)

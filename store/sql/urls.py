@@ -1,0 +1,57 @@
+"""Database URLs as users write them, turned into SQLAlchemy URLs with the async drivers."""
+
+from __future__ import annotations
+
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
+# The driver each database is reached with when the URL names none.
+DRIVERS = {
+    "postgresql": "postgresql+asyncpg",
+    "postgres": "postgresql+asyncpg",
+    "mysql": "mysql+asyncmy",
+    "mariadb": "mysql+asyncmy",
+    "sqlite": "sqlite+aiosqlite",
+}
+# Explicit drivers that are async, and so usable as they are.
+ASYNC_DRIVERS = {
+    "postgresql+asyncpg",
+    "mysql+asyncmy",
+    "mysql+aiomysql",
+    "mariadb+asyncmy",
+    "sqlite+aiosqlite",
+}
+
+
+class UnsupportedDatabaseError(ValueError):
+    """A URL of a database (or a driver) the SQL copy does not run on."""
+
+
+def _unsupported(url: str, what: str) -> UnsupportedDatabaseError:
+    supported = "postgresql://, postgres://, mysql://, mariadb:// or sqlite:///path"
+    return UnsupportedDatabaseError(
+        f"Unsupported database URL {_hidden(url)!r}: {what}. Use {supported} "
+        f"(or an async driver: {', '.join(sorted(ASYNC_DRIVERS))})."
+    )
+
+
+def _hidden(url: str) -> str:
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return url.split("@")[-1] if "@" in url else url
+
+
+def database_url(url: str) -> str:
+    """`url` with its database's async driver (postgresql+asyncpg, mysql+asyncmy, sqlite+aiosqlite)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        raise _unsupported(url, "it has no scheme")
+    scheme = scheme.lower()
+    if "+" in scheme:
+        if scheme not in ASYNC_DRIVERS:
+            raise _unsupported(url, f"the driver {scheme!r} is not one of the async drivers")
+        return url
+    if scheme not in DRIVERS:
+        raise _unsupported(url, f"the scheme {scheme!r} is not a database the copy runs on")
+    return f"{DRIVERS[scheme]}://{rest}"
