@@ -1,7 +1,9 @@
 """What each event writes to which row: pure data, no database.
 
 Every effect sets a row's whole state (never "if it was pending"), so that the final state is the
-newest effect's, whatever order the events are applied in.
+newest effect's, whatever order the events are applied in. The one exception is a USER event
+without some profile field: the field keeps its old value, so a profile whose events arrive out of
+order and name different fields can end with an older value of a field the newest event left out.
 """
 
 from __future__ import annotations

@@ -7,10 +7,10 @@ that a long read holds no transaction open and sees every row that was there thr
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, Row, Select, Table, func, select, true, tuple_
+from sqlalchemy import ColumnElement, Row, Select, Table, and_, func, or_, select, true
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from followgraph.store.sql.tables import (
@@ -63,6 +63,16 @@ class Counts:
     pending_requests: int
 
 
+def _after(keys: Sequence[ColumnElement[str]], values: Sequence[Any]) -> ColumnElement[bool]:
+    # Spelt out rather than as a row value (a, b) > (x, y), which not every database turns into
+    # an index range.
+    first, *rest = keys
+    beyond: ColumnElement[bool] = first > values[0]
+    if not rest:
+        return beyond
+    return or_(beyond, and_(first == values[0], _after(rest, values[1:])))
+
+
 async def _paged(
     engine: AsyncEngine,
     query: Select[Any],
@@ -74,7 +84,7 @@ async def _paged(
     while True:
         page = query.order_by(*keys).limit(batch)
         if after is not None:
-            page = page.where(tuple_(*keys) > tuple_(*after))
+            page = page.where(_after(keys, after))
         async with engine.connect() as connection:
             rows = (await connection.execute(page)).all()
         if not rows:
@@ -87,7 +97,7 @@ async def _paged(
 
 def all_users(engine: AsyncEngine, *, batch: int = BATCH) -> AsyncIterator[list[UserRow]]:
     """Every users row with its settings, by id."""
-    columns = [users.c[name] for name in UserRow.__slots__]
+    columns = [users.c[field.name] for field in fields(UserRow)]
     return _paged(engine, select(*columns), [users.c.id], lambda r: UserRow(**r._mapping), batch)
 
 

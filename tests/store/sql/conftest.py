@@ -18,7 +18,8 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from followgraph.store.sql import create_engine, metadata, migrate
+from followgraph.store.sql import create_engine, migrate
+from tests.store.sql.rows import wipe
 
 SERVERS = {
     "postgresql": os.environ.get("FOLLOWGRAPH_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432"),
@@ -55,12 +56,6 @@ def sql_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     finally:
         drop = f"DROP DATABASE {name} WITH (FORCE)" if kind == "postgresql" else f"DROP DATABASE {name}"
         asyncio.run(_admin(server, drop))
-
-
-async def wipe(engine: AsyncEngine) -> None:
-    async with engine.begin() as connection:
-        for table in reversed(metadata.sorted_tables):
-            await connection.execute(table.delete())
 
 
 @pytest.fixture

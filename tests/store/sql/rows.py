@@ -18,6 +18,13 @@ def event(kind: EventKind, actor: str, target: str | None, at: int, seq: int = 0
     return Event(id=f"{at}-{seq}", kind=kind, actor=actor, target=target, at=at, data=data)
 
 
+async def wipe(engine: AsyncEngine) -> None:
+    """Empty every table."""
+    async with engine.begin() as connection:
+        for table in reversed(metadata.sorted_tables):
+            await connection.execute(table.delete())
+
+
 async def dump(engine: AsyncEngine) -> Tables:
     """Every row of every table, in key order."""
     tables: Tables = {}

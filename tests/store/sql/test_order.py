@@ -9,8 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from followgraph.store.events import Event, EventKind
 from followgraph.store.sql import apply_events, create_engine
-from tests.store.sql.conftest import wipe
-from tests.store.sql.rows import Tables, dump, event
+from tests.store.sql.rows import Tables, dump, event, wipe
 
 USERS = ("a", "b", "c", "d")
 RELATIONS = [kind for kind in EventKind if kind.relation]
