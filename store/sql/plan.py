@@ -37,7 +37,9 @@ _NO_VERSION = {f"{part}_v_{n}": 0 for part in ("profile", "settings") for n in (
 
 @dataclass
 class TablePlan:
-    """Rows to insert where missing (the batch's state of a new row), then updates to run in order."""
+    """Rows to insert where missing (the batch's state of a new row), then the updates to run in
+    order on rows that were there already, by statement ("" a relation's, or users' "profile" and
+    "settings")."""
 
     inserts: list[dict[str, Any]] = field(default_factory=list)
     updates: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
@@ -76,7 +78,10 @@ def _relation_plan(table: str, table_writes: Iterable[Write]) -> TablePlan:
             # A new row's last follow may be older than the unfollow that ended it.
             row["followed_at"] = followed_at.get(key)
         plan.inserts.append(row | _version("", write.version))
-        updates.append(_params(write))
+        params = _params(write)
+        if table == "follows":
+            params["p_last_followed_at"] = followed_at.get(key)
+        updates.append(params)
     return plan
 
 

@@ -2,6 +2,8 @@
 
 An update's WHERE compares the row's version with the event's as a row value, (at, ms, seq) <
 (:at, :ms, :seq), so that the check and the write are one atomic statement on every database.
+Where the insert can say which rows it created (PostgreSQL, SQLite: RETURNING), only the rows that
+were there already are updated: a new row is inserted with the batch's final state.
 """
 
 from __future__ import annotations
@@ -54,9 +56,28 @@ def _newer(table: Table, prefix: str) -> ColumnElement[bool]:
     return stored < given
 
 
+def _update_follows() -> Update:
+    # Besides the newest write, a follow learns the time of its last follow from older events too
+    # (an unfollow applied before the follow it ended). One statement, so each row is locked once,
+    # in key order. PostgreSQL and SQLite only: MySQL would see the versions already assigned.
+    table = tables.follows
+    newer = _newer(table, "")
+    last = bindparam("p_last_followed_at", type_=table.c.followed_at.type)
+    later = and_(last.is_not(None), or_(table.c.followed_at.is_(None), table.c.followed_at < last))
+    values: dict[str, Any] = {"followed_at": case((later, last), else_=table.c.followed_at)}
+    for column in ("status", "changed_at", "v_at", "v_ms", "v_seq"):
+        given = bindparam(f"p_{column}", type_=table.c[column].type)
+        values[column] = case((newer, given), else_=table.c[column])
+    keys = and_(*(table.c[k] == bindparam(f"k_{k}", type_=table.c[k].type) for k in KEY_COLUMNS["follows"]))
+    return table.update().where(keys, or_(newer, later)).values(values)
+
+
 @functools.cache
 def update(part: str) -> Update:
-    """The conditional update of one table (or of users' profile / settings) for executemany."""
+    """The conditional update of one table (or of users' profile / settings) for executemany; on
+    MySQL the relation tables use `joined_update` instead."""
+    if part == "follows":
+        return _update_follows()
     name, _, sub = part.partition(".")
     table = _TABLES[name]
     prefix = f"{sub}_" if sub else ""
@@ -71,23 +92,21 @@ def update(part: str) -> Update:
     return table.update().where(keys, _newer(table, prefix)).values(values)
 
 
+def returns_inserted(dialect: str) -> bool:
+    """Whether `insert_missing` returns the keys it inserted (whose updates are then skipped)."""
+    return dialect in ("postgresql", "sqlite")
+
+
 @functools.cache
 def insert_missing(dialect: str, name: str) -> Insert:
-    """INSERT that skips rows already there; for follows, it keeps the later `followed_at`."""
+    """INSERT that skips rows already there. On PostgreSQL and SQLite it returns the keys it
+    inserted; on MySQL it returns nothing, and for follows keeps the later `followed_at`."""
     table = _TABLES[name]
     keys = list(KEY_COLUMNS[name])
-    if dialect in ("postgresql", "sqlite"):
+    if returns_inserted(dialect):
         module: Any = postgresql if dialect == "postgresql" else sqlite
-        stmt = module.insert(table)
-        if name != "follows":
-            return stmt.on_conflict_do_nothing(index_elements=keys)  # type: ignore[no-any-return]
-        later = and_(
-            stmt.excluded.followed_at.is_not(None),
-            or_(table.c.followed_at.is_(None), table.c.followed_at < stmt.excluded.followed_at),
-        )
-        return stmt.on_conflict_do_update(  # type: ignore[no-any-return]
-            index_elements=keys, set_={"followed_at": stmt.excluded.followed_at}, where=later
-        )
+        stmt = module.insert(table).on_conflict_do_nothing(index_elements=keys)
+        return stmt.returning(*(table.c[k] for k in keys))  # type: ignore[no-any-return]
     if dialect in ("mysql", "mariadb"):
         # Not INSERT IGNORE: it share-locks an existing row, and two transactions upgrading that
         # lock for the update deadlock; a no-op ON DUPLICATE KEY UPDATE takes the write lock at once.
