@@ -46,18 +46,18 @@ async def _joined_updates(connection: AsyncConnection, name: str, params: list[d
 
 async def _run(connection: AsyncConnection, plan: BatchPlan) -> None:
     dialect = connection.dialect.name
-    mysql = not returns_inserted(dialect)
+    returns = returns_inserted(dialect)
     for name, table_plan in plan.tables.items():
         result = await connection.execute(insert_missing(dialect, name), table_plan.inserts)
         # A row this transaction inserted holds the batch's final state already (and stays locked
         # until the commit): only the rows that were there get the updates.
-        inserted = set() if mysql else {tuple(row) for row in result.all()}
+        inserted = {tuple(row) for row in result.all()} if returns else set()
         keys = [f"k_{column}" for column in KEY_COLUMNS[name]]
         for part, all_params in table_plan.updates.items():
             params = [p for p in all_params if tuple(p[k] for k in keys) not in inserted]
             if not params:
                 continue
-            if not part and mysql:
+            if not part and not returns:  # MySQL: one round trip per row, unless joined
                 await _joined_updates(connection, name, params)
             else:
                 await connection.execute(update(f"{name}.{part}" if part else name), params)

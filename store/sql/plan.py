@@ -44,9 +44,6 @@ class TablePlan:
     inserts: list[dict[str, Any]] = field(default_factory=list)
     updates: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
-    def __bool__(self) -> bool:
-        return bool(self.inserts)
-
 
 def _version(prefix: str, version: tuple[int, int, int]) -> dict[str, int]:
     return {f"{prefix}v_at": version[0], f"{prefix}v_ms": version[1], f"{prefix}v_seq": version[2]}
@@ -74,13 +71,12 @@ def _relation_plan(table: str, table_writes: Iterable[Write]) -> TablePlan:
     for key in sorted(newest):
         write = newest[key]
         row = dict(zip(KEY_COLUMNS[table], key, strict=True)) | dict(write.values)
-        if table == "follows":
-            # A new row's last follow may be older than the unfollow that ended it.
-            row["followed_at"] = followed_at.get(key)
-        plan.inserts.append(row | _version("", write.version))
         params = _params(write)
         if table == "follows":
-            params["p_last_followed_at"] = followed_at.get(key)
+            # The time of the last follow may come from an older event than the newest write (a
+            # follow, then the unfollow that ended it).
+            row["followed_at"] = params["p_last_followed_at"] = followed_at.get(key)
+        plan.inserts.append(row | _version("", write.version))
         updates.append(params)
     return plan
 
