@@ -21,9 +21,10 @@ from followgraph.server.logs import configure_logging
 from followgraph.server.metrics import Metrics
 from followgraph.server.redis_client import connect, warm_up
 from followgraph.server.settings import Settings
+from followgraph.server.sync import SqlSync, running
 from followgraph.server.watchdog import RedisWatchdog
 from followgraph.server.web import WEB_PROJECT, WebBuild, web_routes
-from followgraph.store import FollowStore, Keys
+from followgraph.store import FollowStore
 from followgraph.store.lua import Client
 from followgraph.store.ratelimit import FollowRateLimiter
 
@@ -64,7 +65,7 @@ def create_app(
         client = (
             redis if redis is not None else connect(settings.redis_url or "", timeout=settings.redis_timeout)
         )
-        keys = Keys(settings.key_prefix)
+        keys = settings.keys
         app.state.redis = client
         app.state.endpoint = endpoint
         app.state.store = FollowStore(client, keys=keys)
@@ -77,8 +78,15 @@ def create_app(
         limiter_client = app.state.follow_limiter and app.state.follow_limiter.cluster_client()
         if limiter_client is not None:
             await warm_up(limiter_client)
+        url = settings.sql_url if settings.sync else None
+        app.state.sync = (
+            None
+            if url is None
+            else SqlSync(app.state.store, url, registry=metrics.registry, batch=settings.sync_batch)
+        )
         try:
-            yield
+            async with running(app.state.sync):
+                yield
         finally:
             if app.state.follow_limiter is not None:
                 await app.state.follow_limiter.aclose()
@@ -97,7 +105,12 @@ def create_app(
                 await request.app.state.redis.ping()
         except (RedisError, OSError, TimeoutError) as exc:
             return JSONResponse({"status": "unavailable", "redis": type(exc).__name__}, status_code=503)
-        return JSONResponse({"status": "ok", "redis": "ok"})
+        body: dict[str, object] = {"status": "ok", "redis": "ok"}
+        # The SQL copy's state is reported, not judged: a lagging copy does not stop the API.
+        sync: SqlSync | None = request.app.state.sync
+        if sync is not None:
+            body["sync"] = sync.state.body()
+        return JSONResponse(body)
 
     async def metrics_endpoint(request: Request) -> Response:
         return Response(metrics.render(), media_type=metrics.content_type)

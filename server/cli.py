@@ -12,26 +12,30 @@ import shutil
 import signal
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import IO, Annotated, Any, TypeVar
+from typing import IO, Annotated, Any
 
 import typer
 import uvicorn
 from prometheus_client import CollectorRegistry
 from redis.exceptions import RedisError
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
 
+from followgraph.server import cli_log
 from followgraph.server.auth import mint_token
+from followgraph.server.cli_support import (
+    DataDir,
+    FormatOption,
+    RedisUrl,
+    console,
+    env_help,
+    fail,
+    progress_bar,
+    redis_for,
+    settings_from,
+    with_store,
+)
 from followgraph.server.demo import (
     DEFAULT_SEED,
     DEFAULT_USERS,
@@ -46,10 +50,9 @@ from followgraph.server.embedded import redis_url as resolve_redis_url
 from followgraph.server.http_protocol import GuardedHttpToolsProtocol, connection_cap
 from followgraph.server.logs import configure_logging
 from followgraph.server.metrics import MULTIPROC_ENV, serve_metrics, workers_registry
-from followgraph.server.redis_client import connect, warm_up
 from followgraph.server.redis_cluster import LocalCluster
 from followgraph.server.redis_server import RedisServerError
-from followgraph.server.settings import ENV_PREFIX, ConfigError, Settings
+from followgraph.server.settings import ConfigError, Settings
 from followgraph.server.transfer import (
     CONTROL_FIELDS,
     EDGE_FIELDS,
@@ -68,14 +71,11 @@ from followgraph.server.transfer import (
     user_rows,
 )
 from followgraph.server.web import WEB_PROJECT, WebBuild, build_notice
-from followgraph.store import FollowStore, Keys, StoreError
+from followgraph.store import FollowStore, StoreError
 from followgraph.store.repair import Report, verify
 
 log = logging.getLogger("followgraph")
 # Messages wrap at the terminal's width; piped or redirected, a message stays on one line.
-console = Console(stderr=True, soft_wrap=not sys.stderr.isatty())
-T = TypeVar("T")
-_DEFAULTS = Settings()
 
 app = typer.Typer(
     help="FollowGraph: a GraphQL follow graph on Redis.",
@@ -83,25 +83,6 @@ app = typer.Typer(
     add_completion=False,
     rich_markup_mode=None,
 )
-
-
-def _env(text: str, name: str, default: object = None) -> str:
-    """Help text of an option backed by setting `name`: its variable and its default."""
-    shown = getattr(_DEFAULTS, name) if default is None else default
-    return f"{text} [env {ENV_PREFIX}{name.upper()}; default: {shown}]"
-
-
-RedisUrl = Annotated[
-    str | None,
-    typer.Option(help=_env("Redis URL.", "redis_url", "the embedded Redis of the data directory")),
-]
-DataDir = Annotated[
-    Path | None,
-    typer.Option(help=_env("Where the embedded Redis and the JWT secret live.", "data_dir")),
-]
-FormatOption = Annotated[
-    str | None, typer.Option("--format", help="csv or jsonl; default: from the file name.")
-]
 
 
 class Kind(enum.Enum):
@@ -129,32 +110,9 @@ KindOption = Annotated[
 ]
 
 
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    """Print `message` (verbatim: it may quote user data) and return the Exit to raise."""
-    console.print(message, markup=False, highlight=False, style="red")
-    return typer.Exit(code)
-
-
-def _settings(**overrides: Any) -> Settings:
-    try:
-        return Settings.from_env(None, **overrides)
-    except ConfigError as exc:
-        raise _fail(f"Configuration error: {exc}") from None
-
-
-@contextlib.contextmanager
-def _redis(settings: Settings) -> Iterator[Settings]:
-    """Settings whose redis_url is set, starting the embedded Redis for the duration if needed."""
-    try:
-        with resolve_redis_url(settings) as url:
-            yield replace(settings, redis_url=url)
-    except RedisServerError as exc:
-        raise _fail(f"Could not start the embedded Redis: {exc}", 1) from None
-
-
 @contextlib.contextmanager
 def _watched_redis(settings: Settings) -> Iterator[tuple[Settings, Embedded]]:
-    """Like _redis(), for serve: an embedded Redis started here is restarted when it exits.
+    """Like redis_for(), for serve: an embedded Redis started here is restarted when it exits.
 
     With worker processes, which cannot see the watchdog, giving up on it stops the server.
     """
@@ -167,26 +125,7 @@ def _watched_redis(settings: Settings) -> Iterator[tuple[Settings, Embedded]]:
         with embedded_redis(settings, watch=True, on_give_up=stop_server) as embedded:
             yield dataclasses.replace(settings, redis_url=embedded.url), embedded
     except RedisServerError as exc:
-        raise _fail(f"Could not start the embedded Redis: {exc}", 1) from None
-
-
-# Bulk commands send large batches; on a busy machine one can take longer than a request's command.
-BULK_TIMEOUT = 30.0
-
-
-async def _with_store(settings: Settings, work: Callable[[FollowStore], Awaitable[T]]) -> T:
-    client = connect(settings.redis_url or "", timeout=max(settings.redis_timeout, BULK_TIMEOUT))
-    await warm_up(client)
-    try:
-        return await work(FollowStore(client, keys=Keys(settings.key_prefix)))
-    finally:
-        await client.aclose()
-
-
-def _progress(unit: str, total: int | None = None) -> Progress:
-    columns: list[Any] = [SpinnerColumn(), TextColumn("{task.description}"), BarColumn()]
-    columns += [MofNCompleteColumn(), TextColumn(unit), TimeElapsedColumn()]
-    return Progress(*columns, console=console, transient=False)
+        raise fail(f"Could not start the embedded Redis: {exc}", 1) from None
 
 
 async def _demo(settings: Settings, spec: DemoSpec) -> bool:
@@ -195,7 +134,7 @@ async def _demo(settings: Settings, spec: DemoSpec) -> bool:
     async def work(store: FollowStore) -> bool:
         if not await is_empty(store):
             return False
-        with _progress("follows") as bar:
+        with progress_bar("follows") as bar:
             task = bar.add_task("demo graph", total=None)
             started = time.perf_counter()
             users, follows = await load_demo(
@@ -211,7 +150,7 @@ async def _demo(settings: Settings, spec: DemoSpec) -> bool:
         )
         return True
 
-    return await _with_store(settings, work)
+    return await with_store(settings, work)
 
 
 def _exit_on_signal(signum: int, frame: object) -> None:
@@ -231,28 +170,28 @@ def _print_welcome(settings: Settings, users: int = DEFAULT_USERS) -> None:
 
 @app.command(short_help="Serve the API, the web app (/) and GraphiQL (/graphql).")
 def serve(
-    host: Annotated[str | None, typer.Option(help=_env("Interface to listen on.", "host"))] = None,
-    port: Annotated[int | None, typer.Option(help=_env("TCP port.", "port"))] = None,
-    workers: Annotated[int | None, typer.Option(help=_env("Server processes.", "workers"))] = None,
+    host: Annotated[str | None, typer.Option(help=env_help("Interface to listen on.", "host"))] = None,
+    port: Annotated[int | None, typer.Option(help=env_help("TCP port.", "port"))] = None,
+    workers: Annotated[int | None, typer.Option(help=env_help("Server processes.", "workers"))] = None,
     redis_url: RedisUrl = None,
     data_dir: DataDir = None,
     appendfsync: Annotated[
         str | None,
-        typer.Option(help=_env("Embedded Redis AOF fsync: everysec or always.", "appendfsync")),
+        typer.Option(help=env_help("Embedded Redis AOF fsync: everysec or always.", "appendfsync")),
     ] = None,
     production: Annotated[
         bool | None,
         typer.Option(
             "--production/--development",
-            help=_env("Production mode: GraphiQL and introspection off.", "production", "development"),
+            help=env_help("Production mode: GraphiQL and introspection off.", "production", "development"),
         ),
     ] = None,
     log_level: Annotated[
-        str | None, typer.Option(help=_env("debug, info, warning or error.", "log_level"))
+        str | None, typer.Option(help=env_help("debug, info, warning or error.", "log_level"))
     ] = None,
     metrics_port: Annotated[
         int | None,
-        typer.Option(help=_env("Serve /metrics on this port, not the API's.", "metrics_port")),
+        typer.Option(help=env_help("Serve /metrics on this port, not the API's.", "metrics_port")),
     ] = None,
     demo: Annotated[
         bool,
@@ -263,7 +202,7 @@ def serve(
     ] = False,
 ) -> None:
     """Serve the GraphQL API, the web app at / and GraphiQL at /graphql."""
-    settings = _settings(
+    settings = settings_from(
         host=host,
         port=port,
         workers=workers,
@@ -284,7 +223,7 @@ def serve(
         try:
             settings.auth_config()
         except ConfigError as exc:
-            raise _fail(f"Configuration error: {exc}") from None
+            raise fail(f"Configuration error: {exc}") from None
         if demo and not asyncio.run(_demo(settings, DemoSpec())):
             console.print("The store already has users: the demo graph was not loaded again.")
         if demo:
@@ -337,7 +276,7 @@ def serve(
                     "followgraph.server.app:app_from_env", factory=True, workers=settings.workers, **options
                 )
         if watchdog is not None and watchdog.problem() is not None:
-            raise _fail(f"Stopped: {watchdog.problem()}.", 1)
+            raise fail(f"Stopped: {watchdog.problem()}.", 1)
 
 
 @contextlib.contextmanager
@@ -349,7 +288,7 @@ def _metrics_port(settings: Settings, registry: CollectorRegistry) -> Iterator[N
     try:
         server = serve_metrics(settings.host, settings.metrics_port, registry)
     except OSError as exc:
-        raise _fail(f"Cannot serve metrics on port {settings.metrics_port}: {exc.strerror}.", 1) from None
+        raise fail(f"Cannot serve metrics on port {settings.metrics_port}: {exc.strerror}.", 1) from None
     log.info("metrics on http://%s:%d/metrics", settings.host, settings.metrics_port)
     try:
         yield
@@ -367,8 +306,8 @@ def demo(
     data_dir: DataDir = None,
 ) -> None:
     """Load a realistic demo graph (power-law fans; user "1" is the biggest celebrity) into an empty store."""
-    settings = _settings(redis_url=redis_url, data_dir=data_dir)
-    with _redis(settings) as settings:
+    settings = settings_from(redis_url=redis_url, data_dir=data_dir)
+    with redis_for(settings) as settings:
         if not asyncio.run(_demo(settings, DemoSpec(users=users, seed=seed))):
             console.print("[yellow]The store already has users: nothing loaded.[/yellow]")
             raise typer.Exit(1)
@@ -429,7 +368,7 @@ def import_(
 
     Exits 1 when any row was rejected, 0 when every row was imported.
     """
-    settings = _settings(redis_url=redis_url, data_dir=data_dir)
+    settings = settings_from(redis_url=redis_url, data_dir=data_dir)
     source: contextlib.AbstractContextManager[IO[str]]
     try:
         file_format = Format.of(path, fmt or ("csv" if path == "-" else None))
@@ -439,10 +378,10 @@ def import_(
             contextlib.nullcontext(sys.stdin) if path == "-" else open(path, encoding="utf-8-sig", newline="")
         )
     except ValueError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     except OSError as exc:
-        raise _fail(f"Cannot read {path}: {exc.strerror}.") from None
-    with source as lines, _redis(settings) as settings, _progress("rows", total) as bar:
+        raise fail(f"Cannot read {path}: {exc.strerror}.") from None
+    with source as lines, redis_for(settings) as settings, progress_bar("rows", total) as bar:
         task = bar.add_task(f"import {kind.value}", total=total)
 
         def progress(rows: int) -> None:
@@ -468,7 +407,7 @@ def import_(
                 progress=progress,
             )
 
-        summary = asyncio.run(_with_store(settings, work))
+        summary = asyncio.run(with_store(settings, work))
     _report(summary, kind.noun)
     if summary.stopped_at is not None:
         raise typer.Exit(1)
@@ -490,7 +429,7 @@ def export(
 ) -> None:
     """Export every follow, user or control; the three exports re-imported into an empty store
     (users, then edges, then controls) give the same graph."""
-    settings = _settings(redis_url=redis_url, data_dir=data_dir)
+    settings = settings_from(redis_url=redis_url, data_dir=data_dir)
     target: contextlib.AbstractContextManager[IO[str]]
     try:
         file_format = Format.of(path, fmt or ("csv" if path == "-" else None))
@@ -500,10 +439,10 @@ def export(
             else open(path, "w", encoding="utf-8", newline="")
         )
     except ValueError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     except OSError as exc:
-        raise _fail(f"Cannot write {path}: {exc.strerror}.") from None
-    with target as out, _redis(settings) as settings, _progress("rows") as bar:
+        raise fail(f"Cannot write {path}: {exc.strerror}.") from None
+    with target as out, redis_for(settings) as settings, progress_bar("rows") as bar:
         task = bar.add_task(f"export {kind.value}", total=None)
 
         def progress(rows: int) -> None:
@@ -513,7 +452,7 @@ def export(
             return await _EXPORTERS[kind](store, out, file_format, progress=progress)
 
         started = time.perf_counter()
-        count = asyncio.run(_with_store(settings, work))
+        count = asyncio.run(with_store(settings, work))
     console.print(f"Exported {count} {kind.value} in {time.perf_counter() - started:.1f}s.")
 
 
@@ -521,14 +460,14 @@ _EXPORTERS = {Kind.EDGES: export_edges, Kind.USERS: export_users, Kind.CONTROLS:
 
 
 def _check_graph(fix: bool, redis_url: str | None, data_dir: Path | None) -> Report:
-    settings = _settings(redis_url=redis_url, data_dir=data_dir)
-    with _redis(settings) as settings, _progress("users") as bar:
+    settings = settings_from(redis_url=redis_url, data_dir=data_dir)
+    with redis_for(settings) as settings, progress_bar("users") as bar:
         task = bar.add_task("repair" if fix else "verify", total=None)
 
         async def work(store: FollowStore) -> Report:
             return await verify(store, fix=fix, progress=lambda users: bar.update(task, completed=users))
 
-        report = asyncio.run(_with_store(settings, work))
+        report = asyncio.run(with_store(settings, work))
     console.print(f"Checked {report.users} users and {report.follows} follows.")
     for problem, count in sorted(report.problems.items(), key=lambda item: item[0].value):
         console.print(f"  {count} x {problem.value}", markup=False)
@@ -574,11 +513,11 @@ def token(
     Warns when the user is not registered in the store (the token is printed all the same),
     unless it is an admin token.
     """
-    settings = _settings(redis_url=redis_url, data_dir=data_dir)
+    settings = settings_from(redis_url=redis_url, data_dir=data_dir)
     try:
         minted = mint_token(settings.auth_config(), user_id, admin=admin, ttl_seconds=ttl)
     except (ConfigError, ValueError, StoreError) as exc:
-        raise _fail(f"Cannot mint a token: {exc}") from None
+        raise fail(f"Cannot mint a token: {exc}") from None
     if not admin:  # an admin token is for upsertUser: its user needs no profile
         _warn_unless_registered(settings, user_id)
     typer.echo(minted)
@@ -590,7 +529,7 @@ def _warn_unless_registered(settings: Settings, user_id: str) -> None:
 
     try:
         with resolve_redis_url(settings) as url:
-            registered = asyncio.run(_with_store(replace(settings, redis_url=url), work))
+            registered = asyncio.run(with_store(replace(settings, redis_url=url), work))
     except (RedisServerError, RedisError, OSError) as exc:
         console.print(
             f"Could not check that user {user_id} is registered: {exc}", markup=False, style="yellow"
@@ -618,21 +557,21 @@ def cluster_command(
     Each start forms a new, empty cluster; nothing is kept. Serve on it with
     --redis-url redis+cluster://127.0.0.1:PORT.
     """
-    settings = _settings(data_dir=data_dir)
+    settings = settings_from(data_dir=data_dir)
     cluster = LocalCluster(
         directory=settings.data_dir / "cluster", masters=masters, ports=tuple(range(port, port + masters))
     )
     try:
         cluster.start()
     except RedisServerError as exc:
-        raise _fail(f"Could not start the cluster: {exc}", 1) from None
+        raise fail(f"Could not start the cluster: {exc}", 1) from None
     signal.signal(signal.SIGTERM, _exit_on_signal)
     console.print(f"Redis Cluster of {masters} masters ready. Ctrl-C stops it.")
     typer.echo(cluster.url)
     try:
         while cluster.running:
             time.sleep(0.5)
-        raise _fail("A cluster node exited; stopping the others.", 1)
+        raise fail("A cluster node exited; stopping the others.", 1)
     except KeyboardInterrupt:
         pass
     finally:
@@ -653,6 +592,12 @@ def export_schema(
         typer.echo(sdl, nl=False)
     else:
         output.write_text(sdl)
+
+
+app.command(short_help="Feed the SQL copy from the change log (apart from serve).")(cli_log.sync)
+app.command(short_help="Rebuild an empty Redis from the SQL copy.")(cli_log.rebuild)
+app.command(short_help="Compare the SQL copy with Redis (--repair-sql rewrites it).")(cli_log.reconcile)
+app.add_typer(cli_log.events, name="events", short_help="Read the change log (events tail).")
 
 
 def main() -> None:

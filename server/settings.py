@@ -18,6 +18,7 @@ from limits import parse_many
 from followgraph.schema import QueryLimits
 from followgraph.server.auth import AuthConfig, AuthConfigError
 from followgraph.server.http_protocol import ReadLimits
+from followgraph.store.keys import DEFAULT_LOG_CAP, Keys
 
 ENV_PREFIX = "FOLLOWGRAPH_"
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -39,6 +40,8 @@ RANGES: dict[str, tuple[int, int]] = {
     "max_header_bytes": (1024, 1_048_576),
     "max_connections": (1, 1_000_000),
     "jwt_max_lifetime": (60, 366 * 86400),
+    "event_log_max": (1000, 1_000_000_000),
+    "sync_batch": (1, 10_000),
 }
 
 
@@ -133,6 +136,14 @@ class Settings:
     # Longest token lifetime accepted (exp - now), in seconds: 30 days.
     jwt_max_lifetime: int = 30 * 86400
     redis_timeout: float = 1.0
+    # The SQL copy of the graph (server/sync.py): a SQLAlchemy URL (postgresql://, mysql://,
+    # sqlite:///path); None: SQLite in the data directory; "off": no copy.
+    database_url: str | None = field(default=None, repr=False)
+    # Whether this server process also feeds the SQL copy (off when `followgraph sync` does apart).
+    sync: bool = True
+    sync_batch: int = 500
+    # Approximate cap of the change log per stream (per slot on a cluster), in events.
+    event_log_max: int = DEFAULT_LOG_CAP
     follow_rate_limit: str = "400/day"
     # Run documents that already ran once from compiled plans (schema/compiler.py and schema/plan.py).
     compiled_queries: bool = True
@@ -216,6 +227,20 @@ class Settings:
                 f"Set either {_env_name('jwt_secret')} (HS256) "
                 f"or {_env_name('jwt_public_key_file')} (RS256), not both."
             )
+
+    @property
+    def keys(self) -> Keys:
+        """Where the graph and its change log live in Redis."""
+        return Keys(self.key_prefix, log_cap=self.event_log_max)
+
+    @property
+    def sql_url(self) -> str | None:
+        """The SQL copy's URL as given or defaulted; None when the copy is off."""
+        if self.database_url is None:
+            return f"sqlite:///{(self.data_dir / 'followgraph.sqlite3').resolve()}"
+        if self.database_url.strip().lower() == "off":
+            return None
+        return self.database_url
 
     @property
     def query_limits(self) -> QueryLimits:

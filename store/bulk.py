@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from followgraph.store import control_scripts as cs
-from followgraph.store.graph import Edge, FollowStore, upsert_args
+from followgraph.store.events import logged
+from followgraph.store.graph import Edge, FollowStore, unfollow_out_call, upsert_args
 from followgraph.store.keys import Keys
 from followgraph.store.lua import AnyPipeline, ScriptCall, run_pipeline, run_scripts
 from followgraph.store.model import Profile
-from followgraph.store.scripts import UPSERT_USER_SCRIPT
+from followgraph.store.scripts import UNFOLLOW_OUT_SCRIPT, UPSERT_USER_SCRIPT
 
 __all__ = [
     "Control",
@@ -115,11 +116,14 @@ async def upsert_many(store: FollowStore, users: Sequence[UserRow]) -> None:
 
     def fill(pipe: AnyPipeline) -> None:
         for user in users:
-            profile = [store.keys.profile(user.user_id)]
-            UPSERT_USER_SCRIPT.queue(pipe, profile, upsert_args(user.name, user.avatar_url, user.created_at))
+            k, profile = store.keys, [store.keys.profile(user.user_id)]
+            args = upsert_args(user.name, user.avatar_url, user.created_at)
+            calls = [logged(k, user.user_id, (UPSERT_USER_SCRIPT, profile, args))]
             settings = user.settings_args
             if settings is not None:  # after the upsert: the same key, so in order on a cluster too
-                cs.UPDATE_SETTINGS_SCRIPT.queue(pipe, profile, settings)
+                calls.append(logged(k, user.user_id, (cs.UPDATE_SETTINGS_SCRIPT, profile, settings)))
+            for script, keys, script_args in calls:
+                script.queue(pipe, keys, script_args)
 
     await run_pipeline(store.redis, fill, [UPSERT_USER_SCRIPT, cs.UPDATE_SETTINGS_SCRIPT])
 
@@ -201,7 +205,7 @@ _CONTROL_SCRIPTS = (
     cs.REQUEST_AT_SCRIPT,
     cs.REQUEST_AT_OUT_SCRIPT,
     cs.REQUEST_AT_IN_SCRIPT,
-    cs.REJECT_IN_SCRIPT,
+    UNFOLLOW_OUT_SCRIPT,
 )
 
 
@@ -258,9 +262,8 @@ async def _cluster_steps(
     done = [(i, c) for i, c, _ in known if replies[i][0] == 0 and c.kind is not ControlKind.MUTE]
     accepted = await run_scripts(store.redis, [_in_call(k, c, str(replies[i][2])) for i, c in done])
     refused = [(i, c) for (i, c), ok in zip(done, accepted, strict=True) if not ok]
-    await run_scripts(
-        store.redis, [(cs.REJECT_IN_SCRIPT, [k.requests_out(c.actor)], [c.target]) for _, c in refused]
-    )
+    # The actor's request was logged: withdraw it the way an unfollow does, logged too.
+    await run_scripts(store.redis, [unfollow_out_call(k, c.actor, c.target) for _, c in refused])
     for i, _ in refused:
         replies[i] = [ControlStatus.BLOCKED, 0]
 
@@ -285,23 +288,25 @@ def _single_call(k: Keys, c: Control, at: str) -> ScriptCall:
             k.blocked_by(b),
             *_cut_keys(k, b),
         ]
-        return cs.BLOCK_AT_SCRIPT, keys, [a, b, at]
+        return logged(k, a, (cs.BLOCK_AT_SCRIPT, keys, [a, b, at]))
     if c.kind is ControlKind.MUTE:
-        return cs.MUTE_AT_SCRIPT, [k.profile(a), k.muting(a), k.profile(b)], [b, at]
+        return logged(k, a, (cs.MUTE_AT_SCRIPT, [k.profile(a), k.muting(a), k.profile(b)], [b, at]))
     keys = [k.profile(a), k.profile(b), k.blocking(a), k.blocked_by(a), k.following(a)]
     keys += [k.requests_out(a), k.requests_in(b)]
-    return cs.REQUEST_AT_SCRIPT, keys, [a, b, at]
+    return logged(k, a, (cs.REQUEST_AT_SCRIPT, keys, [a, b, at]))
 
 
 def _out_call(k: Keys, c: Control, at: str) -> ScriptCall:
     """The actor's step on a cluster (a mute has no other)."""
     a, b = c.actor, c.target
     if c.kind is ControlKind.BLOCK:
-        return cs.BLOCK_AT_OUT_SCRIPT, [k.profile(a), k.blocking(a), *_cut_keys(k, a)], [b, at]
-    if c.kind is ControlKind.MUTE:
-        return cs.MUTE_AT_SCRIPT, [k.profile(a), k.muting(a)], [b, at]
-    keys = [k.profile(a), k.blocking(a), k.blocked_by(a), k.following(a), k.requests_out(a)]
-    return cs.REQUEST_AT_OUT_SCRIPT, keys, [b, at]
+        call: ScriptCall = (cs.BLOCK_AT_OUT_SCRIPT, [k.profile(a), k.blocking(a), *_cut_keys(k, a)], [b, at])
+    elif c.kind is ControlKind.MUTE:
+        call = (cs.MUTE_AT_SCRIPT, [k.profile(a), k.muting(a)], [b, at])
+    else:
+        keys = [k.profile(a), k.blocking(a), k.blocked_by(a), k.following(a), k.requests_out(a)]
+        call = (cs.REQUEST_AT_OUT_SCRIPT, keys, [b, at])
+    return logged(k, a, call)
 
 
 def _in_call(k: Keys, c: Control, at: str) -> ScriptCall:

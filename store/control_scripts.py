@@ -5,7 +5,7 @@ its own user's slot on a cluster)."""
 from __future__ import annotations
 
 from followgraph.store.lua import LuaScript
-from followgraph.store.scripts import FOLLOW_STEPS, NOW
+from followgraph.store.scripts import FOLLOW_STEPS, LOG, NOW
 
 # A block ends everything between the two users on one side: follows both ways, the mutual entry,
 # and requests both ways.
@@ -25,12 +25,14 @@ end
 # ARGV: A B   Returns {status, added}.
 BLOCK = (
     NOW
+    + LOG
     + _CUT
     + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
 if redis.call('EXISTS', KEYS[2]) == 0 then return {-2, 0} end
 local added = redis.call('ZADD', KEYS[3], 'NX', now_ms(nil), ARGV[2])
 local at = redis.call('ZSCORE', KEYS[3], ARGV[2])
+if added == 1 then log_event('BLOCK', ME, ARGV[2], at) end
 cut(KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], ARGV[2])
 redis.call('ZADD', KEYS[9], at, ARGV[1])
 cut(KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], ARGV[1])
@@ -43,12 +45,15 @@ return {0, added}
 # Returns {status, added, time}.
 BLOCK_OUT = (
     NOW
+    + LOG
     + _CUT
     + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, false} end
 local added = redis.call('ZADD', KEYS[2], 'NX', now_ms(nil), ARGV[1])
 cut(KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], ARGV[1])
-return {0, added, redis.call('ZSCORE', KEYS[2], ARGV[1])}
+local at = redis.call('ZSCORE', KEYS[2], ARGV[1])
+if added == 1 then log_event('BLOCK', ME, ARGV[1], at) end
+return {0, added, at}
 """
 )
 
@@ -65,19 +70,30 @@ return 1
 
 # unblock(A, B) on a single Redis.   KEYS: profile:A profile:B blocking:A blocked_by:B   ARGV: A B
 # Returns {status, removed}. Follows the block ended stay ended.
-UNBLOCK = """
+UNBLOCK = (
+    NOW
+    + LOG
+    + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
 if redis.call('EXISTS', KEYS[2]) == 0 then return {-2, 0} end
 local removed = redis.call('ZREM', KEYS[3], ARGV[2])
 redis.call('ZREM', KEYS[4], ARGV[1])
+if removed == 1 then log_event('UNBLOCK', ME, ARGV[2], now_ms(nil)) end
 return {0, removed}
 """
+)
 
 # A's step of an unblock, on a cluster.   KEYS: profile:A blocking:A   ARGV: B   Returns {status, removed}.
-UNBLOCK_OUT = """
+UNBLOCK_OUT = (
+    NOW
+    + LOG
+    + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
-return {0, redis.call('ZREM', KEYS[2], ARGV[1])}
+local removed = redis.call('ZREM', KEYS[2], ARGV[1])
+if removed == 1 then log_event('UNBLOCK', ME, ARGV[1], now_ms(nil)) end
+return {0, removed}
 """
+)
 
 # B's step of an unblock, on a cluster.   KEYS: blocked_by:B   ARGV: A
 UNBLOCK_IN = """
@@ -90,11 +106,19 @@ return 1
 # Returns {status, changed}.
 MUTE = (
     NOW
+    + LOG
     + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
-if KEYS[3] and redis.call('EXISTS', KEYS[3]) == 0 then return {-2, 0} end
-if ARGV[2] == '1' then return {0, redis.call('ZADD', KEYS[2], 'NX', now_ms(nil), ARGV[1])} end
-return {0, redis.call('ZREM', KEYS[2], ARGV[1])}
+if #KEYS == 4 and redis.call('EXISTS', KEYS[3]) == 0 then return {-2, 0} end
+local at = now_ms(nil)
+if ARGV[2] == '1' then
+  local added = redis.call('ZADD', KEYS[2], 'NX', at, ARGV[1])
+  if added == 1 then log_event('MUTE', ME, ARGV[1], at) end
+  return {0, added}
+end
+local removed = redis.call('ZREM', KEYS[2], ARGV[1])
+if removed == 1 then log_event('UNMUTE', ME, ARGV[1], at) end
+return {0, removed}
 """
 )
 
@@ -115,10 +139,13 @@ local function accept_owner(requests_in, fans, following, mutual, member, at)
   return 0, redis.call('ZSCORE', fans, member)
 end
 
+-- Returns 1 when the requester now follows (the step that logs the acceptance).
 local function accept_requester(requests_out, following, fans, mutual, member, at)
   if redis.call('ZREM', requests_out, member) == 1 and at then
     follow_out(following, fans, mutual, member, at)
+    return 1
   end
+  return 0
 end
 """
 )
@@ -129,6 +156,7 @@ end
 # ARGV: A B   Returns {status, changed}.
 ACCEPT = (
     NOW
+    + LOG
     + _ACCEPT_STEPS
     + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
@@ -139,7 +167,9 @@ if not redis.call('ZSCORE', KEYS[7], ARGV[1]) then
   return {0, 0}
 end
 local changed, at = accept_owner(KEYS[3], KEYS[4], KEYS[5], KEYS[6], ARGV[2], now_ms(nil))
-accept_requester(KEYS[7], KEYS[8], KEYS[9], KEYS[10], ARGV[1], at)
+if accept_requester(KEYS[7], KEYS[8], KEYS[9], KEYS[10], ARGV[1], at) == 1 then
+  log_event('ACCEPT_FOLLOW_REQUEST', ARGV[1], ARGV[2], at)
+end
 return {0, changed}
 """
 )
@@ -156,14 +186,18 @@ return {0, changed, at}
 """
 )
 
-# The requester's step, on a cluster.   KEYS: requests_out:B following:B fans:B mutual:B
-# ARGV: A, follow time ('' when there is none: the request is only dropped)
+# The requester's step (on a cluster, and after ACCEPT_OLDEST); it logs the acceptance, as the
+# follow is written here, on the requester's slot.   KEYS: requests_out:B following:B fans:B mutual:B
+# ARGV: A, follow time ('' when there is none: the request is only dropped); ME is B.
 ACCEPT_IN = (
-    _ACCEPT_STEPS
+    LOG
+    + _ACCEPT_STEPS
     + """
 local at = ARGV[2]
 if at == '' then at = false end
-accept_requester(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], at)
+if accept_requester(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], at) == 1 then
+  log_event('ACCEPT_FOLLOW_REQUEST', ARGV[1], ME, at)
+end
 return 1
 """
 )
@@ -189,19 +223,30 @@ return out
 
 # reject(A rejects B) on a single Redis.   KEYS: profile:A profile:B requests_in:A requests_out:B
 # ARGV: A B   Returns {status, changed}.
-REJECT = """
+REJECT = (
+    NOW
+    + LOG
+    + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
 if redis.call('EXISTS', KEYS[2]) == 0 then return {-2, 0} end
 local changed = redis.call('ZREM', KEYS[3], ARGV[2])
 redis.call('ZREM', KEYS[4], ARGV[1])
+if changed == 1 then log_event('REJECT_FOLLOW_REQUEST', ME, ARGV[2], now_ms(nil)) end
 return {0, changed}
 """
+)
 
 # The owner's step, on a cluster.   KEYS: profile:A requests_in:A   ARGV: B   Returns {status, changed}.
-REJECT_OUT = """
+REJECT_OUT = (
+    NOW
+    + LOG
+    + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
-return {0, redis.call('ZREM', KEYS[2], ARGV[1])}
+local changed = redis.call('ZREM', KEYS[2], ARGV[1])
+if changed == 1 then log_event('REJECT_FOLLOW_REQUEST', ME, ARGV[1], now_ms(nil)) end
+return {0, changed}
 """
+)
 
 # The requester's step, on a cluster.   KEYS: requests_out:B   ARGV: A
 REJECT_IN = """
@@ -211,29 +256,42 @@ return 1
 
 # KEYS: profile   ARGV: locked, hideFollowing, hideFans: '1' on, '0' off, '' unchanged
 # Returns {locked before, locked, hideFollowing, hideFans} ('1' or false), or -1 for an unknown user.
-UPDATE_SETTINGS = """
+UPDATE_SETTINGS = (
+    NOW
+    + LOG
+    + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
-local before = redis.call('HGET', KEYS[1], 'locked')
 local names = {'locked', 'hideFollowing', 'hideFans'}
+local was = redis.call('HMGET', KEYS[1], unpack(names))
 for i, name in ipairs(names) do
   if ARGV[i] == '1' then redis.call('HSET', KEYS[1], name, '1') end
   if ARGV[i] == '0' then redis.call('HDEL', KEYS[1], name) end
 end
-local now = redis.call('HMGET', KEYS[1], 'locked', 'hideFollowing', 'hideFans')
-return {before, now[1], now[2], now[3]}
+local now = redis.call('HMGET', KEYS[1], unpack(names))
+local extra, changed = {}, false
+for i, name in ipairs(names) do
+  extra[#extra + 1] = name
+  extra[#extra + 1] = now[i] and '1' or '0'
+  if now[i] ~= was[i] then changed = true end
+end
+if changed then log_event('SETTINGS', ME, false, now_ms(nil), extra) end
+return {was[1], now[1], now[2], now[3]}
 """
+)
 
 # -- imports: the same changes at a given time (epoch ms), idempotent, a batch to a pipeline ------
 
 # block(A, B) at a given time on a single Redis (an existing block keeps its time).
 # KEYS: as BLOCK   ARGV: A B time   Returns {status, added}.
 BLOCK_AT = (
-    _CUT
+    LOG
+    + _CUT
     + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
 if redis.call('EXISTS', KEYS[2]) == 0 then return {-2, 0} end
 local added = redis.call('ZADD', KEYS[3], 'NX', ARGV[3], ARGV[2])
 local at = redis.call('ZSCORE', KEYS[3], ARGV[2])
+if added == 1 then log_event('BLOCK', ME, ARGV[2], at) end
 cut(KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], ARGV[2])
 redis.call('ZADD', KEYS[9], at, ARGV[1])
 cut(KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], ARGV[1])
@@ -244,22 +302,30 @@ return {0, added}
 # A's step of a block at a given time, on a cluster; B's step is BLOCK_IN.
 # KEYS: as BLOCK_OUT   ARGV: B time   Returns {status, added, time}.
 BLOCK_AT_OUT = (
-    _CUT
+    LOG
+    + _CUT
     + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, false} end
 local added = redis.call('ZADD', KEYS[2], 'NX', ARGV[2], ARGV[1])
 cut(KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], ARGV[1])
-return {0, added, redis.call('ZSCORE', KEYS[2], ARGV[1])}
+local at = redis.call('ZSCORE', KEYS[2], ARGV[1])
+if added == 1 then log_event('BLOCK', ME, ARGV[1], at) end
+return {0, added, at}
 """
 )
 
 # mute(A, B) at a given time: A's keys only (B's registration is checked apart on a cluster).
 # KEYS: profile:A muting:A [profile:B]   ARGV: B time   Returns {status, added}.
-MUTE_AT = """
+MUTE_AT = (
+    LOG
+    + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
-if KEYS[3] and redis.call('EXISTS', KEYS[3]) == 0 then return {-2, 0} end
-return {0, redis.call('ZADD', KEYS[2], 'NX', ARGV[2], ARGV[1])}
+if #KEYS == 4 and redis.call('EXISTS', KEYS[3]) == 0 then return {-2, 0} end
+local added = redis.call('ZADD', KEYS[2], 'NX', ARGV[2], ARGV[1])
+if added == 1 then log_event('MUTE', ME, ARGV[1], ARGV[2]) end
+return {0, added}
 """
+)
 
 # A's pending request to follow B, at a given time; refused (-3) when either blocks the other and
 # (-4) when A already follows B. Whether B is locked is not asked: the imported graph is taken as
@@ -279,12 +345,14 @@ end
 # KEYS: profile:A profile:B blocking:A blocked_by:A following:A requests_out:A requests_in:B
 # ARGV: A B time   Returns {status, added}.
 REQUEST_AT = (
-    _REQUEST_AT_OUT
+    LOG
+    + _REQUEST_AT_OUT
     + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
 if redis.call('EXISTS', KEYS[2]) == 0 then return {-2, 0} end
 local status, added, at = request_at_out(KEYS[3], KEYS[4], KEYS[5], KEYS[6], ARGV[2], ARGV[3])
 if status == 0 then redis.call('ZADD', KEYS[7], at, ARGV[1]) end
+if added == 1 then log_event('FOLLOW_REQUEST', ME, ARGV[2], at) end
 return {status, added}
 """
 )
@@ -292,10 +360,12 @@ return {status, added}
 # A's step, on a cluster.   KEYS: profile:A blocking:A blocked_by:A following:A requests_out:A
 # ARGV: B time   Returns {status, added, time}.
 REQUEST_AT_OUT = (
-    _REQUEST_AT_OUT
+    LOG
+    + _REQUEST_AT_OUT
     + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, false} end
 local status, added, at = request_at_out(KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2])
+if added == 1 then log_event('FOLLOW_REQUEST', ME, ARGV[1], at) end
 return {status, added, at}
 """
 )

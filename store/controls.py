@@ -10,14 +10,15 @@ the request pending again once `followgraph repair` has run, never half a follow
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from followgraph.store import control_scripts as cs
 from followgraph.store.errors import UserNotFoundError
+from followgraph.store.events import logged
 from followgraph.store.graph import FollowStore
 from followgraph.store.ids import validate_user_id
-from followgraph.store.lua import LuaScript, ScriptCall, run_scripts
+from followgraph.store.lua import ScriptCall, run_scripts
 from followgraph.store.model import FollowResult, Relationship, UserSettings
 
 # Requests accepted per round trip when an account is unlocked.
@@ -30,21 +31,22 @@ async def _pair(
     b: str,
     single: ScriptCall,
     out: ScriptCall,
-    into: tuple[LuaScript, list[str]],
+    into: Callable[[str], ScriptCall],
 ) -> list[Any]:
     """Run a two-step change: `single` on a single Redis; on a cluster `out` (A's step, whose reply
-    starts with a status and whose third value, if any, is passed on) and then `into` (B's step,
-    with A and that value as arguments) once both users are known to exist."""
+    starts with a status and whose third value, if any, is passed on) and then B's step, `into`
+    that value ('' for none), once both users are known to exist. `single` and `out` are logged
+    as A's (store.events.logged)."""
+    k = store.keys
     if not store.cluster:
-        reply: list[Any] = (await run_scripts(store.redis, [single]))[0]
+        reply: list[Any] = (await run_scripts(store.redis, [logged(k, a, single)]))[0]
     else:
         [status] = await store.pair_statuses([(a, b)])
         store.check_status(status, a, b)
-        reply = (await run_scripts(store.redis, [out]))[0]
+        reply = (await run_scripts(store.redis, [logged(k, a, out)]))[0]
         if reply[0] == 0:
-            script, keys = into
             passed = reply[2] if len(reply) > 2 else None
-            await script.run(store.redis, keys, [a, "" if passed is None else passed])
+            await run_scripts(store.redis, [into("" if passed is None else str(passed))])
     store.check_status(int(reply[0]), a, b)
     return reply
 
@@ -69,7 +71,7 @@ async def block(store: FollowStore, *, blocker: str, blocked: str) -> FollowResu
         b,
         (cs.BLOCK_SCRIPT, single, [a, b]),
         (cs.BLOCK_OUT_SCRIPT, [k.profile(a), k.blocking(a), *a_sets], [b]),
-        (cs.BLOCK_IN_SCRIPT, [k.blocked_by(b), *b_sets]),
+        lambda at: (cs.BLOCK_IN_SCRIPT, [k.blocked_by(b), *b_sets], [a, at]),
     )
     return FollowResult(bool(reply[1]), Relationship.NONE)
 
@@ -84,7 +86,7 @@ async def unblock(store: FollowStore, *, blocker: str, blocked: str) -> FollowRe
         b,
         (cs.UNBLOCK_SCRIPT, [k.profile(a), k.profile(b), k.blocking(a), k.blocked_by(b)], [a, b]),
         (cs.UNBLOCK_OUT_SCRIPT, [k.profile(a), k.blocking(a)], [b]),
-        (cs.UNBLOCK_IN_SCRIPT, [k.blocked_by(b)]),
+        lambda _: (cs.UNBLOCK_IN_SCRIPT, [k.blocked_by(b)], [a]),
     )
     return await _result(store, a, b, reply[1])
 
@@ -99,7 +101,8 @@ async def mute(store: FollowStore, *, muter: str, muted: str, on: bool = True) -
         store.check_status(status, muter, muted)
     else:
         keys.append(k.profile(muted))
-    status, changed = await cs.MUTE_SCRIPT.run(store.redis, keys, [muted, "1" if on else "0"])
+    call = logged(k, muter, (cs.MUTE_SCRIPT, keys, [muted, "1" if on else "0"]))
+    [(status, changed)] = await run_scripts(store.redis, [call])
     store.check_status(int(status), muter, muted)
     return await _result(store, muter, muted, changed)
 
@@ -116,7 +119,7 @@ async def accept_request(store: FollowStore, *, user: str, requester: str) -> Fo
         b,
         (cs.ACCEPT_SCRIPT, [k.profile(a), k.profile(b), *owner, *requester_keys], [a, b]),
         (cs.ACCEPT_OUT_SCRIPT, [k.profile(a), *owner], [b]),
-        (cs.ACCEPT_IN_SCRIPT, requester_keys),
+        lambda at: logged(k, b, (cs.ACCEPT_IN_SCRIPT, requester_keys, [a, at])),
     )
     return await _result(store, a, b, reply[1])
 
@@ -131,7 +134,7 @@ async def reject_request(store: FollowStore, *, user: str, requester: str) -> Fo
         b,
         (cs.REJECT_SCRIPT, [k.profile(a), k.profile(b), k.requests_in(a), k.requests_out(b)], [a, b]),
         (cs.REJECT_OUT_SCRIPT, [k.profile(a), k.requests_in(a)], [b]),
-        (cs.REJECT_IN_SCRIPT, [k.requests_out(b)]),
+        lambda _: (cs.REJECT_IN_SCRIPT, [k.requests_out(b)], [a]),
     )
     return await _result(store, a, b, reply[1])
 
@@ -148,7 +151,8 @@ async def update_settings(
     pending requests are then to be accepted: accept_pending)."""
     validate_user_id(user_id)
     args = ["" if v is None else "1" if v else "0" for v in (locked, hide_following, hide_fans)]
-    reply = await cs.UPDATE_SETTINGS_SCRIPT.run(store.redis, [store.keys.profile(user_id)], args)
+    call = logged(store.keys, user_id, (cs.UPDATE_SETTINGS_SCRIPT, [store.keys.profile(user_id)], args))
+    [reply] = await run_scripts(store.redis, [call])
     if reply == -1:
         raise UserNotFoundError(user_id)
     before, *now = reply
@@ -181,7 +185,7 @@ async def accept_pending(
 def _requester_step(store: FollowStore, requester: str, owner: str, at: str) -> ScriptCall:
     k = store.keys
     keys = [k.requests_out(requester), k.following(requester), k.fans(requester), k.mutual(requester)]
-    return cs.ACCEPT_IN_SCRIPT, keys, [owner, at]
+    return logged(k, requester, (cs.ACCEPT_IN_SCRIPT, keys, [owner, at]))
 
 
 async def pending_count(store: FollowStore, user_id: str) -> int:

@@ -23,9 +23,12 @@ What each relation kind does to the pair (actor, target):
     UNBLOCK                actor no longer blocks target
     MUTE / UNMUTE          actor mutes / no longer mutes target
 
-Order: one pair's changes are ordered by (at, id); an id is `ms-seq` and increases within its
-stream. On one Redis there is one stream; on a cluster one per slot, and an event sits on the
-slot of the user whose step made the change.
+Order: an id is `ms-seq`, the time Redis appended the entry and a sequence within that ms, and
+ids increase within a stream. On one Redis there is one stream, so ids order every change. On a
+cluster there is a stream per slot, and an event sits on the slot of the user whose step made the
+change (the follower's for a follow, the blocker's for a block, the requester's for an accepted
+request); changes of one pair on two slots are ordered by their ids' times, as far as the nodes'
+clocks agree.
 """
 
 from __future__ import annotations
@@ -34,6 +37,9 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from followgraph.store.keys import Keys
+from followgraph.store.lua import ScriptCall
 
 
 class EventKind(enum.Enum):
@@ -89,10 +95,11 @@ class Event:
         )
 
     @property
-    def version(self) -> tuple[int, int, int]:
-        """What orders two changes of one pair: the time, then the id."""
-        ms, seq = parse_id(self.id)
-        return self.at, ms, seq
+    def version(self) -> tuple[int, int]:
+        """What orders two changes of one pair: the id, `ms-seq`, as numbers. Its ms is when Redis
+        appended the event (the change's own time, not `at`, which an import may set in the past),
+        and ids increase within a stream."""
+        return parse_id(self.id)
 
     def json(self) -> dict[str, Any]:
         """The event as the JSON the README documents (`followgraph events tail`)."""
@@ -102,3 +109,10 @@ class Event:
         out["at"] = self.at
         out.update(self.data)
         return out
+
+
+def logged(k: Keys, actor: str, call: ScriptCall) -> ScriptCall:
+    """A call of a writing script with what its event needs (scripts.LOG): the stream of `actor`'s
+    slot as the last key, then `actor` (the user whose keys the step changes) and the cap."""
+    script, keys, args = call
+    return script, [*keys, k.log(actor)], [*args, actor, k.log_cap]

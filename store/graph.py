@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from redis.asyncio import RedisCluster
 
 from followgraph.store import scripts
 from followgraph.store.errors import BlockedError, CannotFollowSelfError, InvalidInputError, UserNotFoundError
+from followgraph.store.events import logged
 from followgraph.store.ids import validate_user_id, validate_user_ids
 from followgraph.store.keys import Keys
 from followgraph.store.lua import AnyPipeline, Client, ScriptCall, run_pipeline, run_scripts
@@ -55,14 +56,14 @@ def _follow_call(k: Keys, edge: Edge) -> ScriptCall:
         k.fans(b), k.following(b), k.mutual(b),
         k.blocking(a), k.blocked_by(a), k.requests_out(a), k.requests_in(b),
     ]  # fmt: skip
-    return scripts.FOLLOW_SCRIPT, keys, [a, b, _at(edge)]
+    return logged(k, a, (scripts.FOLLOW_SCRIPT, keys, [a, b, _at(edge)]))
 
 
 def _follow_out_call(k: Keys, edge: Edge, locked: bool) -> ScriptCall:
     a, b = edge.follower, edge.followee
     keys = [k.profile(a), k.following(a), k.fans(a), k.mutual(a), k.blocking(a), k.blocked_by(a)]
     keys.append(k.requests_out(a))
-    return scripts.FOLLOW_OUT_SCRIPT, keys, [b, _at(edge), "1" if locked else "0"]
+    return logged(k, a, (scripts.FOLLOW_OUT_SCRIPT, keys, [b, _at(edge), "1" if locked else "0"]))
 
 
 def _follow_in_call(k: Keys, edge: Edge, at: str, pending: bool) -> ScriptCall:
@@ -71,9 +72,10 @@ def _follow_in_call(k: Keys, edge: Edge, at: str, pending: bool) -> ScriptCall:
     return scripts.FOLLOW_IN_SCRIPT, keys, [a, at, "1" if pending else "0"]
 
 
-def _unfollow_out_call(k: Keys, a: str, b: str) -> ScriptCall:
+def unfollow_out_call(k: Keys, a: str, b: str, removed_by_b: bool = False) -> ScriptCall:
+    """A's step of an unfollow of B (or of a withdrawal of A's request), logged."""
     keys = [k.profile(a), k.following(a), k.mutual(a), k.fans(a), k.requests_out(a)]
-    return scripts.UNFOLLOW_OUT_SCRIPT, keys, [b]
+    return logged(k, a, (scripts.UNFOLLOW_OUT_SCRIPT, keys, [b, "1" if removed_by_b else "0"]))
 
 
 def _at(edge: Edge) -> str:
@@ -121,10 +123,10 @@ class FollowStore:
 
     def __init__(self, redis: Client, *, keys: Keys | None = None) -> None:
         self.redis = redis
-        self.keys = keys or Keys()
-        # On a cluster every script touches one user's slot: a follow is two steps, and reads of
-        # many users go out as one script call per slot.
+        # On a cluster every script touches one user's slot: a follow is two steps, reads of many
+        # users go out as one script call per slot, and the change log has a stream per slot.
         self.cluster = isinstance(redis, RedisCluster)
+        self.keys = replace(keys or Keys(), sharded=self.cluster)
 
     # -- users ----------------------------------------------------------------------------------
 
@@ -145,9 +147,8 @@ class FollowStore:
                 "createdAt must be an epoch time in ms from 1970 to 9999.", field="createdAt"
             )
         args = upsert_args(name, avatar_url, created_at)
-        created, stored_name, stored_avatar, stored_created = await scripts.UPSERT_USER_SCRIPT.run(
-            self.redis, [self.keys.profile(user_id)], args
-        )
+        call = logged(self.keys, user_id, (scripts.UPSERT_USER_SCRIPT, [self.keys.profile(user_id)], args))
+        [(created, stored_name, stored_avatar, stored_created)] = await run_scripts(self.redis, [call])
         profile = Profile(user_id, stored_name or None, stored_avatar or None, int(stored_created))
         return profile, bool(created)
 
@@ -210,7 +211,7 @@ class FollowStore:
         accepted = await run_scripts(self.redis, [_follow_in_call(k, e, r[2], bool(r[4])) for e, r in done])
         # A block of the follower by the followee that ran between the steps: undo the first.
         refused = [(e, r) for (e, r), ok in zip(done, accepted, strict=True) if not ok]
-        await run_scripts(self.redis, [_unfollow_out_call(k, e.follower, e.followee) for e, _ in refused])
+        await run_scripts(self.redis, [unfollow_out_call(k, e.follower, e.followee) for e, _ in refused])
         for _, reply in refused:
             reply[:] = [-3, 0, None, None, 0]
         return replies
@@ -225,23 +226,29 @@ class FollowStore:
         known = dict(zip(ids, await self.registered(ids), strict=True))
         return [0 if known[a] and known[b] else -1 if not known[a] else -2 for a, b in pairs]
 
-    async def unfollow(self, *, follower: str, followee: str) -> FollowResult:
+    async def unfollow(
+        self, *, follower: str, followee: str, removed_by_followee: bool = False
+    ) -> FollowResult:
         """`follower` stops following `followee`, or withdraws a pending request; idempotent. The
-        relationship is follower's view."""
+        relationship is follower's view. `removed_by_followee`: the followee removed a fan (the
+        event says REMOVE_FAN)."""
         self.check_pair(follower, followee, self_message="A user cannot unfollow themselves.")
         k, a, b = self.keys, follower, followee
         if self.cluster:
             [status] = await self.pair_statuses([(a, b)])
             changed, back = 0, None
             if status == 0:
-                [(status, changed, back)] = await run_scripts(self.redis, [_unfollow_out_call(k, a, b)])
+                call = unfollow_out_call(k, a, b, removed_by_followee)
+                [(status, changed, back)] = await run_scripts(self.redis, [call])
             if status == 0:
                 keys = [k.fans(b), k.mutual(b), k.requests_in(b)]
                 await scripts.UNFOLLOW_IN_SCRIPT.run(self.redis, keys, [a])
         else:
             keys = [k.profile(a), k.profile(b), k.following(a), k.mutual(a), k.fans(a)]
             keys += [k.fans(b), k.mutual(b), k.requests_out(a), k.requests_in(b)]
-            status, changed, back = await scripts.UNFOLLOW_SCRIPT.run(self.redis, keys, [a, b])
+            args = [a, b, "1" if removed_by_followee else "0"]
+            call = logged(k, a, (scripts.UNFOLLOW_SCRIPT, keys, args))
+            [(status, changed, back)] = await run_scripts(self.redis, [call])
         self.check_status(status, follower, followee)
         return FollowResult(
             bool(changed), Relationship.of(viewer_follows=False, follows_viewer=back is not None)
@@ -250,7 +257,7 @@ class FollowStore:
     async def remove_fan(self, *, user: str, fan: str) -> FollowResult:
         """Make `fan` stop following `user`. The relationship is `user`'s view of `fan` afterwards."""
         self.check_pair(user, fan, self_message="A user cannot be their own fan.")
-        result = await self.unfollow(follower=fan, followee=user)
+        result = await self.unfollow(follower=fan, followee=user, removed_by_followee=True)
         # unfollow answered from the fan's side: whether `user` still follows the fan.
         user_follows_fan = result.relationship is Relationship.FOLLOWED_BY
         return FollowResult(

@@ -7,8 +7,9 @@ script or pipeline touching only one user's keys is a single-slot operation.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
-from redis.crc import key_slot
+from redis.crc import REDIS_CLUSTER_HASH_SLOTS, key_slot
 
 DEFAULT_PREFIX = "fg:"
 # A user's sorted sets of users, by name (store.model.ListKind's values, and blocked_by).
@@ -17,9 +18,34 @@ _LISTS = frozenset(
 )
 
 
+# The change log's approximate cap per stream (XADD MAXLEN ~): entries beyond it are dropped even
+# when a consumer has not read them (store.log says so loudly).
+DEFAULT_LOG_CAP = 1_000_000
+
+
+@cache
+def slot_tags() -> tuple[str, ...]:
+    """For each Redis Cluster slot, a short hash tag that lands on it (`e0`, `e1`, ... tried in
+    turn): a slot's change log is named with it, so a user's script appends to the log on its own
+    slot. About 0.1 s the first time; only a cluster asks."""
+    tags: list[str | None] = [None] * REDIS_CLUSTER_HASH_SLOTS
+    missing, n = REDIS_CLUSTER_HASH_SLOTS, 0
+    while missing:
+        tag = f"e{n}"
+        slot = key_slot(tag.encode())
+        if tags[slot] is None:
+            tags[slot] = tag
+            missing -= 1
+        n += 1
+    return tuple(t for t in tags if t is not None)
+
+
 @dataclass(frozen=True, slots=True)
 class Keys:
     prefix: str = DEFAULT_PREFIX
+    # One change log per slot (Redis Cluster) instead of one for the whole graph.
+    sharded: bool = False
+    log_cap: int = DEFAULT_LOG_CAP
 
     def _user(self, user_id: str) -> str:
         return f"{self.prefix}{{u:{user_id}}}"
@@ -73,6 +99,23 @@ class Keys:
         if name not in _LISTS:
             raise ValueError(f"no list {name!r}")
         return f"{self._user(user_id)}:{name}"
+
+    def log(self, user_id: str) -> str:
+        """The stream of the change log that `user_id`'s changes are appended to: the one stream
+        of a single Redis, or the stream of the user's slot on a cluster."""
+        if not self.sharded:
+            return f"{self.prefix}log"
+        return self.slot_log(self.slot(user_id))
+
+    def slot_log(self, slot: int) -> str:
+        """The change log of one Redis Cluster slot."""
+        return f"{self.prefix}{{{slot_tags()[slot]}}}:log"
+
+    def logs(self) -> list[str]:
+        """Every stream of the change log."""
+        if not self.sharded:
+            return [f"{self.prefix}log"]
+        return [self.slot_log(slot) for slot in range(REDIS_CLUSTER_HASH_SLOTS)]
 
     def slot(self, user_id: str) -> int:
         """The Redis Cluster slot holding every key of `user_id`."""

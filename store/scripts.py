@@ -22,6 +22,25 @@ local function now_ms(given)
 end
 """
 
+# The change log (store/events.py). Every writing script takes three more inputs after its own:
+# the stream as its last key, then the acting user's id and the stream's approximate cap as its
+# last two arguments (store.events.logged adds them). An event is appended only when something
+# changed, so a retried script adds none; it is written in the same atomic call as the change.
+LOG = """
+local ME = ARGV[#ARGV - 1]
+local function log_event(kind, actor, target, at, extra)
+  local fields = {'k', kind, 'a', actor}
+  if target then
+    fields[#fields + 1] = 't'
+    fields[#fields + 1] = target
+  end
+  fields[#fields + 1] = 'at'
+  fields[#fields + 1] = at
+  for _, v in ipairs(extra or {}) do fields[#fields + 1] = v end
+  redis.call('XADD', KEYS[#KEYS], 'MAXLEN', '~', ARGV[#ARGV], '*', unpack(fields))
+end
+"""
+
 # The two steps of a follow A -> B, each on one user's slot. A's step comes first: A's following set
 # is the source of truth, so a crash between the steps leaves only derived entries behind, which a
 # retry of the follow (or `followgraph repair`) completes.
@@ -61,6 +80,17 @@ local function unfollow_step(set, mutual, member)
 end
 """
 
+# The event of an unfollow of `followee` by ME (`followed`: 1 when a follow ended, 0 when only a
+# request did). When the followee asked for it: a fan removal, or the rejection of the request.
+_UNFOLLOW_EVENT = """
+local function log_unfollow(followee, removed_by_followee, followed)
+  local at = now_ms(nil)
+  if removed_by_followee ~= '1' then log_event('UNFOLLOW', ME, followee, at)
+  elseif followed == 1 then log_event('REMOVE_FAN', followee, ME, at)
+  else log_event('REJECT_FOLLOW_REQUEST', followee, ME, at) end
+end
+"""
+
 # Whether `member` and the owner of `blocking` / `blocked_by` block each other either way.
 _BLOCKED = """
 local function blocked(blocking, blocked_by, member)
@@ -91,6 +121,7 @@ end
 # unknown, -3 = one blocks the other; pending 1 when the follow became a request (time: its time).
 FOLLOW = (
     NOW
+    + LOG
     + FOLLOW_STEPS
     + _BLOCKED
     + _REQUEST_STEPS
@@ -103,10 +134,12 @@ if ARGV[3] == '' and not redis.call('ZSCORE', KEYS[3], ARGV[2])
     and redis.call('HGET', KEYS[2], 'locked') == '1' then
   local added, at = request_out(KEYS[11], ARGV[2], now_ms(nil))
   redis.call('ZADD', KEYS[12], at, ARGV[1])
+  if added == 1 then log_event('FOLLOW_REQUEST', ME, ARGV[2], at) end
   return {0, added, at, back, 1}
 end
 local changed = follow_out(KEYS[3], KEYS[4], KEYS[5], ARGV[2], now_ms(ARGV[3]))
 local at = redis.call('ZSCORE', KEYS[3], ARGV[2])
+if changed == 1 then log_event('FOLLOW', ME, ARGV[2], at) end
 follow_in(KEYS[6], KEYS[7], KEYS[8], ARGV[1], at)
 end_request(KEYS[11], ARGV[2])
 end_request(KEYS[12], ARGV[1])
@@ -120,6 +153,7 @@ return {0, changed, at, back, 0}
 # Returns as FOLLOW.
 FOLLOW_OUT = (
     NOW
+    + LOG
     + FOLLOW_STEPS
     + _BLOCKED
     + _REQUEST_STEPS
@@ -129,11 +163,14 @@ if blocked(KEYS[5], KEYS[6], ARGV[1]) then return {-3, 0, false, false, 0} end
 local back = redis.call('ZSCORE', KEYS[3], ARGV[1])
 if ARGV[2] == '' and ARGV[3] == '1' and not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
   local added, at = request_out(KEYS[7], ARGV[1], now_ms(nil))
+  if added == 1 then log_event('FOLLOW_REQUEST', ME, ARGV[1], at) end
   return {0, added, at, back, 1}
 end
 local changed = follow_out(KEYS[2], KEYS[3], KEYS[4], ARGV[1], now_ms(ARGV[2]))
 end_request(KEYS[7], ARGV[1])
-return {0, changed, redis.call('ZSCORE', KEYS[2], ARGV[1]), back, 0}
+local at = redis.call('ZSCORE', KEYS[2], ARGV[1])
+if changed == 1 then log_event('FOLLOW', ME, ARGV[1], at) end
+return {0, changed, at, back, 0}
 """
 )
 
@@ -157,14 +194,19 @@ return 1
 
 # Both steps in one atomic script, on a single Redis. An unfollow also withdraws a pending request.
 # KEYS: profile:A profile:B following:A mutual:A fans:A fans:B mutual:B requests_out:A requests_in:B
-# ARGV: A B
+# ARGV: A B, '1' when B removes A as a fan
 # Returns {status, changed, B's follow time of A or false}.
 UNFOLLOW = (
-    _UNFOLLOW_STEP
+    NOW
+    + LOG
+    + _UNFOLLOW_STEP
+    + _UNFOLLOW_EVENT
     + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, false} end
 if redis.call('EXISTS', KEYS[2]) == 0 then return {-2, 0, false} end
-local changed = unfollow_step(KEYS[3], KEYS[4], ARGV[2]) + redis.call('ZREM', KEYS[8], ARGV[2])
+local followed = unfollow_step(KEYS[3], KEYS[4], ARGV[2])
+local changed = followed + redis.call('ZREM', KEYS[8], ARGV[2])
+if changed > 0 then log_unfollow(ARGV[2], ARGV[3], followed) end
 unfollow_step(KEYS[6], KEYS[7], ARGV[1])
 redis.call('ZREM', KEYS[9], ARGV[1])
 return {0, changed, redis.call('ZSCORE', KEYS[5], ARGV[2])}
@@ -172,13 +214,18 @@ return {0, changed, redis.call('ZSCORE', KEYS[5], ARGV[2])}
 )
 
 # The first step alone, on a cluster.
-# KEYS: profile:A following:A mutual:A fans:A requests_out:A   ARGV: B
+# KEYS: profile:A following:A mutual:A fans:A requests_out:A   ARGV: B, '1' when B removes A as a fan
 # Returns {status, changed, B's follow time of A or false}.
 UNFOLLOW_OUT = (
-    _UNFOLLOW_STEP
+    NOW
+    + LOG
+    + _UNFOLLOW_STEP
+    + _UNFOLLOW_EVENT
     + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, false} end
-local changed = unfollow_step(KEYS[2], KEYS[3], ARGV[1]) + redis.call('ZREM', KEYS[5], ARGV[1])
+local followed = unfollow_step(KEYS[2], KEYS[3], ARGV[1])
+local changed = followed + redis.call('ZREM', KEYS[5], ARGV[1])
+if changed > 0 then log_unfollow(ARGV[1], ARGV[2], followed) end
 return {0, changed, redis.call('ZSCORE', KEYS[4], ARGV[1])}
 """
 )
@@ -194,13 +241,25 @@ return 1
 )
 
 # KEYS: profile   ARGV: [createdAt] then field, value pairs.
-# Returns {created (1/0), name, avatarUrl, createdAt}.
+# Returns {created (1/0), name, avatarUrl, createdAt}; the event (USER) holds the profile after it.
 UPSERT_USER = (
     NOW
+    + LOG
     + """
+local fields = {'name', 'avatarUrl', 'createdAt'}
+local before = redis.call('HMGET', KEYS[1], unpack(fields))
 local created = redis.call('HSETNX', KEYS[1], 'createdAt', now_ms(ARGV[1]))
-for i = 2, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
-local p = redis.call('HMGET', KEYS[1], 'name', 'avatarUrl', 'createdAt')
+for i = 2, #ARGV - 2, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+local p = redis.call('HMGET', KEYS[1], unpack(fields))
+local extra, changed = {}, created == 1
+for i, name in ipairs(fields) do
+  if p[i] then
+    extra[#extra + 1] = name
+    extra[#extra + 1] = p[i]
+  end
+  if p[i] ~= before[i] then changed = true end
+end
+if changed then log_event('USER', ME, false, now_ms(nil), extra) end
 return {created, p[1], p[2], p[3]}
 """
 )

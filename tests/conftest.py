@@ -9,7 +9,9 @@ that happens to be running on the machine.
 
 from __future__ import annotations
 
+import asyncio
 import os
+import secrets
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +20,7 @@ import fakeredis
 import pytest
 import redis.asyncio as aioredis
 from hypothesis import settings as hypothesis_settings
+from sqlalchemy import text
 
 from followgraph.server.redis_client import connect
 from followgraph.server.redis_cluster import LocalCluster
@@ -25,6 +28,7 @@ from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore
 from followgraph.store.lua import Client
+from followgraph.store.sql import create_engine, metadata, migrate
 from tests.served import Served, serve
 
 
@@ -120,7 +124,8 @@ TEST_SECRET = "test-secret-that-is-long-enough-for-hs256!"
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return Settings(data_dir=tmp_path / "data", jwt_secret=TEST_SECRET)
+    # The SQL copy has suites of its own (tests/server/test_sync.py); apps here run without it.
+    return Settings(data_dir=tmp_path / "data", jwt_secret=TEST_SECRET, database_url="off")
 
 
 @pytest.fixture
@@ -128,3 +133,55 @@ async def api(served_redis: Client, settings: Settings) -> AsyncIterator[Served]
     """The app over HTTP on the real Redis server or the cluster."""
     async with serve(settings, served_redis) as served:
         yield served
+
+
+# -- the SQL copy's databases: each session creates one of its own on PostgreSQL and MariaDB (and
+# drops it at the end) and a SQLite file. The servers default to the ones CI runs;
+# FOLLOWGRAPH_TEST_POSTGRES / FOLLOWGRAPH_TEST_MYSQL point elsewhere (a server URL, no database).
+
+SERVERS = {
+    "postgresql": os.environ.get("FOLLOWGRAPH_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432"),
+    "mysql": os.environ.get("FOLLOWGRAPH_TEST_MYSQL", "mysql://root@127.0.0.1:3306"),
+}
+
+
+async def _admin(server: str, statement: str) -> None:
+    admin_db = "/postgres" if server.startswith("postgres") else "/"
+    engine = create_engine(server + admin_db, isolation_level="AUTOCOMMIT")
+    try:
+        async with engine.connect() as connection:
+            await connection.execute(text(statement))
+    finally:
+        await engine.dispose()
+
+
+@pytest.fixture(scope="session", params=["postgresql", "mysql", "sqlite"])
+def sql_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The URL of a migrated database of this session's own, on each of the three databases."""
+    kind: str = request.param
+    if kind == "sqlite":
+        url = f"sqlite:///{Path(tmp_path_factory.mktemp('sql')) / 'copy.db'}"
+        asyncio.run(migrate(url))
+        yield url
+        return
+    name = f"fgtest_{os.getpid()}_{secrets.token_hex(4)}"
+    server = SERVERS[kind]
+    asyncio.run(_admin(server, f"CREATE DATABASE {name}"))
+    try:
+        url = f"{server}/{name}"
+        asyncio.run(migrate(url))
+        yield url
+    finally:
+        drop = f"DROP DATABASE {name} WITH (FORCE)" if kind == "postgresql" else f"DROP DATABASE {name}"
+        asyncio.run(_admin(server, drop))
+
+
+@pytest.fixture
+async def copy_url(sql_url: str) -> str:
+    """The session's database on one of the three, its tables emptied."""
+    engine = create_engine(sql_url)
+    async with engine.begin() as connection:
+        for table in reversed(metadata.sorted_tables):
+            await connection.execute(table.delete())
+    await engine.dispose()
+    return sql_url

@@ -15,7 +15,7 @@ from typing import Any
 from followgraph.store.events import Event, EventKind
 from followgraph.store.sql.tables import FollowStatus, RequestStatus
 
-Version = tuple[int, int, int]
+Version = tuple[int, int]
 
 
 class EventDataError(ValueError):

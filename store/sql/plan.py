@@ -32,7 +32,7 @@ _USER_DEFAULTS = {
     "hide_fans": False,
 }
 
-_NO_VERSION = {f"{part}_v_{n}": 0 for part in ("profile", "settings") for n in ("at", "ms", "seq")}
+_NO_VERSION = {f"{part}_v_{n}": 0 for part in ("profile", "settings") for n in ("ms", "seq")}
 
 
 @dataclass
@@ -45,8 +45,8 @@ class TablePlan:
     updates: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
-def _version(prefix: str, version: tuple[int, int, int]) -> dict[str, int]:
-    return {f"{prefix}v_at": version[0], f"{prefix}v_ms": version[1], f"{prefix}v_seq": version[2]}
+def _version(prefix: str, version: tuple[int, int]) -> dict[str, int]:
+    return {f"{prefix}v_ms": version[0], f"{prefix}v_seq": version[1]}
 
 
 def _params(write: Write, prefix: str = "") -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """The SQL of applying a batch, per dialect: insert-if-missing, then the conditional updates.
 
-An update's WHERE compares the row's version with the event's as a row value, (at, ms, seq) <
-(:at, :ms, :seq), so that the check and the write are one atomic statement on every database.
+An update's WHERE compares the row's version with the event's as a row value, (ms, seq) <
+(:ms, :seq), so that the check and the write are one atomic statement on every database.
 Where the insert can say which rows it created (PostgreSQL, SQLite: RETURNING), only the rows that
 were there already are updated: a new row is inserted with the batch's final state.
 """
@@ -50,7 +50,7 @@ class UnsupportedDialectError(ValueError):
 
 
 def _newer(table: Table, prefix: str) -> ColumnElement[bool]:
-    names = (f"{prefix}v_at", f"{prefix}v_ms", f"{prefix}v_seq")
+    names = (f"{prefix}v_ms", f"{prefix}v_seq")
     stored = tuple_(*(table.c[n] for n in names))
     given = tuple_(*(bindparam(f"p_{n}", type_=table.c[n].type) for n in names))
     return stored < given
@@ -65,7 +65,7 @@ def _update_follows() -> Update:
     last = bindparam("p_last_followed_at", type_=table.c.followed_at.type)
     later = and_(last.is_not(None), or_(table.c.followed_at.is_(None), table.c.followed_at < last))
     values: dict[str, Any] = {"followed_at": case((later, last), else_=table.c.followed_at)}
-    for column in ("status", "changed_at", "v_at", "v_ms", "v_seq"):
+    for column in ("status", "changed_at", "v_ms", "v_seq"):
         given = bindparam(f"p_{column}", type_=table.c[column].type)
         values[column] = case((newer, given), else_=table.c[column])
     keys = and_(*(table.c[k] == bindparam(f"k_{k}", type_=table.c[k].type) for k in KEY_COLUMNS["follows"]))
@@ -85,7 +85,7 @@ def update(part: str) -> Update:
     for column in _STATE_COLUMNS[part]:
         given = bindparam(f"p_{column}", type_=table.c[column].type)
         values[column] = func.coalesce(given, table.c[column]) if column in _KEPT_WHEN_ABSENT else given
-    for n in ("at", "ms", "seq"):
+    for n in ("ms", "seq"):
         column = f"{prefix}v_{n}"
         values[column] = bindparam(f"p_{column}", type_=table.c[column].type)
     keys = and_(*(table.c[k] == bindparam(f"k_{k}", type_=table.c[k].type) for k in KEY_COLUMNS[name]))
@@ -127,7 +127,7 @@ JOINED_ROWS = 100
 @functools.cache
 def joined_update_columns(name: str) -> tuple[str, ...]:
     """The parameters of one row of `joined_update`, in order (names as in the executemany params)."""
-    versions = ("v_at", "v_ms", "v_seq")
+    versions = ("v_ms", "v_seq")
     return (*(f"k_{k}" for k in KEY_COLUMNS[name]), *(f"p_{c}" for c in (*_STATE_COLUMNS[name], *versions)))
 
 
@@ -141,7 +141,7 @@ def joined_update(name: str, rows: int) -> str:
     """
     table = _TABLES[name]
     keys = KEY_COLUMNS[name]
-    columns = [*keys, *_STATE_COLUMNS[name], "v_at", "v_ms", "v_seq"]
+    columns = [*keys, *_STATE_COLUMNS[name], "v_ms", "v_seq"]
     first = "SELECT " + ", ".join(f"%s AS {c}" for c in columns)
     others = " UNION ALL SELECT " + ", ".join(["%s"] * len(columns))
     given = first + others * (rows - 1)
@@ -154,5 +154,5 @@ def joined_update(name: str, rows: int) -> str:
     on = " AND ".join(f"t.{k} = v.{k}" for k in keys)
     return (
         f"UPDATE {table.name} AS t JOIN ({given}) AS v ON {on} SET {', '.join(assign)}"
-        " WHERE (t.v_at, t.v_ms, t.v_seq) < (v.v_at, v.v_ms, v.v_seq)"
+        " WHERE (t.v_ms, t.v_seq) < (v.v_ms, v.v_seq)"
     )

@@ -1,6 +1,6 @@
 """The SQL copy's tables, as SQLAlchemy Core metadata: what the migrations create and the code reads.
 
-Every row carries the version (Event.version: at, id ms, id seq) of the last event that changed it,
+Every row carries the version (Event.version: its stream id, ms and seq) of the last event that changed it,
 so that an event changes a row only when it is newer; rows that end (an unfollow, an unblock) stay
 as tombstones, so that an older event applied late cannot bring them back.
 """
@@ -31,9 +31,8 @@ def user_id_type() -> TypeEngine[str]:
 
 
 def version_columns(prefix: str = "") -> list[Column[int]]:
-    """The three columns of a version: the event's time, then its stream id (ms, seq)."""
+    """The two columns of a version: the event's stream id (ms, seq)."""
     return [
-        Column(f"{prefix}v_at", BigInteger, nullable=False),
         Column(f"{prefix}v_ms", BigInteger, nullable=False),
         Column(f"{prefix}v_seq", BigInteger, nullable=False),
     ]

@@ -30,12 +30,13 @@ class UnsupportedDatabaseError(ValueError):
 def _unsupported(url: str, what: str) -> UnsupportedDatabaseError:
     supported = "postgresql://, postgres://, mysql://, mariadb:// or sqlite:///path"
     return UnsupportedDatabaseError(
-        f"Unsupported database URL {_hidden(url)!r}: {what}. Use {supported} "
+        f"Unsupported database URL {hidden_url(url)!r}: {what}. Use {supported} "
         f"(or an async driver: {', '.join(sorted(ASYNC_DRIVERS))})."
     )
 
 
-def _hidden(url: str) -> str:
+def hidden_url(url: str) -> str:
+    """`url` as it may be shown in messages and logs: without its password."""
     try:
         return make_url(url).render_as_string(hide_password=True)
     except ArgumentError:

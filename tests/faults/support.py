@@ -103,6 +103,8 @@ async def read_graph(client: Client, users: list[str], keys: Keys | None = None)
             graph.lists[kind][user] = {member: int(score) for member, score in members}
         if row[3]:
             graph.profiles.add(user)
+    if not k.sharded:
+        known.update(k.logs())  # the change log
     limits = k.rate_limit_prefix()  # the follow rate limiter's own keys
     graph.other_keys = sorted(
         [key async for key in client.scan_iter(count=1000) if key not in known and not key.startswith(limits)]

@@ -24,9 +24,11 @@ from redis.exceptions import ConnectionError, TimeoutError
 from followgraph.server.redis_client import connect
 from followgraph.server.redis_server import RedisServer
 from followgraph.store import FollowResult, FollowStore
+from followgraph.store.log import EventLog
 from tests.faults.conftest import StartRedis
 from tests.faults.support import Graph, check_graph, fault_settings, outcome
 from tests.served import Served, serve
+from tests.store.projection import project
 
 log = logging.getLogger(__name__)
 
@@ -224,6 +226,10 @@ async def test_acknowledged_writes_survive_sigkill(start_redis: StartRedis, tmp_
                 assert not cycle.mismatches, "\n".join(cycle.mismatches[:20])
                 wrong = compare(graph, cycle)
                 assert not wrong, f"cycle {number}:\n" + "\n".join(wrong[:20])
+                # Every change that reached the AOF reached it with its event: the log folds into
+                # the recovered graph exactly, times included.
+                told = project(await EventLog(store).read(count=1_000_000))
+                assert told.follows == graph.edges(), f"cycle {number}: the log and the graph differ"
                 await check_through_api(http, graph, rng.sample(USERS, 3))
                 # The next cycle starts from the recovered state, exactly.
                 recovered = graph.edges()

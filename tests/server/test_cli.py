@@ -20,6 +20,7 @@ from rich.console import Console
 from typer.testing import CliRunner, Result
 
 import followgraph.server.cli as cli
+import followgraph.server.cli_support as cli_support
 from followgraph.resolvers.context import ADMIN_SCOPE
 from followgraph.server.auth import Principal, authenticate
 from followgraph.server.demo import DemoSpec, demo_edges
@@ -65,7 +66,9 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 def console(monkeypatch: pytest.MonkeyPatch) -> io.StringIO:
     """What the CLI prints to its rich console (stderr), wide enough that nothing wraps."""
     buffer = io.StringIO()
-    monkeypatch.setattr(cli, "console", Console(file=buffer, width=1000, color_system=None))
+    wide = Console(file=buffer, width=1000, color_system=None)
+    for module in (cli, cli_support):  # the commands and their shared helpers print to one console
+        monkeypatch.setattr(module, "console", wide)
     return buffer
 
 

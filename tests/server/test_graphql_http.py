@@ -21,6 +21,7 @@ from followgraph.server.auth import AuthConfig, mint_token
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore
 from tests.served import Served, serve
+from tests.store.snapshot import Snapshot, dump
 
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 USER_QUERY = "query($id: ID!) { user(userId: $id) { userId fansCount } }"
@@ -45,19 +46,9 @@ def single_error(response: httpx.Response) -> dict[str, Any]:
     return error
 
 
-async def snapshot(api: Served) -> dict[str, Any]:
-    """Everything in Redis, to prove a request wrote nothing."""
-    redis = api.store.redis
-    state: dict[str, Any] = {}
-    for key in sorted(str(k) for k in await redis.keys("*")):
-        kind = await redis.type(key)
-        if kind == "zset":
-            state[key] = await redis.zrange(key, 0, -1, withscores=True)
-        elif kind == "hash":
-            state[key] = await redis.hgetall(key)
-        else:
-            state[key] = await redis.get(key)
-    return state
+async def snapshot(api: Served) -> Snapshot:
+    """Everything in Redis (the change log included), to prove a request wrote nothing."""
+    return await dump(api.store.redis)
 
 
 @asynccontextmanager

@@ -408,7 +408,7 @@ async def test_import_edges_without_registering_missing_users(real_redis: aiored
     keys = store.keys
     untouched = [keys.profile("xavier"), keys.fans("xavier"), keys.profile("yves"), keys.following("yves")]
     assert await real_redis.exists(*untouched) == 0
-    assert await real_redis.dbsize() == 2 + 2 * 3  # two profiles, three lists each
+    assert await real_redis.dbsize() == 2 + 2 * 3 + 1  # two profiles, three lists each, the log
 
 
 async def test_import_edges_registers_missing_users_by_default(real_redis: aioredis.Redis) -> None:

@@ -23,6 +23,8 @@ async def dump(client: Client, match: str | None = None) -> Snapshot:
             value = await client.lrange(key, 0, -1)
         elif kind == "set":
             value = sorted(await client.smembers(key))
+        elif kind == "stream":  # the change log
+            value = await client.xrange(key)
         else:
             raise AssertionError(f"unexpected key {key!r} of type {kind!r}")
         snapshot[key] = (kind, value)

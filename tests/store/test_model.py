@@ -49,8 +49,10 @@ from followgraph.store import (
     UserSettings,
 )
 from followgraph.store import controls as c
+from followgraph.store.log import EventLog
 from followgraph.store.lua import Client
 from followgraph.store.repair import verify
+from tests.store.projection import edge_times, project
 from tests.store.snapshot import dump
 
 T = TypeVar("T")
@@ -756,7 +758,20 @@ class FollowGraphMachine(RuleBasedStateMachine):
             ):  # fmt: skip
                 assert (page.entries, page.total, page.has_next) == ([], 0, False)
 
-        assert {key async for key in self.loop.client.scan_iter()} == model.keys()
+        graph_keys = {key async for key in self.loop.client.scan_iter() if not key.endswith(":log")}
+        assert graph_keys == model.keys()
+
+        # The change log tells the same graph.
+        told = project(await EventLog(store).read(count=1_000_000))
+        assert told.follows == edge_times(model.follows)
+        assert told.requests == edge_times(model.requests)
+        assert told.blocks == edge_times(model.blocks)
+        assert told.mutes == edge_times(model.mutes)
+        assert {u: p["name"] for u, p in told.profiles.items()} == {u: f"User {u}" for u in USERS}
+        assert {u: UserSettings(*(s[f] == "1" for f in ("locked", "hideFollowing", "hideFans")))
+                for u, s in told.settings.items()} == {
+            u: v for u, v in model.settings.items() if v != UserSettings() or u in told.settings
+        }  # fmt: skip
 
 
 # Shrinking a stateful example against a server takes minutes, longer than the per-test timeout,

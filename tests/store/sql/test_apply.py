@@ -34,7 +34,6 @@ async def test_follow_then_unfollow(engine: AsyncEngine) -> None:
         "status": FOLLOWING,
         "followed_at": 100,
         "changed_at": 100,
-        "v_at": 100,
         "v_ms": 100,
         "v_seq": 0,
     }
@@ -117,7 +116,7 @@ async def test_user_profile_keeps_absent_fields(engine: AsyncEngine) -> None:
     assert user is not None
     assert (user["name"], user["avatar_url"], user["created_at"]) == ("Alicia", "https://x/a.png", 5)
     assert (user["locked"], user["hide_following"], user["hide_fans"]) == (False, False, False)
-    assert (user["profile_v_at"], user["settings_v_at"]) == (200, 0)
+    assert (user["profile_v_ms"], user["settings_v_ms"]) == (200, 0)
 
 
 async def test_settings_and_profile_are_versioned_apart(engine: AsyncEngine) -> None:

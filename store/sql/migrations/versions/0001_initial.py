@@ -28,7 +28,7 @@ def _user_id() -> sa.types.TypeEngine[str]:
 
 
 def _version(prefix: str = "") -> list[sa.Column[int]]:
-    return [sa.Column(f"{prefix}v_{n}", sa.BigInteger, nullable=False) for n in ("at", "ms", "seq")]
+    return [sa.Column(f"{prefix}v_{n}", sa.BigInteger, nullable=False) for n in ("ms", "seq")]
 
 
 def _pair(table: str, first: str, second: str, *columns: sa.Column[object]) -> None:
