@@ -82,7 +82,13 @@ def create_app(
         app.state.sync = (
             None
             if url is None
-            else SqlSync(app.state.store, url, registry=metrics.registry, batch=settings.sync_batch)
+            else SqlSync(
+                app.state.store,
+                url,
+                registry=metrics.registry,
+                batch=settings.sync_batch,
+                keep_seconds=settings.event_log_keep,
+            )
         )
         try:
             async with running(app.state.sync):

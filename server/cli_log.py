@@ -87,7 +87,9 @@ def sync(
     with redis_for(settings) as settings:
 
         async def work(store: FollowStore) -> None:
-            feeder = SqlSync(store, url, consumer=consumer, batch=settings.sync_batch)
+            feeder = SqlSync(
+                store, url, consumer=consumer, batch=settings.sync_batch, keep_seconds=settings.event_log_keep
+            )
             stop = _until_signalled()
             report = asyncio.create_task(_report_progress(feeder, stop))
             try:

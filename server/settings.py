@@ -42,6 +42,7 @@ RANGES: dict[str, tuple[int, int]] = {
     "jwt_max_lifetime": (60, 366 * 86400),
     "event_log_max": (1000, 1_000_000_000),
     "sync_batch": (1, 10_000),
+    "event_log_keep": (0, 366 * 86400),
 }
 
 
@@ -144,6 +145,8 @@ class Settings:
     sync_batch: int = 500
     # Approximate cap of the change log per stream (per slot on a cluster), in events.
     event_log_max: int = DEFAULT_LOG_CAP
+    # Events every consumer has read are kept this long (seconds) for readers that catch up by id.
+    event_log_keep: int = 86_400
     follow_rate_limit: str = "400/day"
     # Run documents that already ran once from compiled plans (schema/compiler.py and schema/plan.py).
     compiled_queries: bool = True

@@ -99,6 +99,7 @@ class SqlSync:
         consumer: str | None = None,
         batch: int = 500,
         claim_idle_ms: int = 60_000,
+        keep_seconds: float = 0.0,
     ) -> None:
         self.store = store
         self.url = url
@@ -106,7 +107,11 @@ class SqlSync:
         self.metrics = SyncMetrics(registry) if registry is not None else None
         self.state = SyncState()
         self.options = ConsumerOptions(
-            group=GROUP, consumer=consumer or consumer_name(), batch=batch, claim_idle_ms=claim_idle_ms
+            group=GROUP,
+            consumer=consumer or consumer_name(),
+            batch=batch,
+            claim_idle_ms=claim_idle_ms,
+            keep_ms=int(keep_seconds * 1000),
         )
         self.engine: AsyncEngine | None = None
         self._warned_lost = 0

@@ -36,6 +36,8 @@ class ConsumerOptions:
     claim_idle_ms: int = 60_000
     # How often the log is trimmed behind the groups, and idle streams looked for on a cluster.
     trim_seconds: float = 5.0
+    # Acknowledged events younger than this are kept all the same (catch-up reads by id).
+    keep_ms: int = 0
     # Pause after a failed batch (Redis or the handler), doubling up to ten times this.
     retry_seconds: float = 0.5
 
@@ -100,7 +102,7 @@ class Consumer:
         if time.monotonic() - self._trimmed_at > o.trim_seconds:
             self._trimmed_at = time.monotonic()
             await self.log.streams(fresh=True)
-            await self.log.trim()
+            await self.log.trim(keep_ms=o.keep_ms)
         if not applied and self.log.store.cluster:
             await asyncio.sleep(o.wait_ms / 1000)
         return applied

@@ -321,10 +321,12 @@ class EventLog:
         entries = await self.redis.xrange(stream, start, "+", count=1)
         return parse_id(str(entries[0][0]))[0] if entries else None
 
-    async def trim(self) -> int:
-        """Drop the events every group has acknowledged; returns how many went. A stream without
-        groups is left to the cap."""
+    async def trim(self, *, keep_ms: int = 0) -> int:
+        """Drop the events every group has acknowledged and that are older than `keep_ms` (kept
+        for readers that catch up by id, as a reconnecting subscriber does); returns how many went.
+        A stream without groups is left to the cap."""
         removed = 0
+        kept_since = (int(time.time() * 1000) - keep_ms, 0)
         for stream in await self.streams():
             try:
                 groups = [_pairs(g) for g in await self.redis.execute_command("XINFO", "GROUPS", stream)]
@@ -342,6 +344,8 @@ class EventLog:
                 else:
                     mark = (mark[0], mark[1] + 1)  # everything up to the last delivered is acknowledged
                 floor = mark if floor is None else min(floor, mark)
+            if floor is not None:
+                floor = min(floor, kept_since)
             if floor is not None and floor > (0, 0):
                 minid = f"{floor[0]}-{floor[1]}"
                 removed += int(await self.redis.xtrim(stream, minid=minid, approximate=False))

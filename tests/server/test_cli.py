@@ -9,88 +9,23 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
 
 import pytest
 import redis
-from rich.console import Console
-from typer.testing import CliRunner, Result
+from typer.testing import CliRunner
 
 import followgraph.server.cli as cli
-import followgraph.server.cli_support as cli_support
 from followgraph.resolvers.context import ADMIN_SCOPE
 from followgraph.server.auth import Principal, authenticate
 from followgraph.server.demo import DemoSpec, demo_edges
-from followgraph.server.redis_cluster import LocalCluster, free_cluster_ports, port_is_free
+from followgraph.server.redis_cluster import free_cluster_ports, port_is_free
 from followgraph.server.redis_server import RedisServer, answers, socket_path_for
 from followgraph.server.settings import Settings
 from followgraph.server.transfer import Format
-from followgraph.store import Keys
+from tests.server.clis import KEYS, Target, invoke
 
-KEYS = Keys()
-
-
-@dataclass
-class Target:
-    """The session's private Redis or cluster (flushed), a sync client on it, and a data directory."""
-
-    url: str
-    db: redis.Redis | redis.RedisCluster
-    data_dir: Path
-
-    def options(self) -> list[str]:
-        return ["--redis-url", self.url, "--data-dir", str(self.data_dir)]
-
-    def profiles(self) -> int:
-        return sum(1 for _ in self.db.scan_iter(match=KEYS.pattern("profile"), count=500))
-
-    def following(self, user_id: str) -> dict[str, int]:
-        rows = cast(
-            "list[tuple[str, float]]", self.db.zrange(KEYS.following(user_id), 0, -1, withscores=True)
-        )
-        return {member: int(score) for member, score in rows}
-
-
-@pytest.fixture(autouse=True)
-def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No FOLLOWGRAPH_* setting of the machine leaks in (the redis-server binary choice may stay)."""
-    for name in list(os.environ):
-        if name.startswith("FOLLOWGRAPH_") and name != "FOLLOWGRAPH_REDIS_SERVER":
-            monkeypatch.delenv(name)
-
-
-@pytest.fixture
-def console(monkeypatch: pytest.MonkeyPatch) -> io.StringIO:
-    """What the CLI prints to its rich console (stderr), wide enough that nothing wraps."""
-    buffer = io.StringIO()
-    wide = Console(file=buffer, width=1000, color_system=None)
-    for module in (cli, cli_support):  # the commands and their shared helpers print to one console
-        monkeypatch.setattr(module, "console", wide)
-    return buffer
-
-
-@pytest.fixture(params=["redis", "cluster"])
-def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Target]:
-    db: redis.Redis | redis.RedisCluster
-    if request.param == "cluster":
-        cluster: LocalCluster = request.getfixturevalue("redis_cluster")
-        host, port = cluster.startup_nodes[0]
-        db = redis.RedisCluster(host=host, port=port, decode_responses=True)
-        url = cluster.url
-    else:
-        server: RedisServer = request.getfixturevalue("redis_server")
-        db = redis.Redis(unix_socket_path=str(server.socket_path), decode_responses=True)
-        url = server.url
-    db.flushall()
-    yield Target(url, db, tmp_path / "data")
-    db.close()
-
-
-def invoke(*args: str, env: dict[str, str] | None = None, input: str | None = None) -> Result:
-    return CliRunner().invoke(cli.app, list(args), env=env, input=input)
+pytestmark = pytest.mark.usefixtures("clean_environment")
 
 
 def principal(token: str, data_dir: Path) -> Principal | None:

@@ -29,3 +29,8 @@ async def dump(client: Client, match: str | None = None) -> Snapshot:
             raise AssertionError(f"unexpected key {key!r} of type {kind!r}")
         snapshot[key] = (kind, value)
     return snapshot
+
+
+def graph_only(snapshot: Snapshot) -> Snapshot:
+    """A snapshot without the change log: what two histories reaching one graph both hold."""
+    return {key: value for key, value in snapshot.items() if value[0] != "stream"}
