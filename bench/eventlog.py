@@ -1,10 +1,13 @@
 """The change log's cost (#13), measured side by side in one run on a Redis of its own:
 
 1. the FOLLOW/UNFOLLOW scripts in a tight loop with the log, and the same sources with the body of
-   `log_event` made a no-op (built here by replacing store.scripts.LOG in their sources);
+   `log_event` made a no-op (built here by replacing store.scripts.LOG in their sources), in
+   alternating phases of one loop;
 2. follow mutations through A with the in-process SQL consumer off (FOLLOWGRAPH_SYNC=0, the log
-   still written) and on, feeding PostgreSQL; the consumer's lag when the load stops and how long
-   it takes to catch up;
+   still written) and on, feeding PostgreSQL, and through A with the no-log scripts
+   (bench/nolog_server.py), in turns; the consumer's lag under the load, when it stops and how
+   long it takes to catch up; with --profile and py-spy installed, a profile of the server with
+   the consumer on;
 3. the consumer alone: a log pre-filled with follows drained into PostgreSQL, MariaDB and SQLite
    (store.consumer.Consumer + store.sql.apply_events, what server.sync.SqlSync runs), events/s.
 
@@ -23,6 +26,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,13 +38,14 @@ import uvloop
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bench.cpu import process_seconds
+from bench.cpu import meter, own_seconds, process_seconds
 from bench.graph import fan_id, open_pipe, profile_command
-from bench.loadgen import FollowCycle, LoadSpec, RequestSpec
-from bench.model import Group
+from bench.loadgen import FollowCycle, LoadSpec, RequestSpec, summarize
+from bench.model import Group, Row
 from bench.processes import Child, child_env, free_port, pin, spawn, wait_http
 from bench.profile import profile_under_load, py_spy
 from bench.queries import FOLLOW_MUTATION, UNFOLLOW_MUTATION
+from bench.redisstats import RedisWork, Snapshot
 from followgraph.server.redis_client import connect
 from followgraph.server.redis_server import RedisServer, find_redis_server
 from followgraph.server.settings import Settings
@@ -153,7 +158,9 @@ SCRIPT_WITHOUT = "script loop, log_event a no-op"
 API_NO_LOG = "A mutations, no log"
 API_OFF = "A mutations, consumer off"
 API_ON = "A mutations, consumer on (PostgreSQL)"
-ROUNDS = 2
+ROUNDS = 3
+# Warm-up of each round of mutations (the servers are warm after their first).
+ROUND_WARMUP = 1.0
 
 
 def run_eventlog(bench: Bench) -> None:
@@ -178,10 +185,14 @@ def run_eventlog(bench: Bench) -> None:
                     info: dict[str, Any] = stats.info("server")
                     bench.results.redis_version = str(info["redis_version"])
                     bench.results.redis_allocator = str(stats.info("memory").get("mem_allocator", "?"))
-                # Each variant runs ROUNDS times, in the order A B B A (A B C C B A), for this share
-                # of a scenario's duration each: drift of a shared machine falls on both alike.
-                bench.options = dataclasses.replace(bench.options, duration=bench.options.duration / ROUNDS)
                 _script_loop(bench, server.port, stats)
+                # The mutations run each variant ROUNDS times, in turns (A B C, C B A, A B C), for
+                # this share of a scenario's duration each: drift of a shared machine falls on all.
+                bench.options = dataclasses.replace(
+                    bench.options,
+                    warmup=min(ROUND_WARMUP, bench.options.warmup),
+                    duration=bench.options.duration / ROUNDS,
+                )
                 _mutations(bench, results, server.port, stats, tmp)
                 bench.options = saved_options
                 _drains(bench, results, server.port, tmp)
@@ -192,10 +203,12 @@ def run_eventlog(bench: Bench) -> None:
             bench.redis_pids, bench.options = saved_pids, saved_options
 
 
-def _abba(variants: int) -> list[tuple[int, int]]:
-    """(variant, round) in the order 0 1 .. n-1 n-1 .. 1 0 (ROUNDS = 2)."""
-    forward = list(range(variants))
-    order = forward + forward[::-1]
+def _turns(variants: int, rounds: int) -> list[tuple[int, int]]:
+    """(variant, round) in turns, every other pass backwards: 0 1 2, 2 1 0, 0 1 2, ..."""
+    order: list[int] = []
+    for r in range(rounds):
+        forward = list(range(variants))
+        order += forward if r % 2 == 0 else forward[::-1]
     seen: dict[int, int] = {}
     out = []
     for v in order:
@@ -208,27 +221,133 @@ def _abba(variants: int) -> list[tuple[int, int]]:
 
 
 def _script_loop(bench: Bench, port: int, stats: redis.Redis) -> None:
-    _register(
-        port, DB_LOOP, [*bench.graph.writers, *(fan_id(i) for i in range(TARGETS + 1, 2 * TARGETS + 1))]
-    )
+    writers = bench.graph.writers
+    _register(port, DB_LOOP, [*writers, *(fan_id(i) for i in range(TARGETS + 1, 2 * TARGETS + 1))])
     bench.say("Event log: the FOLLOW/UNFOLLOW script loop with the log vs log_event a no-op...")
     group = bench._group(
         "eventlog-script", "Event log on the write path: FOLLOW/UNFOLLOW script loop, with vs without the log"
     )
     url = f"redis://127.0.0.1:{port}/{DB_LOOP}"
-    for variant, n in _abba(2):
-        name = f"{(SCRIPT_WITH, SCRIPT_WITHOUT)[variant]}, round {n}"
-        with scripts_without_log() if variant else contextlib.nullcontext():
-            row = bench._raw_follow(stats, url, TARGETS + 1, TARGETS, 1, label=name)
-        group.rows.append(dataclasses.replace(row, name=name, note=""))
+    affinity = os.sched_getaffinity(0)
+    if bench.layout.app is not None:
+        os.sched_setaffinity(0, bench.layout.app)
+    try:
+        cpu = meter(bench._our_pids)
+        phases = uvloop.run(_alternating(bench, stats, url, TARGETS + 1, TARGETS))
+        others = cpu().others_percent
+    finally:
+        os.sched_setaffinity(0, affinity)
+    for variant, name in enumerate((SCRIPT_WITH, SCRIPT_WITHOUT)):
+        tally = phases[variant]
+        load = summarize("in-process asyncio loop", tally.latencies, tally.seconds, 0, tally.ops, 0)
+        work = RedisWork(tally.ops, dict(tally.calls), tally.usec, tally.dirty)
+        own_ms = 1000 * tally.cpu / tally.ops if tally.ops else None
+        row = Row(name, load, work, 1, "", others, own_ms)
+        group.rows.append(row)
+        bench.say(
+            f"  {name:<34} {load.rps:>9,.0f} ops/s  p50 {load.p50_ms:6.2f} ms  p99 {load.p99_ms:6.2f} ms"
+            f"  {work.usec_per_request:.1f} Redis µs/op  {own_ms or 0:.3f} harness CPU ms/op"
+        )
     group.notes.append(
-        "Every row runs FollowStore.follow/unfollow (one EVALSHA each) in the harness process, pinned "
-        "to the server's CPU, with the same concurrency, writers and targets; the no-op rows swap in "
-        "the same FOLLOW and UNFOLLOW sources with store.scripts.LOG replaced by a `log_event` that "
-        "does nothing (no fields gathered, no XADD). The rate is bound by the harness' Python as much "
-        "as by Redis; Redis µs/req is what the log costs Redis itself."
+        "Both rows come from one loop of FollowStore.follow/unfollow (one EVALSHA each) in the harness "
+        "process, pinned to the server's CPU, with the same concurrency, writers and targets, switching "
+        f"every {PHASE_SECONDS:g} s between the scripts as they are and the same FOLLOW and UNFOLLOW "
+        "sources with store.scripts.LOG replaced by a `log_event` that does nothing (no fields "
+        "gathered, no XADD); each row adds up its own phases (an operation counts for the variant it "
+        "started in), so whatever else the machine does falls on both alike. The rate is bound by the "
+        "harness' Python as much as by Redis; Redis µs/req is what the log costs Redis itself. "
+        "server CPU ms/req here: the harness' CPU time per operation in its variant's phases; others' "
+        "CPU %: over the whole loop."
     )
-    bench.results.checks["event log: the no-op rows ran no XADD, the others one per op"] = _xadds(group)
+    bench.results.checks["event log: XADD per script call (with the log / no-op)"] = _xadds(group)
+
+
+# The script loop switches variant this often; each variant gets `duration` seconds in all.
+PHASE_SECONDS = 0.5
+
+
+@dataclass
+class _Tally:
+    """One variant's share of the alternating loop."""
+
+    ops: int = 0
+    seconds: float = 0.0
+    cpu: float = 0.0
+    latencies: list[int] = field(default_factory=list)
+    calls: Counter[str] = field(default_factory=Counter)
+    usec: int = 0
+    dirty: int = 0
+
+    def add(self, work: RedisWork) -> None:
+        self.calls.update(work.calls)
+        self.usec += work.usec
+        self.dirty += work.dirty
+
+
+async def _alternating(bench: Bench, stats: redis.Redis, url: str, first: int, targets: int) -> list[_Tally]:
+    """FOLLOW/UNFOLLOW pairs from `concurrency` tasks, the scripts switched every PHASE_SECONDS
+    between the store's own (variant 0) and the no-log sources (variant 1)."""
+    opts = bench.options
+    writers = bench.graph.writers
+    variants = [
+        (scripts.FOLLOW_SCRIPT, scripts.UNFOLLOW_SCRIPT),
+        (LuaScript(without_log(scripts.FOLLOW)), LuaScript(without_log(scripts.UNFOLLOW))),
+    ]
+    tallies = [_Tally(), _Tally()]
+    state = {"variant": 0, "recording": False, "stopping": False}
+    span = max(1, targets // opts.concurrency)
+    client = connect(url)
+    store = FollowStore(client)
+
+    async def worker(c: int) -> None:
+        step = 0
+        while not state["stopping"]:
+            pair = step // 2
+            me = writers[(c + pair * opts.concurrency) % len(writers)]
+            target = fan_id(first + c * span + pair % span)
+            variant = int(state["variant"])
+            started = time.perf_counter_ns()
+            if step % 2 == 0:
+                await store.follow(follower=me, followee=target)
+            else:
+                await store.unfollow(follower=me, followee=target)
+            if state["recording"]:
+                tallies[variant].ops += 1
+                tallies[variant].latencies.append(time.perf_counter_ns() - started)
+            step += 1
+
+    def switch(variant: int) -> None:
+        state["variant"] = variant
+        scripts.FOLLOW_SCRIPT, scripts.UNFOLLOW_SCRIPT = variants[variant]
+
+    saved = variants[0]
+    try:
+        tasks = [asyncio.create_task(worker(c)) for c in range(opts.concurrency)]
+        # Warm-up, alternating too: both variants' scripts are loaded before the clock starts.
+        warm_until = time.perf_counter() + opts.warmup
+        phase = 0
+        while time.perf_counter() < warm_until:
+            switch(phase % 2)
+            await asyncio.sleep(min(PHASE_SECONDS, opts.warmup))
+            phase += 1
+        phases = 2 * max(1, round(opts.duration / PHASE_SECONDS))
+        for phase in range(phases):
+            variant = phase % 2
+            switch(variant)
+            before, cpu, started = Snapshot.take(stats), own_seconds(), time.perf_counter()
+            state["recording"] = True
+            await asyncio.sleep(PHASE_SECONDS)
+            state["recording"] = False
+            tally = tallies[variant]
+            tally.seconds += time.perf_counter() - started
+            tally.cpu += own_seconds() - cpu
+            tally.add(RedisWork.between(before, Snapshot.take(stats), 0))
+        state["stopping"] = True
+        await asyncio.gather(*tasks)
+    finally:
+        scripts.FOLLOW_SCRIPT, scripts.UNFOLLOW_SCRIPT = saved
+        await client.aclose()
+    return tallies
 
 
 def _xadds(group: Group) -> str:
@@ -297,7 +416,7 @@ def _mutations(bench: Bench, results: EventLogResults, port: int, stats: redis.R
             _wait_sync_ready(server, server_port)
             note = f"the server's own SqlSync applies the log to PostgreSQL as it serves (batch {BATCH})"
             servers.append((API_ON, server, server_port, note))
-        for variant, n in _abba(len(servers)):
+        for variant, n in _turns(len(servers), ROUNDS):
             name, server, server_port, note = servers[variant]
             if name != API_ON:
                 group.rows.append(
@@ -327,10 +446,13 @@ def _mutations(bench: Bench, results: EventLogResults, port: int, stats: redis.R
     group.notes += [
         "Same load (the harness' follow/unfollow cycle, as in the Writes table), users and targets; "
         "each server on a Redis database of its own on the same Redis, all three running, measured "
-        "in turns (no log, off, on, on, off, no log) at half a scenario's duration each. The consumer "
-        "runs inside the server process, so it shares the server's CPU; PostgreSQL runs on this "
-        "machine, and its CPU time counts in others' CPU %. Consumer on / no log is the whole cost of "
-        "the log and its consumer; on / off the consumer's alone.",
+        f"in turns (no log, off, on; on, off, no log; ...), {ROUNDS} rounds each of 1/{ROUNDS} of a "
+        f"scenario's duration after a {ROUND_WARMUP:g} s warm-up; the ratios add the rounds up. The "
+        "consumer runs inside the server process, so it shares the server's CPU; PostgreSQL runs on "
+        "this machine, and its CPU time counts in others' CPU %. Consumer on / no log is the whole "
+        "cost of the log and its consumer; on / off the consumer's alone. The server is CPU-bound "
+        "(server CPU ms/req times req/s is about one core), so its CPU time per mutation is the steadier "
+        "figure when others' CPU % is high: req/s then also moves with what else the machine runs.",
     ]
 
 
@@ -690,16 +812,20 @@ DRAIN_HEADERS = [
 ]
 
 NOTES = [
-    "What the figures measure. Script loop: the cost of the log on the raw write path; the reference "
-    "is the same FOLLOW/UNFOLLOW source, same keys and arguments, with only `log_event`'s body "
-    "removed, so the difference is the event's fields and its XADD (with MAXLEN ~ trimming). "
-    "Mutations: what the log and its consumer cost a server's follow throughput; the reference is "
-    "the same server, load, users and targets with only FOLLOWGRAPH_SYNC=0 (the scripts still "
-    "write the log, so this isolates the consumer; the script loop gives the log's own share). "
-    "Drains: how fast one consumer applies a backlog to each database, the consumer as "
-    "server.sync.SqlSync runs it (store.consumer.Consumer reading batches through a group, "
-    "store.sql.apply_events in one transaction each, then XACK), from the moment it starts until "
-    "it has applied every event; migrations and the first connection come before the clock.",
+    "What the event log's figures measure, and why each reference is fair. Script loop: the log's "
+    "cost on the raw write path; the reference is the same FOLLOW/UNFOLLOW source with the same "
+    "keys and arguments and only `log_event`'s body removed, run in the same loop in alternating "
+    "phases, so the difference is the event's fields and its XADD (MAXLEN ~ trimming included) and "
+    "nothing else. Mutations: what the log and the in-process consumer cost a server's follow "
+    "throughput; the references are the same server, load, users and targets with only "
+    "FOLLOWGRAPH_SYNC=0 (the log still written: the consumer's share) and that server with the "
+    "no-log scripts (the log's and the consumer's share together), measured in turns. The Writes "
+    "table's server A runs with the defaults, so its consumer feeds SQLite in its data directory. "
+    "Drains: how fast one consumer works through a backlog into each database, as server.sync.SqlSync "
+    "runs it (store.consumer.Consumer reading batches through a group, store.sql.apply_events in "
+    "one transaction each, then XACK), from its start until it has applied every event; the "
+    "migrations and the first connection come before the clock, and every database gets the same "
+    "events at the default batch size.",
     "All three databases run on this 2-core machine beside the harness and Redis; the consumer is "
     "pinned to the server's CPU. consumer CPU %: the harness process' CPU time during the drain, "
     "in % of the drain's wall time (the rest is waiting for Redis and the database).",

@@ -100,9 +100,9 @@ def _div(a: float, b: float) -> float:
 
 
 def _pooled(rows: list[Row], variant: str) -> Row | None:
-    """The rounds of `variant` (rows named "<variant>, round N") as one row: requests and seconds
-    summed; Redis work and server CPU per request weighted by each round's requests."""
-    mine = [r for r in rows if r.name.startswith(variant + ", round ")]
+    """The rounds of `variant` (rows named "<variant>" or "<variant>, round N") as one row: requests
+    and seconds summed; Redis work and server CPU per request weighted by each round's requests."""
+    mine = [r for r in rows if r.name == variant or r.name.startswith(variant + ", round ")]
     if not mine:
         return None
     requests = sum(r.load.requests for r in mine)

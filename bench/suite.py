@@ -549,15 +549,7 @@ class Bench:
             "server's CPU), with the same concurrency, on the server's client settings (server.redis_client)."
         )
 
-    def _raw_follow(
-        self,
-        stats: Stats,
-        url: str,
-        first: int,
-        targets: int,
-        round_trips: float,
-        label: str = "FOLLOW script (FollowStore) loop",
-    ) -> Row:
+    def _raw_follow(self, stats: Stats, url: str, first: int, targets: int, round_trips: float) -> Row:
         writers = self.graph.writers
         concurrency, warmup, duration = self.options.concurrency, self.options.warmup, self.options.duration
 
@@ -614,7 +606,7 @@ class Bench:
             os.sched_setaffinity(0, affinity)
         work = RedisWork.between(before, after, load.total)
         self.say(
-            f"  {label:<34} {load.rps:>9,.0f} ops/s  p50 {load.p50_ms:6.2f} ms"
+            f"  {'FOLLOW script (FollowStore) loop':<34} {load.rps:>9,.0f} ops/s  p50 {load.p50_ms:6.2f} ms"
             f"  p99 {load.p99_ms:6.2f} ms  {work.commands_per_request:.1f} cmds/op  others' CPU {others:.0f}%"
         )
         own_ms = 1000 * own / load.total if load.total else None
