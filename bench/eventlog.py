@@ -161,6 +161,8 @@ API_ON = "A mutations, consumer on (PostgreSQL)"
 ROUNDS = 3
 # Warm-up of each round of mutations (the servers are warm after their first).
 ROUND_WARMUP = 1.0
+# Seconds of unmeasured load each server serves before the rounds.
+SETTLE = 2.0
 
 
 def run_eventlog(bench: Bench) -> None:
@@ -416,6 +418,14 @@ def _mutations(bench: Bench, results: EventLogResults, port: int, stats: redis.R
             _wait_sync_ready(server, server_port)
             note = f"the server's own SqlSync applies the log to PostgreSQL as it serves (batch {BATCH})"
             servers.append((API_ON, server, server_port, note))
+        # Each server first serves the load unmeasured (the first round of a run came out slower
+        # whichever server had it); the consumer catches up before anything is measured.
+        for _, _, server_port, _ in servers:
+            bench.loader.run(
+                LoadSpec("127.0.0.1", server_port, bench.options.concurrency, 1.0, SETTLE, request)
+            )
+        if database_url is not None:
+            uvloop.run(_settled(on_url))
         for variant, n in _turns(len(servers), ROUNDS):
             name, server, server_port, note = servers[variant]
             if name != API_ON:
@@ -447,7 +457,8 @@ def _mutations(bench: Bench, results: EventLogResults, port: int, stats: redis.R
         "Same load (the harness' follow/unfollow cycle, as in the Writes table), users and targets; "
         "each server on a Redis database of its own on the same Redis, all three running, measured "
         f"in turns (no log, off, on; on, off, no log; ...), {ROUNDS} rounds each of 1/{ROUNDS} of a "
-        f"scenario's duration after a {ROUND_WARMUP:g} s warm-up; the ratios add the rounds up. The "
+        f"scenario's duration after a {ROUND_WARMUP:g} s warm-up, once each had served the load "
+        f"unmeasured for {ROUND_WARMUP + SETTLE:g} s; the ratios add the rounds up. The "
         "consumer runs inside the server process, so it shares the server's CPU; PostgreSQL runs on "
         "this machine, and its CPU time counts in others' CPU %. Consumer on / no log is the whole "
         "cost of the log and its consumer; on / off the consumer's alone. The server is CPU-bound "
@@ -522,6 +533,16 @@ def _lag_now(client: redis.Redis, stream: str) -> int:
         return 0
     undelivered = client.xrange(stream, f"({groups[0]['last-delivered-id']}", "+", count=LAG_COUNT_LIMIT)
     return int(groups[0]["pending"]) + len(undelivered or [])
+
+
+async def _settled(url: str) -> None:
+    client = connect(url)
+    try:
+        started = time.perf_counter()
+        while not await _caught_up(client, Keys().log("")) and time.perf_counter() - started < DRAIN_TIMEOUT:
+            await asyncio.sleep(0.01)
+    finally:
+        await client.aclose()
 
 
 async def _caught_up(client: Any, stream: str) -> bool:
