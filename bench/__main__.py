@@ -6,7 +6,10 @@ the fastest plain-Python endpoint for the same reads, bench/plain.py; N: a Node 
 Mercurius with graphql-jit, bench/peers/node/, when Node is installed; C: the seed document's
 temp-key algorithm; D: naive N+1), checks that they answer as A, drives load over loopback, and
 reports throughput, latency, Redis commands, writes and round trips per request, ratios, and Redis
-memory per edge. Not a test: it asserts no timings.
+memory per edge. Then the change log's section (bench/eventlog.py, on a Redis of its own): the log's
+cost on the write path and through A with the SQL consumer off and on (PostgreSQL), and the
+consumer's drain rate into PostgreSQL, MariaDB and SQLite; `--eventlog-only` runs just that,
+`--no-eventlog` skips it. Not a test: it asserts no timings.
 """
 
 from __future__ import annotations
@@ -29,6 +32,14 @@ def parse(argv: list[str]) -> Options:
     parser.add_argument("--concurrency", type=int, default=32, help="connections (default 32)")
     parser.add_argument("--skip-1m", action="store_true", help="no celebrity with 1,000,000 fans")
     parser.add_argument("--no-cluster", action="store_true", help="skip the 3-master Redis Cluster part")
+    parser.add_argument(
+        "--no-eventlog", action="store_true", help="skip the change log's section (bench/eventlog.py)"
+    )
+    parser.add_argument(
+        "--eventlog-only",
+        action="store_true",
+        help="only the change log's section (its report goes beside its JSON, not to benchmarks.md)",
+    )
     parser.add_argument("--no-pin", action="store_true", help="do not pin server, loader and Redis to CPUs")
     parser.add_argument(
         "--python-loader", action="store_true", help="use bench.loadgen even if wrk is on PATH"
@@ -48,6 +59,8 @@ def parse(argv: list[str]) -> Options:
     args = parser.parse_args(argv)
     if args.concurrency < 1:
         parser.error("--concurrency must be at least 1")
+    if args.no_eventlog and args.eventlog_only:
+        parser.error("--no-eventlog and --eventlog-only exclude each other")
     quick: bool = args.quick
     return Options(
         quick=quick,
@@ -56,6 +69,8 @@ def parse(argv: list[str]) -> Options:
         concurrency=args.concurrency,
         skip_1m=args.skip_1m,
         cluster=not args.no_cluster,
+        eventlog=not args.no_eventlog,
+        eventlog_only=args.eventlog_only,
         pin=not args.no_pin,
         python_loader=args.python_loader,
         profile=args.profile,

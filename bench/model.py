@@ -27,6 +27,9 @@ class Options:
     memory_users: int = 100_000
     page_sizes: tuple[int, ...] = (1, 20, 100)
     cluster: bool = True
+    # The change log's section (bench/eventlog.py); with eventlog_only, nothing else runs.
+    eventlog: bool = True
+    eventlog_only: bool = False
 
     @property
     def sizes(self) -> tuple[int, ...]:

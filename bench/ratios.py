@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+from bench.eventlog import API_NO_LOG, API_OFF, API_ON, SCRIPT_WITH, SCRIPT_WITHOUT
 from bench.model import Group, MemoryRow, Ratio, Row
 
 # The rows of the "versus" group by their first letter: what A is compared with.
@@ -63,6 +66,18 @@ def ratios(groups_list: list[Group], memory: list[MemoryRow]) -> list[Ratio]:
     if "writes" in groups and len(groups["writes"].rows) == 2:
         a, raw = groups["writes"].rows
         out.append(_throughput("A mutations / FOLLOW script rate", a, raw, unit="per s"))
+    if "eventlog-script" in groups:
+        out += _pooled_ratios(
+            groups["eventlog-script"].rows,
+            SCRIPT_WITH,
+            SCRIPT_WITHOUT,
+            "FOLLOW script loop, with the log / without",
+        )
+    if "eventlog-api" in groups:
+        rows = groups["eventlog-api"].rows
+        out += _pooled_ratios(rows, API_ON, API_NO_LOG, "A mutations, log + consumer on / no log")
+        out += _pooled_ratios(rows, API_ON, API_OFF, "A mutations, consumer on / off (log written in both)")
+        out += _pooled_ratios(rows, API_OFF, API_NO_LOG, "A mutations, log without consumer / no log")
     return out
 
 
@@ -82,3 +97,53 @@ def _p50(name: str, top: Row, bottom: Row) -> Ratio:
 
 def _div(a: float, b: float) -> float:
     return a / b if b else float("nan")
+
+
+def _pooled(rows: list[Row], variant: str) -> Row | None:
+    """The rounds of `variant` (rows named "<variant>" or "<variant>, round N") as one row: requests
+    and seconds summed; Redis work and server CPU per request weighted by each round's requests."""
+    mine = [r for r in rows if r.name == variant or r.name.startswith(variant + ", round ")]
+    if not mine:
+        return None
+    requests = sum(r.load.requests for r in mine)
+    seconds = sum(r.load.seconds for r in mine)
+    total = sum(r.load.total for r in mine)
+    usec = sum(r.work.usec for r in mine)
+    cpu = [r.server_cpu_ms for r in mine]
+    server_ms = (
+        None
+        if any(c is None for c in cpu)
+        else sum((c or 0.0) * r.load.total for c, r in zip(cpu, mine, strict=True)) / total
+    )
+    load = dataclasses.replace(
+        mine[0].load, requests=requests, seconds=seconds, rps=_div(requests, seconds), total=total
+    )
+    work = dataclasses.replace(mine[0].work, requests=total, usec=usec)
+    return dataclasses.replace(mine[0], name=variant, load=load, work=work, server_cpu_ms=server_ms)
+
+
+def _pooled_ratios(rows: list[Row], top_name: str, bottom_name: str, name: str) -> list[Ratio]:
+    """Throughput, server CPU and Redis time per request of two variants measured in rounds."""
+    top, bottom = _pooled(rows, top_name), _pooled(rows, bottom_name)
+    if top is None or bottom is None:
+        return []
+    unit = "ops/s" if "script" in name else "req/s"
+    out = [_throughput(f"{name}: throughput", top, bottom, unit=unit)]
+    if top.server_cpu_ms and bottom.server_cpu_ms:
+        who = "harness" if "script" in name else "server"
+        out.append(
+            Ratio(
+                f"{name}: {who} CPU per request",
+                top.server_cpu_ms / bottom.server_cpu_ms,
+                f"{top.server_cpu_ms:.3f} / {bottom.server_cpu_ms:.3f} ms",
+            )
+        )
+    if top.work.usec_per_request and bottom.work.usec_per_request:
+        out.append(
+            Ratio(
+                f"{name}: Redis time per request",
+                top.work.usec_per_request / bottom.work.usec_per_request,
+                f"{top.work.usec_per_request:.1f} / {bottom.work.usec_per_request:.1f} µs",
+            )
+        )
+    return out

@@ -15,6 +15,15 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table as RichTable
 
+from bench.eventlog import (
+    CATCH_UP_HEADERS,
+    DRAIN_HEADERS,
+    FOLLOWS_EACH,
+    NOTES,
+    EventLogResults,
+    catch_up_rows,
+    drain_rows,
+)
 from bench.model import Group, MemoryRow, Row
 from bench.suite import Results
 
@@ -221,6 +230,8 @@ def tables(results: Results, wall_seconds: float) -> list[Table]:
     checks.rows = [[k, str(v)] for k, v in results.checks.items()]
     out.append(checks)
     out += [scenario_table(g) for g in results.groups]
+    if results.eventlog is not None:
+        out += eventlog_tables(results.eventlog)
     if results.groups:
         out.append(command_mix_table(results.groups))
     if results.ratios:
@@ -235,6 +246,43 @@ def tables(results: Results, wall_seconds: float) -> list[Table]:
         out.append(memory_table(results.memory))
     if results.profile:
         prof = Table("py-spy profile of server A under the fans-page load", ["", ""])
+        prof.numeric_from = 2
+        prof.rows = [[line, ""] for line in results.profile]
+        out.append(prof)
+    return out
+
+
+def eventlog_tables(results: EventLogResults) -> list[Table]:
+    catch_up = Table(
+        "Event log: the SQL consumer's lag under the mutation load, and its catch-up "
+        f"({results.on_database})",
+        list(CATCH_UP_HEADERS),
+        catch_up_rows(results),
+        notes=list(results.notes),
+    )
+    catch_up.notes.append(
+        "Events written: XADD calls in the round (warm-up included); events per batch: events "
+        "written / XACK calls (one per batch applied). Max lag: unacknowledged events "
+        "of group `sql`, sampled every 0.25 s during the round. Lag when the load stopped: "
+        "EventLog.lag as soon as the load generator finished; catch-up: from then until the group "
+        "had acknowledged every event (XINFO polled every 10 ms), with the server's CPU time meanwhile."
+    )
+    drains = Table(
+        f"Event log: one consumer draining a pre-filled log into each database (batch {results.batch})",
+        list(DRAIN_HEADERS),
+        drain_rows(results),
+        notes=[
+            f"The log: {results.prefilled:,} FOLLOW events, written by store.bulk.follow_many in "
+            f"{results.prefill_seconds:.1f}s ({FOLLOWS_EACH} follows by each user, no follow back).",
+            *NOTES,
+        ],
+    )
+    out = [catch_up, drains]
+    if results.profile:
+        prof = Table(
+            "py-spy profile of server A with the SQL consumer on (PostgreSQL), under the mutation load",
+            ["", ""],
+        )
         prof.numeric_from = 2
         prof.rows = [[line, ""] for line in results.profile]
         out.append(prof)
@@ -309,6 +357,12 @@ def to_json(results: Results, wall_seconds: float) -> dict[str, Any]:
             for m in results.memory
         ],
         "profile": results.profile,
+        "eventlog": None
+        if results.eventlog is None
+        else {
+            **asdict(results.eventlog),
+            "drain_events_per_second": {d.database: d.events_per_second for d in results.eventlog.drains},
+        },
     }
 
 
@@ -318,9 +372,13 @@ def write(results: Results, wall_seconds: float, console: Console) -> tuple[Path
     out_dir = BENCH_DIR / "results"
     out_dir.mkdir(exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    json_path = out_dir / f"bench-{stamp}{'-quick' if results.options.quick else ''}.json"
+    opts = results.options
+    suffix = ("-quick" if opts.quick else "") + ("-eventlog" if opts.eventlog_only else "")
+    json_path = out_dir / f"bench-{stamp}{suffix}.json"
     json_path.write_text(json.dumps(to_json(results, wall_seconds), indent=2, default=str) + "\n")
-    # The committed report records full runs; a --quick try-out writes its Markdown beside the JSON.
-    md_path = json_path.with_suffix(".md") if results.options.quick else BENCH_DIR / "benchmarks.md"
+    # The committed report records full runs; a --quick try-out or a single section writes its
+    # Markdown beside the JSON.
+    partial = opts.quick or opts.eventlog_only
+    md_path = json_path.with_suffix(".md") if partial else BENCH_DIR / "benchmarks.md"
     md_path.write_text(markdown(items, results))
     return json_path, md_path

@@ -22,6 +22,7 @@ import uvloop
 from bench.answers import Asker, Live, same_subset
 from bench.cluster import run_cluster
 from bench.cpu import meter, own_seconds, process_seconds
+from bench.eventlog import EventLogResults, run_eventlog
 from bench.graph import VIEWER, FanGraph, LoadReport, TypicalGraph, fan_id, load_fan_graph
 from bench.loaders import Loader, pick_loader
 from bench.loadgen import FollowCycle, LoadResult, LoadSpec, RequestSpec, summarize
@@ -68,6 +69,7 @@ class Results:
     profile: list[str] = field(default_factory=list)
     loadavg_start: str = ""
     node_peer: str = ""
+    eventlog: EventLogResults | None = None
 
 
 class Bench:
@@ -104,6 +106,15 @@ class Bench:
     def run(self) -> Results:
         with open("/proc/loadavg") as f:
             self.results.loadavg_start = " ".join(f.read().split()[:3])
+        if not self.options.eventlog_only:
+            self._pages_and_memory()
+        if self.options.eventlog:
+            run_eventlog(self)
+        self.results.ratios = ratios(self.results.groups, self.results.memory)
+        return self.results
+
+    def _pages_and_memory(self) -> None:
+        """Everything but the event log's section: the single Redis' scenarios, memory, the cluster."""
         with contextlib.ExitStack() as stack:
             tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="followgraph-bench-")))
             server = RedisServer(
@@ -193,8 +204,6 @@ class Bench:
         )
         if self.options.cluster:
             run_cluster(self, single, binaries)
-        self.results.ratios = ratios(self.results.groups, self.results.memory)
-        return self.results
 
     # -- in-process: round trips and the answers compared ------------------------------------------
 
