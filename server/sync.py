@@ -13,8 +13,10 @@ import socket
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
+from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from followgraph.store import FollowStore
@@ -117,7 +119,11 @@ class SqlSync:
         self._warned_lost = 0
 
     async def start(self) -> AsyncEngine:
-        """Bring the database's tables up to date (Alembic) and connect."""
+        """Bring the database's tables up to date (Alembic) and connect. A SQLite file's directory
+        is created if need be (the data directory of a first start)."""
+        url = make_url(self.url)
+        if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
+            Path(url.database).parent.mkdir(parents=True, exist_ok=True)
         await migrate(self.url)
         self.engine = create_engine(self.url)
         return self.engine

@@ -25,6 +25,10 @@ log = logging.getLogger(__name__)
 Handler = Callable[[list[Event]], Awaitable[None]]
 
 
+class HandlerTimeoutError(Exception):
+    """The handler did not finish a batch in time."""
+
+
 @dataclass(frozen=True, slots=True)
 class ConsumerOptions:
     group: str
@@ -40,6 +44,9 @@ class ConsumerOptions:
     keep_ms: int = 0
     # Pause after a failed batch (Redis or the handler), doubling up to ten times this.
     retry_seconds: float = 0.5
+    # A handler that has not returned by then is given up on (a database that stopped answering
+    # must not stall the consumer for good): the batch stays pending and is read again.
+    handler_seconds: float = 30.0
 
 
 class Consumer:
@@ -110,7 +117,12 @@ class Consumer:
     async def _apply(self, delivery: Delivery) -> int:
         if not delivery.events:
             return 0
-        await self.handle(delivery.events)
+        try:
+            async with asyncio.timeout(self.options.handler_seconds):
+                await self.handle(delivery.events)
+        except TimeoutError:
+            # Not an OSError to the loop above: it is the handler's, not Redis's.
+            raise HandlerTimeoutError(f"a batch took over {self.options.handler_seconds:g} s") from None
         await self.log.ack(self.options.group, delivery)
         self.applied += len(delivery.events)
         self.batches += 1
