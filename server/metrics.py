@@ -1,4 +1,5 @@
-"""Prometheus metrics: requests by operation and outcome, latency, Redis errors, batch sizes.
+"""Prometheus metrics: requests by operation and outcome, latency, Redis errors, batch sizes, open
+WebSocket connections and subscriptions.
 
 With several worker processes, PROMETHEUS_MULTIPROC_DIR makes every process write its values to
 that directory and /metrics adds them up (prometheus-client's multiprocess mode).
@@ -14,6 +15,7 @@ from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
     Counter,
+    Gauge,
     Histogram,
     generate_latest,
     multiprocess,
@@ -56,6 +58,19 @@ class Metrics:
             ["loader"],
             buckets=(1, 2, 5, 10, 20, 50, 100, 200, 500, 1000),
             registry=self.registry,
+        )
+        # livesum: with several worker processes, the live processes' values are added up.
+        self.ws_connections = Gauge(
+            "followgraph_ws_connections",
+            "Open WebSocket connections (graphql-transport-ws).",
+            registry=self.registry,
+            multiprocess_mode="livesum",
+        )
+        self.subscriptions = Gauge(
+            "followgraph_subscriptions",
+            "Operations running over WebSocket connections (viewerEvents subscriptions).",
+            registry=self.registry,
+            multiprocess_mode="livesum",
         )
         self._names: set[str] = set()
 
