@@ -82,4 +82,3 @@ class Subscription:
             # A subscription lives for hours: each event's users are loaded afresh.
             context.loaders.clear_all()
             yield RelationEvent.of(event)
-
