@@ -14,7 +14,7 @@ from gql.transport.websockets import WebsocketsTransport
 
 EVENT_FIELDS = "eventId kind actor { userId } target { userId } at"
 VIEWER_EVENTS = (
-    "subscription ViewerEvents($after: String) { viewerEvents(after: $after) { %s } }" % EVENT_FIELDS
+    f"subscription ViewerEvents($after: String) {{ viewerEvents(after: $after) {{ {EVENT_FIELDS} }} }}"
 )
 
 
