@@ -10,12 +10,14 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from followgraph.resolvers.context import Context
-from followgraph.resolvers.errors import bad_user_input, unauthenticated
+from followgraph.resolvers.errors import ApiError, bad_user_input, unauthenticated
 from followgraph.store.controls import muted_by
 from followgraph.store.events import Event, EventKind, parse_id
-from followgraph.store.hub import EventHub
+from followgraph.store.hub import EventHub, FellBehindError
 from followgraph.store.log import EventLog
 
+# The error code of a subscription ended because its buffer overflowed.
+FELL_BEHIND = "SUBSCRIPTION_FELL_BEHIND"
 # Done to the viewer by someone else, these are never pushed (a block or mute is not announced).
 _SILENT_TO_TARGET = frozenset({EventKind.BLOCK, EventKind.UNBLOCK, EventKind.MUTE, EventKind.UNMUTE})
 
@@ -70,7 +72,10 @@ async def viewer_events(context: Context, hub: EventHub | None, after: str | Non
                     replayed.add(event.id)
                     yield event
         while True:
-            event = await subscriber.get()
+            try:
+                event = await subscriber.get()
+            except FellBehindError as exc:
+                raise ApiError(str(exc), FELL_BEHIND) from None
             if event.id in replayed:
                 replayed.discard(event.id)
                 continue

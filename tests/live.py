@@ -32,6 +32,8 @@ class Live:
     settings: Settings
     port: int
     http: httpx.AsyncClient
+    server: uvicorn.Server
+    task: asyncio.Task[None]
 
     @property
     def url(self) -> str:
@@ -67,6 +69,11 @@ class Live:
         assert response.status_code == 200 and "errors" not in body, body
         return body["data"]
 
+    async def stop(self) -> None:
+        """Shut the server down as a signal would (open sockets are closed by uvicorn)."""
+        self.server.should_exit = True
+        await self.task
+
     async def subscribers(self, count: int, timeout: float = 5.0) -> None:
         """Wait until the hub holds `count` subscribers (their live events are buffered from then)."""
         async with asyncio.timeout(timeout):
@@ -95,9 +102,9 @@ async def serve_live(settings: Settings, redis: Client | None = None) -> AsyncIt
         while not server.started:
             assert not task.done(), task.exception() if not task.cancelled() else "cancelled"
             await asyncio.sleep(0.01)
-    try:
-        async with httpx.AsyncClient(timeout=10) as http:
-            yield Live(app, settings, port, http)
-    finally:
-        server.should_exit = True
-        await task
+    async with httpx.AsyncClient(timeout=10) as http:
+        live = Live(app, settings, port, http, server, task)
+        try:
+            yield live
+        finally:
+            await live.stop()

@@ -9,8 +9,11 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 from gql import Client, gql
 from gql.transport.websockets import WebsocketsTransport
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
 
 EVENT_FIELDS = "eventId kind actor { userId } target { userId } at"
 VIEWER_EVENTS = (
@@ -77,3 +80,41 @@ async def listen(
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+
+
+class Raw:
+    """A bare graphql-transport-ws client, to see the protocol's messages and close codes."""
+
+    def __init__(self, connection: ClientConnection) -> None:
+        self.connection = connection
+
+    async def send(self, message: dict[str, Any]) -> None:
+        await self.connection.send(orjson.dumps(message).decode())
+
+    async def receive(self, timeout: float = 5.0) -> dict[str, Any]:
+        async with asyncio.timeout(timeout):
+            message: dict[str, Any] = orjson.loads(await self.connection.recv())
+        return message
+
+    async def init(self, token: str | None) -> None:
+        await self.send({"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}})
+
+    async def subscribe(self, id: str, after: str | None = None, query: str = VIEWER_EVENTS) -> None:
+        payload = {"query": query, "variables": {"after": after}, "operationName": "ViewerEvents"}
+        await self.send({"id": id, "type": "subscribe", "payload": payload})
+
+    async def closed(self, timeout: float = 5.0) -> tuple[int | None, str | None]:
+        """The close code and reason once the server closes (messages before it are dropped)."""
+        async with asyncio.timeout(timeout):
+            try:
+                while True:
+                    await self.connection.recv()
+            except ConnectionClosed as exc:
+                received = exc.rcvd
+                return (received.code, received.reason) if received is not None else (None, None)
+
+
+@asynccontextmanager
+async def raw(ws_url: str) -> AsyncIterator[Raw]:
+    async with connect(ws_url, subprotocols=["graphql-transport-ws"]) as connection:  # type: ignore[list-item]
+        yield Raw(connection)
