@@ -8,13 +8,13 @@ subscriber that reconnects replays from the same log by id (catch-up), so live a
 events are one stream with one id space.
 
 On one Redis the reader blocks on XREAD (an event reaches the subscribers within a round trip);
-on a cluster, whose log is a stream per slot, it polls the streams that exist (EventLog.tail).
+on a cluster, whose log is a stream per slot, it polls the streams that exist (EventLog.tail)
+every `poll_seconds`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
@@ -77,7 +77,7 @@ class EventHub:
     """Tails the log in one task and dispatches relation events to subscribers by user id."""
 
     def __init__(
-        self, events: EventLog, *, buffer: int = 1000, poll_seconds: float = 0.05, block_ms: int = 500
+        self, events: EventLog, *, buffer: int = 1000, poll_seconds: float = 0.05, block_ms: int = 100
     ) -> None:
         self.events = events
         self.buffer = buffer
@@ -86,6 +86,7 @@ class EventHub:
         self._by_user: dict[str, set[Subscriber]] = {}
         self._task: asyncio.Task[None] | None = None
         self._started = asyncio.Event()
+        self._stopping = False
         # Seconds from an event's append (its id's ms) to its dispatch here, most recent last.
         self.delays: list[float] = []
 
@@ -123,22 +124,27 @@ class EventHub:
     async def start(self) -> None:
         """Start the reader; returns once it has its position in the log (what comes next is seen)."""
         if self._task is None:
+            self._stopping = False
             self._task = asyncio.create_task(self._run(), name="followgraph-event-hub")
             await self._started.wait()
 
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+    async def stop(self, timeout: float = 5.0) -> None:
+        """Stop the reader after its current read. It is asked, not cancelled: redis-py (8.1) can
+        hang cancelling a command that blocks, so each read blocks only briefly."""
+        if self._task is None:
+            return
+        self._stopping = True
+        try:
+            async with asyncio.timeout(timeout):
                 await self._task
+        except TimeoutError:
+            log.warning("event hub: the reader did not stop within %g s; cancelled", timeout)
+        finally:
             self._task = None
-
-    async def wait_started(self) -> None:
-        await self._started.wait()
 
     async def _run(self) -> None:
         after: str | None = None
-        while True:
+        while not self._stopping:
             try:
                 async for event in self._read(after):
                     after = event.id
@@ -157,8 +163,11 @@ class EventHub:
         if after is None:
             after = await self.events.last_id() or "0-0"
         self._started.set()
-        async for event in self.events.tail(after, follow=True, poll_seconds=self.poll_seconds):
-            yield event
+        while not self._stopping:
+            async for event in self.events.tail(after, follow=False):
+                after = event.id
+                yield event
+            await asyncio.sleep(self.poll_seconds)
 
     async def _block(self, after: str | None) -> AsyncIterator[Event]:
         [stream] = await self.events.streams()
@@ -167,7 +176,7 @@ class EventHub:
             newest = await redis.xrevrange(stream, "+", "-", count=1)
             after = str(newest[0][0]) if newest else "0-0"
         self._started.set()
-        while True:
+        while not self._stopping:
             replies: Any = await redis.xread({stream: after}, count=1000, block=self.block_ms)
             for _name, entries in replies or []:
                 for event_id, fields in entries:

@@ -172,3 +172,14 @@ async def test_shutdown_closes_sockets_with_1001_going_away(live: Live) -> None:
         await stopping
 
     assert code == 1001
+
+
+async def test_a_subscription_over_http_is_400_and_points_to_websocket(live: Live) -> None:
+    response = await live.http.post(
+        live.url,
+        json={"query": "subscription S { viewerEvents { eventId } }"},
+        headers={"authorization": f"Bearer {live.token('alice')}"},
+    )
+
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["message"].startswith("Subscriptions run over WebSocket")
