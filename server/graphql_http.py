@@ -326,7 +326,8 @@ class GraphQLEndpoint:
         except SubscriptionOverHttpError:
             raise RequestError(
                 400,
-                "Subscriptions run over WebSocket on this path (the graphql-transport-ws protocol), not HTTP.",
+                "Subscriptions run over WebSocket on this path "
+                "(the graphql-transport-ws protocol), not HTTP.",
             ) from None
         except OperationNotAllowedError:
             raise RequestError(405, "Mutations need POST.", headers={"allow": "POST"}) from None
