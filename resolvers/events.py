@@ -62,6 +62,7 @@ async def viewer_events(context: Context, hub: EventHub | None, after: str | Non
     if viewer is None or hub is None:
         raise unauthenticated() if viewer is None else RuntimeError("no event hub in this process")
     after = checked_after(after)
+    await hub.start()
     subscriber = hub.subscribe(viewer)
     try:
         muting = Muting(viewer, await muted_by(context.store, viewer))

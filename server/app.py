@@ -94,9 +94,9 @@ def create_app(
                 keep_seconds=settings.event_log_keep,
             )
         )
-        # One reader of the change log per process feeds every subscription it holds.
+        # One reader of the change log per process feeds every subscription it holds; the
+        # first subscription starts it.
         app.state.hub = EventHub(EventLog(app.state.store), buffer=settings.subscription_buffer)
-        await app.state.hub.start()
         try:
             async with running(app.state.sync):
                 yield

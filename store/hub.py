@@ -122,11 +122,14 @@ class EventHub:
     # -- the reader -----------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Start the reader; returns once it has its position in the log (what comes next is seen)."""
+        """Start the reader, if it is not running; returns once it has its position in the log
+        (what comes next is seen). The first subscription starts it: a process nobody subscribes
+        to does not read the log."""
         if self._task is None:
             self._stopping = False
+            self._started.clear()
             self._task = asyncio.create_task(self._run(), name="followgraph-event-hub")
-            await self._started.wait()
+        await self._started.wait()
 
     async def stop(self, timeout: float = 5.0) -> None:
         """Stop the reader after its current read. It is asked, not cancelled: redis-py (8.1) can
