@@ -183,3 +183,22 @@ async def test_a_subscription_over_http_is_400_and_points_to_websocket(live: Liv
 
     assert response.status_code == 400
     assert response.json()["errors"][0]["message"].startswith("Subscriptions run over WebSocket")
+
+
+async def test_a_subscription_document_gets_the_same_query_limits_as_over_http(live: Live) -> None:
+    depth = live.settings.max_depth
+    nested = "userId"
+    for _ in range(depth):
+        nested = f"following(first: 1) {{ nodes {{ {nested} }} }}"
+    query = f"subscription Deep {{ viewerEvents {{ actor {{ {nested} }} }} }}"
+    async with raw(live.ws_url) as socket:
+        await socket.init(live.token("alice"))
+        assert (await socket.receive())["type"] == "connection_ack"
+        await socket.send(
+            {"id": "1", "type": "subscribe", "payload": {"query": query, "operationName": "Deep"}}
+        )
+        refused = await socket.receive()
+
+    assert refused["type"] == "error", refused
+    assert refused["payload"][0]["message"] == f"The query is nested deeper than {depth} levels."
+    assert live.hub.subscribers == 0
