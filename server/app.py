@@ -62,7 +62,9 @@ def create_app(
     if watchdog is not None:
         metrics.registry.register(watchdog)
     endpoint = GraphQLEndpoint(schema, config, metrics)
-    subscriptions = SubscriptionEndpoint(schema, auth, settings.socket_limits, metrics)
+    subscriptions = SubscriptionEndpoint(
+        schema, auth, settings.socket_limits, metrics, allowed_origins=settings.cors_origins
+    )
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

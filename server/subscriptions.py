@@ -20,6 +20,7 @@ import contextlib
 import logging
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -201,14 +202,23 @@ class SubscriptionEndpoint(GraphQL[Context, None]):
     graphql_transport_ws_handler_class = TransportWSHandler
 
     def __init__(
-        self, schema: FollowGraphSchema, auth: AuthConfig, limits: SocketLimits, metrics: Metrics
+        self,
+        schema: FollowGraphSchema,
+        auth: AuthConfig,
+        limits: SocketLimits,
+        metrics: Metrics,
+        *,
+        allowed_origins: Sequence[str] = (),
     ) -> None:
+        # A browser page on another origin may open a socket only from the CORS origins, as it
+        # may call the API over HTTP only from them (Strawberry checks the handshake's Origin).
         super().__init__(
             schema,
             graphql_ide=None,
             subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL,),
             connection_init_wait_timeout=timedelta(seconds=limits.init_timeout),
             max_subscriptions_per_connection=None,
+            allowed_origins=allowed_origins,
         )
         self.tokens = VerifiedTokens(auth)
         self.metrics = metrics

@@ -13,6 +13,9 @@ from pathlib import Path
 import pytest
 import redis.asyncio as aioredis
 from gql.transport.exceptions import TransportQueryError
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidStatus
+from websockets.typing import Origin, Subprotocol
 
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
@@ -21,6 +24,7 @@ from tests.conftest import TEST_SECRET
 from tests.live import Live, serve_live
 from tests.subscriber import listen, raw
 
+GRAPHQL_TRANSPORT_WS = Subprotocol("graphql-transport-ws")
 FOLLOW = "mutation Follow($id: ID!) { follow(input: {userId: $id}) { changed } }"
 
 
@@ -202,3 +206,13 @@ async def test_a_subscription_document_gets_the_same_query_limits_as_over_http(l
     assert refused["type"] == "error", refused
     assert refused["payload"][0]["message"] == f"The query is nested deeper than {depth} levels."
     assert live.hub.subscribers == 0
+
+
+async def test_a_browser_page_on_another_origin_cannot_open_a_socket(live: Live) -> None:
+    with pytest.raises(InvalidStatus) as refused:
+        async with connect(
+            live.ws_url, subprotocols=[GRAPHQL_TRANSPORT_WS], origin=Origin("http://evil.test")
+        ):
+            pass
+
+    assert refused.value.response.status_code == 403
