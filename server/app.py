@@ -98,7 +98,11 @@ def create_app(
         )
         # One reader of the change log per process feeds every subscription it holds; the
         # first subscription starts it.
-        app.state.hub = EventHub(EventLog(app.state.store), buffer=settings.subscription_buffer)
+        app.state.hub = EventHub(
+            EventLog(app.state.store),
+            buffer=settings.subscription_buffer,
+            observe=metrics.dispatch_delay.observe,
+        )
         try:
             async with running(app.state.sync):
                 yield

@@ -72,6 +72,13 @@ class Metrics:
             registry=self.registry,
             multiprocess_mode="livesum",
         )
+        self.dispatch_delay = Histogram(
+            "followgraph_event_dispatch_delay_seconds",
+            "From a change's append to the log to its dispatch to this process's subscribers "
+            "(across hosts, as far as their clocks agree).",
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+            registry=self.registry,
+        )
         self._names: set[str] = set()
 
     def operation(self, name: str | None) -> str:

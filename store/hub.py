@@ -77,7 +77,13 @@ class EventHub:
     """Tails the log in one task and dispatches relation events to subscribers by user id."""
 
     def __init__(
-        self, events: EventLog, *, buffer: int = 1000, poll_seconds: float = 0.05, block_ms: int = 100
+        self,
+        events: EventLog,
+        *,
+        buffer: int = 1000,
+        poll_seconds: float = 0.05,
+        block_ms: int = 100,
+        observe: Callable[[float], None] | None = None,
     ) -> None:
         self.events = events
         self.buffer = buffer
@@ -87,8 +93,8 @@ class EventHub:
         self._task: asyncio.Task[None] | None = None
         self._started = asyncio.Event()
         self._stopping = False
-        # Seconds from an event's append (its id's ms) to its dispatch here, most recent last.
-        self.delays: list[float] = []
+        # Called with the seconds from each event's append (its id's ms) to its dispatch here.
+        self.observe = observe
 
     # -- subscribers ----------------------------------------------------------------------------
 
@@ -115,9 +121,8 @@ class EventHub:
         for user_id in {event.actor, event.target}:
             for subscriber in self._by_user.get(user_id or "", ()):
                 subscriber.offer(event)
-        if len(self.delays) >= 1000:
-            del self.delays[:500]
-        self.delays.append(max(0.0, time.time() - event.version[0] / 1000))
+        if self.observe is not None:
+            self.observe(max(0.0, time.time() - event.version[0] / 1000))
 
     # -- the reader -----------------------------------------------------------------------------
 

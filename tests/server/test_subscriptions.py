@@ -39,6 +39,7 @@ async def test_a_follow_reaches_both_users_subscriptions(live: Live) -> None:
         await live.data(FOLLOW, {"id": "bob"}, as_user="alice")
 
         to_bob, to_alice = await bob.next(), await alice.next()
+    metrics = (await live.http.get(f"http://127.0.0.1:{live.port}/metrics")).text
 
     assert to_bob == to_alice
     assert to_bob["kind"] == "FOLLOW"
@@ -46,6 +47,8 @@ async def test_a_follow_reaches_both_users_subscriptions(live: Live) -> None:
     at = datetime.strptime(to_bob["at"], ISO).replace(tzinfo=UTC)
     assert before - timedelta(seconds=2) <= at <= datetime.now(UTC) + timedelta(seconds=2)
     assert await live.store.redis.xrange(live.store.keys.log("alice"), to_bob["eventId"], to_bob["eventId"])
+    # The process timed the event's way from the log to its subscribers (one FOLLOW, two users).
+    assert "followgraph_event_dispatch_delay_seconds_count 1.0" in metrics
 
 
 async def test_without_a_token_the_subscription_is_refused_with_a_clear_error(live: Live) -> None:
