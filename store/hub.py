@@ -93,6 +93,8 @@ class EventHub:
         self._task: asyncio.Task[None] | None = None
         self._started = asyncio.Event()
         self._stopping = False
+        # On a cluster: each slot stream's position (EventLog.tail's cursors).
+        self._cursors: dict[str, str] | None = None
         # Called with the seconds from each event's append (its id's ms) to its dispatch here.
         self.observe = observe
 
@@ -168,12 +170,12 @@ class EventHub:
         return self._block(after)
 
     async def _poll(self, after: str | None) -> AsyncIterator[Event]:
-        if after is None:
-            after = await self.events.last_id() or "0-0"
+        # The streams' positions outlive a failed read: the next one goes on from them.
+        if self._cursors is None:
+            self._cursors = await self.events.positions()
         self._started.set()
         while not self._stopping:
-            async for event in self.events.tail(after, follow=False):
-                after = event.id
+            async for event in self.events.tail(follow=False, cursors=self._cursors):
                 yield event
             await asyncio.sleep(self.poll_seconds)
 

@@ -64,3 +64,21 @@ async def test_the_reader_dispatches_what_is_written_after_it_started(served_red
 
     assert (got.kind, got.actor, got.target) == (EventKind.UNFOLLOW, "alice", "bob")
     assert bob.queue.empty()
+
+
+async def test_a_reader_started_on_an_empty_log_sees_the_first_streams_events(served_redis: Client) -> None:
+    store = FollowStore(served_redis)
+    hub = EventHub(EventLog(store), poll_seconds=0.01)
+    await hub.start()
+    bob = hub.subscribe("bob")
+    try:
+        await store.upsert_user("alice", name="Alice")
+        await store.upsert_user("bob", name="Bob")
+        await store.follow(follower="alice", followee="bob")
+        # On a cluster a new slot stream is found when the streams are next listed (at most 5 s).
+        async with asyncio.timeout(10):
+            got = await bob.get()
+    finally:
+        await hub.stop()
+
+    assert (got.kind, got.actor, got.target) == (EventKind.FOLLOW, "alice", "bob")
