@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from followgraph.dataloaders import BatchObserver, DataLoaders
 from followgraph.resolvers.paging import MAX_PAGE_SIZE
 from followgraph.store import FollowStore
+from followgraph.store.hub import EventHub
 from followgraph.store.ratelimit import FollowRateLimiter
 
 ADMIN_SCOPE = "admin"
@@ -24,6 +25,10 @@ class Context:
     operation_name: str | None = None
     # The largest first/last of a connection (the schema's QueryLimits.max_page_size).
     max_page_size: int = MAX_PAGE_SIZE
+    # The process's dispatcher of live events (subscriptions over WebSocket only).
+    hub: EventHub | None = None
+    # connection_init's payload over WebSocket (Strawberry sets it), where the token travels.
+    connection_params: dict[str, object] | None = None
 
     @classmethod
     def create(

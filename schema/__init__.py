@@ -11,6 +11,7 @@ from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext
 
 from followgraph.schema.errors import MaskUnexpectedErrors
+from followgraph.schema.events import Subscription
 from followgraph.schema.limits import EnforceQueryLimits, QueryLimits
 from followgraph.schema.mutations import Mutation
 from followgraph.schema.query import Query
@@ -67,6 +68,7 @@ def build_schema(
     built = FollowGraphSchema(
         query=Query,
         mutation=Mutation,
+        subscription=Subscription,
         types=[User],
         config=StrawberryConfig(scalar_map=SCALAR_MAP, disable_field_suggestions=not suggestions),
         extensions=[*standard, *extensions],

@@ -30,6 +30,10 @@ class OperationNotAllowedError(Exception):
     """The operation's type may not run in this request (a mutation over GET)."""
 
 
+class SubscriptionOverHttpError(OperationNotAllowedError):
+    """A subscription sent over HTTP: subscriptions run over WebSocket."""
+
+
 class NoOperationError(Exception):
     """The document has no operation to run of the name given (or none at all)."""
 
@@ -103,7 +107,9 @@ class Executor:
                 operation_name=operation_name,
                 allowed_operation_types=_QUERIES_AND_MUTATIONS if mutations else _QUERIES,
             )
-        except InvalidOperationTypeError:
+        except InvalidOperationTypeError as exc:
+            if exc.operation_type is OperationType.SUBSCRIPTION:
+                raise SubscriptionOverHttpError from None
             raise OperationNotAllowedError from None
         except CannotGetOperationTypeError:
             shown = operation_name or ""

@@ -1,5 +1,5 @@
-"""The Starlette application: /graphql, /healthz, /readyz, (unless on its own port) /metrics and the
-web front (server/web.py)."""
+"""The Starlette application: /graphql (HTTP, and subscriptions over WebSocket), /healthz, /readyz,
+(unless on its own port) /metrics and the web front (server/web.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import Route, WebSocketRoute
 
 from followgraph.schema import build_schema
 from followgraph.server.graphql_http import EndpointConfig, GraphQLEndpoint
@@ -21,10 +21,13 @@ from followgraph.server.logs import configure_logging
 from followgraph.server.metrics import Metrics
 from followgraph.server.redis_client import connect, warm_up
 from followgraph.server.settings import Settings
+from followgraph.server.subscriptions import SubscriptionEndpoint
 from followgraph.server.sync import SqlSync, running
 from followgraph.server.watchdog import RedisWatchdog
 from followgraph.server.web import WEB_PROJECT, WebBuild, web_routes
 from followgraph.store import FollowStore
+from followgraph.store.hub import EventHub
+from followgraph.store.log import EventLog
 from followgraph.store.lua import Client
 from followgraph.store.ratelimit import FollowRateLimiter
 
@@ -59,6 +62,9 @@ def create_app(
     if watchdog is not None:
         metrics.registry.register(watchdog)
     endpoint = GraphQLEndpoint(schema, config, metrics)
+    subscriptions = SubscriptionEndpoint(
+        schema, auth, settings.socket_limits, metrics, allowed_origins=settings.cors_origins
+    )
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -90,10 +96,18 @@ def create_app(
                 keep_seconds=settings.event_log_keep,
             )
         )
+        # One reader of the change log per process feeds every subscription it holds; the
+        # first subscription starts it.
+        app.state.hub = EventHub(
+            EventLog(app.state.store),
+            buffer=settings.subscription_buffer,
+            observe=metrics.dispatch_delay.observe,
+        )
         try:
             async with running(app.state.sync):
                 yield
         finally:
+            await app.state.hub.stop()
             if app.state.follow_limiter is not None:
                 await app.state.follow_limiter.aclose()
             if redis is None:
@@ -123,6 +137,7 @@ def create_app(
 
     routes = [
         Route("/graphql", endpoint.handle, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
+        WebSocketRoute("/graphql", subscriptions),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         *web_routes(web, demo_auth=auth if settings.demo else None),

@@ -71,6 +71,7 @@ from followgraph.server.transfer import (
     user_rows,
 )
 from followgraph.server.web import WEB_PROJECT, WebBuild, build_notice
+from followgraph.server.ws_protocol import GoingAwayWebSocketProtocol
 from followgraph.store import FollowStore, StoreError
 from followgraph.store.repair import Report, verify
 
@@ -244,6 +245,8 @@ def serve(
             "loop": "uvloop",
             # httptools with header and body deadlines and a header size limit (server/http_protocol.py).
             "http": GuardedHttpToolsProtocol.with_limits(limits),
+            # Sockets close with 1001 (going away) when the server stops (server/ws_protocol.py).
+            "ws": GoingAwayWebSocketProtocol,
             # Requests beyond this many connections (or requests in progress) are answered 503.
             "limit_concurrency": limits.max_connections,
             "timeout_graceful_shutdown": 10,

@@ -9,6 +9,7 @@ operation to the Strawberry schema.
   variables) are 400 without `data`; executed operations are 200. `application/json` (the
   default without Accept): 200 for every well-formed request, as the legacy format says.
 - A bad bearer token is 401 with a JSON GraphQL error; no token means an anonymous viewer.
+- A subscription is 400: subscriptions run over WebSocket (server/subscriptions.py).
 """
 
 from __future__ import annotations
@@ -31,7 +32,13 @@ from strawberry.http.ides import get_graphql_ide_html
 from followgraph.resolvers.context import Context
 from followgraph.resolvers.errors import INTERNAL_SERVER_ERROR, UNAUTHENTICATED
 from followgraph.schema import FollowGraphSchema
-from followgraph.schema.execute import Executor, NoOperationError, OperationNotAllowedError, rejected
+from followgraph.schema.execute import (
+    Executor,
+    NoOperationError,
+    OperationNotAllowedError,
+    SubscriptionOverHttpError,
+    rejected,
+)
 from followgraph.server.auth import AuthConfig, AuthError, Principal, VerifiedTokens
 from followgraph.server.logs import request_id as request_id_var
 from followgraph.server.metrics import Metrics
@@ -316,6 +323,12 @@ class GraphQLEndpoint:
                 context=context,
                 mutations=request.method == "POST",
             )
+        except SubscriptionOverHttpError:
+            raise RequestError(
+                400,
+                "Subscriptions run over WebSocket on this path "
+                "(the graphql-transport-ws protocol), not HTTP.",
+            ) from None
         except OperationNotAllowedError:
             raise RequestError(405, "Mutations need POST.", headers={"allow": "POST"}) from None
         except NoOperationError as exc:

@@ -1,4 +1,5 @@
-"""Prometheus metrics: requests by operation and outcome, latency, Redis errors, batch sizes.
+"""Prometheus metrics: requests by operation and outcome, latency, Redis errors, batch sizes, open
+WebSocket connections and subscriptions.
 
 With several worker processes, PROMETHEUS_MULTIPROC_DIR makes every process write its values to
 that directory and /metrics adds them up (prometheus-client's multiprocess mode).
@@ -14,6 +15,7 @@ from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
     Counter,
+    Gauge,
     Histogram,
     generate_latest,
     multiprocess,
@@ -55,6 +57,26 @@ class Metrics:
             "Keys per DataLoader batch (one Redis round trip each).",
             ["loader"],
             buckets=(1, 2, 5, 10, 20, 50, 100, 200, 500, 1000),
+            registry=self.registry,
+        )
+        # livesum: with several worker processes, the live processes' values are added up.
+        self.ws_connections = Gauge(
+            "followgraph_ws_connections",
+            "Open WebSocket connections (graphql-transport-ws).",
+            registry=self.registry,
+            multiprocess_mode="livesum",
+        )
+        self.subscriptions = Gauge(
+            "followgraph_subscriptions",
+            "Operations running over WebSocket connections (viewerEvents subscriptions).",
+            registry=self.registry,
+            multiprocess_mode="livesum",
+        )
+        self.dispatch_delay = Histogram(
+            "followgraph_event_dispatch_delay_seconds",
+            "From a change's append to the log to its dispatch to this process's subscribers "
+            "(across hosts, as far as their clocks agree).",
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
             registry=self.registry,
         )
         self._names: set[str] = set()

@@ -18,6 +18,7 @@ from limits import parse_many
 from followgraph.schema import QueryLimits
 from followgraph.server.auth import AuthConfig, AuthConfigError
 from followgraph.server.http_protocol import ReadLimits
+from followgraph.server.subscriptions import SocketLimits
 from followgraph.store.keys import DEFAULT_LOG_CAP, Keys
 
 ENV_PREFIX = "FOLLOWGRAPH_"
@@ -43,6 +44,9 @@ RANGES: dict[str, tuple[int, int]] = {
     "event_log_max": (1000, 1_000_000_000),
     "sync_batch": (1, 10_000),
     "event_log_keep": (0, 366 * 86400),
+    "ws_max_subscriptions": (1, 1000),
+    "ws_max_connections_per_user": (1, 10_000),
+    "subscription_buffer": (1, 1_000_000),
 }
 
 
@@ -148,6 +152,15 @@ class Settings:
     # Events every consumer has read are kept this long (seconds) for readers that catch up by id.
     event_log_keep: int = 86_400
     follow_rate_limit: str = "400/day"
+    # Subscriptions over WebSocket (server/subscriptions.py): operations per connection, sockets per
+    # user per server process, events buffered per subscription before it is ended as fallen behind,
+    # seconds between the server's pings (0: none), and how long a socket may wait to send
+    # connection_init.
+    ws_max_subscriptions: int = 10
+    ws_max_connections_per_user: int = 20
+    subscription_buffer: int = 1000
+    ws_ping_seconds: float = 15.0
+    ws_init_timeout: float = 10.0
     # Run documents that already ran once from compiled plans (schema/compiler.py and schema/plan.py).
     compiled_queries: bool = True
     max_depth: int = _DEFAULT_LIMITS.max_depth
@@ -211,6 +224,14 @@ class Settings:
             raise ConfigError(
                 f"{_env_name('request_timeout')}={self.request_timeout} is out of range: 0.1 to 600."
             )
+        if not 0 <= self.ws_ping_seconds <= 3600:
+            raise ConfigError(
+                f"{_env_name('ws_ping_seconds')}={self.ws_ping_seconds} is out of range: 0 (off) to 3600."
+            )
+        if not 0.1 <= self.ws_init_timeout <= 600:
+            raise ConfigError(
+                f"{_env_name('ws_init_timeout')}={self.ws_init_timeout} is out of range: 0.1 to 600."
+            )
         if self.follow_rate_limit.lower() != "off":
             try:
                 if len(parse_many(self.follow_rate_limit)) != 1:
@@ -249,6 +270,16 @@ class Settings:
     def query_limits(self) -> QueryLimits:
         # Every QueryLimits field has a setting of the same name.
         return QueryLimits(**{f.name: getattr(self, f.name) for f in fields(QueryLimits)})
+
+    @property
+    def socket_limits(self) -> SocketLimits:
+        """The WebSocket endpoint's caps and timers (server/subscriptions.py)."""
+        return SocketLimits(
+            max_subscriptions=self.ws_max_subscriptions,
+            max_connections_per_user=self.ws_max_connections_per_user,
+            ping_seconds=self.ws_ping_seconds,
+            init_timeout=self.ws_init_timeout,
+        )
 
     @property
     def read_limits(self) -> ReadLimits:

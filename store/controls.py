@@ -107,6 +107,12 @@ async def mute(store: FollowStore, *, muter: str, muted: str, on: bool = True) -
     return await _result(store, muter, muted, changed)
 
 
+async def muted_by(store: FollowStore, user_id: str) -> set[str]:
+    """The users `user_id` mutes (one round trip): whose events are not pushed to them."""
+    muted: list[str] = await store.redis.zrange(store.keys.muting(user_id), 0, -1)  # type: ignore[assignment]
+    return set(muted)
+
+
 async def accept_request(store: FollowStore, *, user: str, requester: str) -> FollowResult:
     """`requester`'s pending request to follow `user` becomes a follow (at now). Idempotent."""
     store.check_pair(user, requester, self_message="A user cannot answer their own request.")

@@ -101,15 +101,21 @@ class EventLog:
         return events[:count] if len(streams) > 1 else events
 
     async def tail(
-        self, after: str | None = None, *, follow: bool = True, poll_seconds: float = 0.2, batch: int = 1000
+        self,
+        after: str | None = None,
+        *,
+        follow: bool = True,
+        poll_seconds: float = 0.2,
+        batch: int = 1000,
+        cursors: dict[str, str] | None = None,
     ) -> AsyncIterator[Event]:
         """Events after id `after` (without one: only those appended from now on), oldest first,
         then, with `follow`, new ones as they come. Each stream keeps its own position, so an event
-        a slower node appends with a smaller id is not skipped."""
-        cursors: dict[str, str] = {}
-        if after is None:
-            for stream, newest in zip(await self.streams(fresh=True), await self._newest(), strict=True):
-                cursors[stream] = newest or "0-0"
+        a slower node appends with a smaller id is not skipped. `cursors` (stream -> last id read,
+        from `positions()` or an earlier call), when given, are the positions to go on from and
+        are kept up to date; a stream missing from them is read from its start."""
+        if cursors is None:
+            cursors = {} if after is not None else await self.positions()
         while True:
             streams = await self.streams()
             for stream in streams:
@@ -131,6 +137,12 @@ class EventLog:
                 if not follow:
                     return
                 await asyncio.sleep(poll_seconds)
+
+    async def positions(self) -> dict[str, str]:
+        """Each existing stream's newest id: where a reader of only what comes next starts."""
+        streams = await self.streams(fresh=True)
+        newest = await self._newest()
+        return {stream: last or "0-0" for stream, last in zip(streams, newest, strict=True)}
 
     async def _newest(self) -> list[str | None]:
         """The newest id of each stream of `streams()`, None for an empty one."""

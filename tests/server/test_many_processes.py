@@ -1,5 +1,6 @@
 """Two `followgraph serve` processes on one store, a single Redis or a Redis Cluster, are one service:
-what one process writes the other reads at once, and the follow rate limit is counted once for both."""
+what one process writes the other reads at once, the follow rate limit is counted once for both,
+and a change made through one reaches a subscriber on the other."""
 
 from __future__ import annotations
 
@@ -23,7 +24,9 @@ from followgraph.server.redis_cluster import LocalCluster
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore
+from followgraph.store.log import DISCOVERY_SECONDS, EventLog
 from tests.server.processes import clean_env, free_ports, wait_ready
+from tests.subscriber import listen
 
 SECRET = "a-secret-that-every-server-process-shares!"
 RATE = "3/minute"
@@ -276,3 +279,31 @@ async def test_a_concurrent_burst_through_both_processes_gets_only_what_is_left_
     assert sorted(allowed + limited) == sorted(targets)
     assert all(r["errors"] == [] for r in results if r["changed"])
     await assert_exactly_three_follows(service, store, http, "dave", set(allowed))
+
+
+async def test_a_follow_through_one_process_reaches_a_subscriber_on_the_other(
+    service: Service, store: FollowStore, http: httpx.AsyncClient
+) -> None:
+    await register(store, "erin", "frank")
+    # Subscribing after the newest event makes the test independent of when process two has
+    # registered the subscriber: anything after it is replayed or pushed, once.
+    newest = await EventLog(store).last_id()
+    ws_url = service.second.url.replace("http://", "ws://") + "/graphql"
+
+    async with listen(ws_url, service.token("frank"), after=newest) as frank:
+        started = time.monotonic()
+        await post(http, service, service.first, FOLLOW, "erin", "frank")
+        event = await frank.next(timeout=10)
+        first_seconds = time.monotonic() - started
+        started = time.monotonic()
+        await post(http, service, service.first, UNFOLLOW, "erin", "frank")
+        second = await frank.next(timeout=10)
+        second_seconds = time.monotonic() - started
+        await frank.quiet(0.3)
+
+    assert (event["kind"], event["actor"]["userId"], event["target"]["userId"]) == ("FOLLOW", "erin", "frank")
+    assert (second["kind"], second["actor"]["userId"]) == ("UNFOLLOW", "erin")
+    # On a cluster a slot's stream that appeared since the reader last looked (store.log's
+    # DISCOVERY_SECONDS) is found late, once; after that the reader polls it every 50 ms.
+    assert first_seconds < (1.0 if service.kind == "redis" else DISCOVERY_SECONDS + 2)
+    assert second_seconds < 1.0

@@ -13,9 +13,10 @@ import { createRoot } from "react-dom/client";
 import { fetchDemoSession } from "../app/session/demo";
 import { EXAMPLE_QUERY } from "./example";
 
-// When the API gains subscriptions, pass their graphql-ws URL here
-// (e.g. `ws://${location.host}/graphql`) and GraphiQL runs them too.
-const SUBSCRIPTION_URL: string | undefined = undefined;
+// Subscriptions run over WebSocket on the same path (graphql-transport-ws, the graphql-ws
+// package). The toolkit sends the Headers pane as connection_init's payload, which is where the
+// server reads the token: {"Authorization": "Bearer <token>"}.
+const SUBSCRIPTION_URL = new URL("/graphql", location.href.replace(/^http/, "ws")).toString();
 
 async function start(): Promise<void> {
   const demo = await fetchDemoSession();

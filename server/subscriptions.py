@@ -1,0 +1,236 @@
+"""GraphQL subscriptions over WebSocket on /graphql: the graphql-transport-ws protocol (Strawberry's),
+authenticated by the bearer token in connection_init's payload.
+
+Close codes beyond the protocol's own (4400 bad message, 4401 subscribe before ack, 4408 no
+connection_init in time, 4409 duplicate id, 4429 second connection_init):
+
+- 4403 Forbidden: the token in connection_init is bad or expired, or expires while connected;
+- 4429 with its reason: the user already has `max_connections_per_user` sockets on this process;
+- 1001 going away: the server is shutting down (server/ws_protocol.py).
+
+No token is not refused at connection_init (an anonymous socket may run queries); viewerEvents
+then fails with UNAUTHENTICATED. Beyond `max_subscriptions` operations on one socket, a new
+subscribe gets an error message naming the limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from graphql import GraphQLError
+from prometheus_client import Gauge
+from starlette.requests import Request
+from starlette.websockets import WebSocket
+from strawberry.asgi import GraphQL
+from strawberry.http.exceptions import WebSocketDisconnected
+from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
+from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler
+from strawberry.subscriptions.protocols.graphql_transport_ws.types import (
+    ConnectionInitMessage,
+    SubscribeMessage,
+)
+
+from followgraph.dataloaders import DataLoaders
+from followgraph.resolvers.context import Context
+from followgraph.schema import FollowGraphSchema
+from followgraph.server.auth import AuthConfig, AuthError, Principal, VerifiedTokens
+from followgraph.server.metrics import Metrics
+
+log = logging.getLogger("followgraph.ws")
+
+FORBIDDEN = 4403
+TOO_MANY = 4429
+# A WebSocket close reason is at most 123 bytes.
+MAX_REASON = 123
+
+
+@dataclass(frozen=True, slots=True)
+class SocketLimits:
+    """The WebSocket endpoint's limits (Settings: FOLLOWGRAPH_WS_*)."""
+
+    max_subscriptions: int = 10
+    max_connections_per_user: int = 20
+    # Seconds between the server's protocol pings; 0: none (clients may still ping).
+    ping_seconds: float = 15.0
+    init_timeout: float = 10.0
+
+
+class Sockets:
+    """The open sockets of this process, per user, and the gauges that count them."""
+
+    def __init__(self, limits: SocketLimits, metrics: Metrics) -> None:
+        self.limits = limits
+        self.by_user: Counter[str] = Counter()
+        self.connections: Gauge = metrics.ws_connections
+        self.subscriptions: Gauge = metrics.subscriptions
+
+    def admit(self, user_id: str) -> bool:
+        if self.by_user[user_id] >= self.limits.max_connections_per_user:
+            return False
+        self.by_user[user_id] += 1
+        return True
+
+    def release(self, user_id: str) -> None:
+        self.by_user[user_id] -= 1
+        if self.by_user[user_id] <= 0:
+            del self.by_user[user_id]
+
+
+def _token(payload: dict[str, Any]) -> str | None:
+    """The Authorization value of a connection_init payload (any case of the key)."""
+    for key, value in payload.items():
+        if isinstance(key, str) and key.lower() == "authorization":
+            return value if isinstance(value, str) else ""
+    return None
+
+
+def _reason(text: str) -> str:
+    return text.encode()[:MAX_REASON].decode(errors="ignore")
+
+
+class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
+    """Strawberry's graphql-transport-ws handler with authentication, caps, pings and gauges."""
+
+    view: SubscriptionEndpoint
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.user_id: str | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def handle(self) -> None:
+        sockets = self.view.sockets
+        sockets.connections.inc()
+        try:
+            await super().handle()
+        finally:
+            for task in self._tasks:
+                task.cancel()
+            if self.user_id is not None:
+                sockets.release(self.user_id)
+            sockets.connections.dec()
+
+    async def handle_connection_init(self, message: ConnectionInitMessage) -> None:
+        if self.connection_timed_out or self.connection_init_received:
+            await super().handle_connection_init(message)
+            return
+        payload = message.get("payload") or {}
+        if isinstance(payload, dict):
+            try:
+                principal = self.view.tokens.authenticate(_token(payload))
+            except AuthError as exc:
+                if self.connection_init_timeout_task:
+                    self.connection_init_timeout_task.cancel()
+                await self.websocket.close(FORBIDDEN, _reason(exc.reason))
+                return
+            if principal is not None and not self._admit(principal):
+                if self.connection_init_timeout_task:
+                    self.connection_init_timeout_task.cancel()
+                most = self.view.sockets.limits.max_connections_per_user
+                await self.websocket.close(
+                    TOO_MANY, f"Too many connections for this user: at most {most} per server process."
+                )
+                return
+        await super().handle_connection_init(message)
+        if self.connection_acknowledged:
+            self._start(self._ping())
+
+    def _admit(self, principal: Principal) -> bool:
+        if not self.view.sockets.admit(principal.user_id):
+            return False
+        self.user_id = principal.user_id
+        context = self.context
+        context.viewer_id = principal.user_id
+        context.scopes = principal.scopes
+        context.loaders = DataLoaders(context.store, principal.user_id, self.view.metrics.observe_batch)
+        if principal.expires_at is not None:
+            self._start(self._expire(principal.expires_at + self.view.tokens.config.leeway_seconds))
+        return True
+
+    def _start(self, coroutine: Any) -> None:
+        task = asyncio.create_task(coroutine)
+        task.add_done_callback(self._task_done)
+        self._tasks.append(task)
+
+    async def _ping(self) -> None:
+        """The server's pings (the protocol's ping/pong): idle proxies keep the socket open."""
+        every = self.view.sockets.limits.ping_seconds
+        if every <= 0:
+            return
+        with contextlib.suppress(WebSocketDisconnected, RuntimeError):
+            while True:
+                await asyncio.sleep(every)
+                await self.send_message({"type": "ping"})
+
+    async def _expire(self, at: float) -> None:
+        await asyncio.sleep(max(0.0, at - time.time()))
+        with contextlib.suppress(WebSocketDisconnected, RuntimeError):
+            await self.websocket.close(FORBIDDEN, "The token has expired.")
+
+    async def handle_subscribe(self, message: SubscribeMessage) -> None:
+        most = self.view.sockets.limits.max_subscriptions
+        if (
+            self.connection_acknowledged
+            and message["id"] not in self.operations
+            and len(self.operations) >= most
+        ):
+            error = GraphQLError(
+                f"Too many subscriptions on this connection: at most {most}. Complete one first.",
+                extensions={"code": "TOO_MANY_SUBSCRIPTIONS"},
+            )
+            await self.send_message({"id": message["id"], "type": "error", "payload": [error.formatted]})
+            return
+        await super().handle_subscribe(message)
+        operation = self.operations.get(message["id"])
+        if operation is not None and operation.task is not None:
+            gauge = self.view.sockets.subscriptions
+            gauge.inc()
+            operation.task.add_done_callback(lambda _task: gauge.dec())
+
+
+class SubscriptionEndpoint(GraphQL[Context, None]):
+    """The WebSocket side of /graphql (Starlette routes HTTP to server/graphql_http.py)."""
+
+    graphql_transport_ws_handler_class = TransportWSHandler
+
+    def __init__(
+        self,
+        schema: FollowGraphSchema,
+        auth: AuthConfig,
+        limits: SocketLimits,
+        metrics: Metrics,
+        *,
+        allowed_origins: Sequence[str] = (),
+    ) -> None:
+        # A browser page on another origin may open a socket only from the CORS origins, as it
+        # may call the API over HTTP only from them (Strawberry checks the handshake's Origin).
+        super().__init__(
+            schema,
+            graphql_ide=None,
+            subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL,),
+            connection_init_wait_timeout=timedelta(seconds=limits.init_timeout),
+            max_subscriptions_per_connection=None,
+            allowed_origins=allowed_origins,
+        )
+        self.tokens = VerifiedTokens(auth)
+        self.metrics = metrics
+        self.sockets = Sockets(limits, metrics)
+
+    async def get_context(self, request: Request | WebSocket, response: Any) -> Context:
+        state = request.app.state
+        context = Context.create(
+            state.store,
+            observe=self.metrics.observe_batch,
+            follow_limiter=state.follow_limiter,
+            max_page_size=self.schema.limits.max_page_size,  # type: ignore[attr-defined]
+        )
+        context.hub = state.hub
+        return context
