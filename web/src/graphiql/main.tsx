@@ -5,25 +5,60 @@ import "graphiql/style.css";
 import "@graphiql/plugin-explorer/style.css";
 
 import { explorerPlugin } from "@graphiql/plugin-explorer";
-import { createGraphiQLFetcher } from "@graphiql/toolkit";
+import { createGraphiQLFetcher, type Fetcher, type FetcherOpts, type FetcherParams } from "@graphiql/toolkit";
 import { GraphiQL } from "graphiql";
+import { type ExecutionResult, Kind } from "graphql";
+import { createClient } from "graphql-ws";
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 
 import { fetchDemoSession } from "../app/session/demo";
 import { EXAMPLE_QUERY } from "./example";
 
-// When the API gains subscriptions, pass their graphql-ws URL here
-// (e.g. `ws://${location.host}/graphql`) and GraphiQL runs them too.
-const SUBSCRIPTION_URL: string | undefined = undefined;
+const FORBIDDEN = 4403;
+
+// Subscriptions run over graphql-transport-ws on the same path and origin (ws: or wss:), with the
+// bundled graphql-ws client: one socket per subscription, whose connection_init payload is the
+// Headers pane, so it carries the same Authorization as the HTTP requests.
+function subscriptionUrl(): string {
+  const url = new URL("/graphql", location.href);
+  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+  return url.toString();
+}
+
+function isSubscription(params: FetcherParams, opts?: FetcherOpts): boolean {
+  return (opts?.documentAST?.definitions ?? []).some(
+    (d) =>
+      d.kind === Kind.OPERATION_DEFINITION &&
+      d.operation === "subscription" &&
+      (params.operationName ?? undefined) === d.name?.value,
+  );
+}
+
+async function* subscribe(params: FetcherParams, headers: Record<string, unknown>): AsyncGenerator<ExecutionResult> {
+  const client = createClient({
+    url: subscriptionUrl(),
+    connectionParams: headers,
+    // 4403: the token is bad or expired, and trying again will not change that.
+    shouldRetry: (event) => !(event instanceof CloseEvent && event.code === FORBIDDEN),
+  });
+  try {
+    // JSON results: their errors are formatted errors, which is all GraphiQL reads of them.
+    yield* client.iterate(params) as AsyncIterable<ExecutionResult>;
+  } catch (error) {
+    if (error instanceof CloseEvent) throw new Error(`The socket closed: ${error.code} ${error.reason}`.trim());
+    throw error;
+  } finally {
+    await client.dispose();
+  }
+}
 
 async function start(): Promise<void> {
   const demo = await fetchDemoSession();
   const headers = demo ? JSON.stringify({ Authorization: `Bearer ${demo.token}` }, null, 2) : "";
-  const fetcher = createGraphiQLFetcher({
-    url: new URL("/graphql", location.href).toString(),
-    subscriptionUrl: SUBSCRIPTION_URL,
-  });
+  const http = createGraphiQLFetcher({ url: new URL("/graphql", location.href).toString() });
+  const fetcher: Fetcher = (params, opts) =>
+    isSubscription(params, opts) ? subscribe(params, opts?.headers ?? {}) : http(params, opts);
   const root = document.getElementById("graphiql");
   if (!root) throw new Error("#graphiql is missing from the page");
   createRoot(root).render(
