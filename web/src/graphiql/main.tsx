@@ -35,22 +35,40 @@ function isSubscription(params: FetcherParams, opts?: FetcherOpts): boolean {
   );
 }
 
-async function* subscribe(params: FetcherParams, headers: Record<string, unknown>): AsyncGenerator<ExecutionResult> {
+// A hand-made iterator, not an async generator: GraphiQL's stop button calls return() while a
+// next() is pending, which a generator would queue until the next event arrives.
+function subscribe(params: FetcherParams, headers: Record<string, unknown>): AsyncIterableIterator<ExecutionResult> {
   const client = createClient({
     url: subscriptionUrl(),
     connectionParams: headers,
     // 4403: the token is bad or expired, and trying again will not change that.
     shouldRetry: (event) => !(event instanceof CloseEvent && event.code === FORBIDDEN),
   });
-  try {
-    // JSON results: their errors are formatted errors, which is all GraphiQL reads of them.
-    yield* client.iterate(params) as AsyncIterable<ExecutionResult>;
-  } catch (error) {
-    if (error instanceof CloseEvent) throw new Error(`The socket closed: ${error.code} ${error.reason}`.trim());
-    throw error;
-  } finally {
+  // JSON results: their errors are formatted errors, which is all GraphiQL reads of them.
+  const results = client.iterate(params) as AsyncIterableIterator<ExecutionResult>;
+  const finished = async (): Promise<IteratorReturnResult<undefined>> => {
     await client.dispose();
-  }
+    return { done: true, value: undefined };
+  };
+  return {
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+    async next() {
+      try {
+        const result = await results.next();
+        return result.done ? await finished() : result;
+      } catch (error) {
+        await client.dispose();
+        if (error instanceof CloseEvent) throw new Error(`The socket closed: ${error.code} ${error.reason}`.trim());
+        throw error;
+      }
+    },
+    async return() {
+      await results.return?.();
+      return finished();
+    },
+  };
 }
 
 async function start(): Promise<void> {
