@@ -161,6 +161,21 @@ await step("GraphiQL runs viewerEvents over WebSocket and shows a follow of the 
     () => "the subscription did not end on the server",
   );
   await setFollow(fanToken, viewer, false);
+
+  // A bad token in the Headers pane: the server closes with 4403, shown at once (no retries).
+  await page.locator(".graphiql-editor-tool .view-lines", { hasText: "Bearer" }).click();
+  await page.keyboard.press("ControlOrMeta+A");
+  await page.keyboard.press("Delete");
+  await page.keyboard.insertText('{"Authorization": "Bearer not-a-token"}');
+  await page.keyboard.press("ControlOrMeta+Shift+End");
+  await page.keyboard.press("Delete");
+  await page.locator(".graphiql-editor-tool .view-lines", { hasText: "not-a-token" }).waitFor();
+  await page.waitForTimeout(400);
+  const started = Date.now();
+  await page.locator(".graphiql-execute-button").click();
+  await response.filter({ hasText: "The socket closed: 4403" }).waitFor({ timeout: 5_000 });
+  assert.ok(Date.now() - started < 5_000);
+  assert.equal(sockets.length, 2);
   await page.context().close();
 });
 
