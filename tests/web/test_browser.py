@@ -1,5 +1,6 @@
 """The web app and GraphiQL in headless Chromium (web/tests/browser/run.mjs): no request leaves
-127.0.0.1, GraphiQL runs a query with the demo token, the app pages fans and follows one."""
+127.0.0.1, GraphiQL runs a query with the demo token and a viewerEvents subscription over WebSocket
+that shows a follow made over HTTP, the app pages fans and follows one."""
 
 from __future__ import annotations
 
@@ -13,5 +14,5 @@ def test_app_and_graphiql_in_chromium(
 ) -> None:
     env = {"FOLLOWGRAPH_URL": demo_server.url, "CHROMIUM": chromium, "SCREENSHOTS": str(tmp_path)}
     run_node([node, "tests/browser/run.mjs"], env, timeout=180)
-    for name in ("app.png", "graphiql.png"):
+    for name in ("app.png", "graphiql.png", "graphiql-subscription.png"):
         assert (tmp_path / name).stat().st_size > 10_000, name

@@ -5,26 +5,78 @@ import "graphiql/style.css";
 import "@graphiql/plugin-explorer/style.css";
 
 import { explorerPlugin } from "@graphiql/plugin-explorer";
-import { createGraphiQLFetcher } from "@graphiql/toolkit";
+import { createGraphiQLFetcher, type Fetcher, type FetcherOpts, type FetcherParams } from "@graphiql/toolkit";
 import { GraphiQL } from "graphiql";
+import { type ExecutionResult, Kind } from "graphql";
+import { createClient } from "graphql-ws";
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 
 import { fetchDemoSession } from "../app/session/demo";
 import { EXAMPLE_QUERY } from "./example";
 
-// Subscriptions run over WebSocket on the same path (graphql-transport-ws, the graphql-ws
-// package). The toolkit sends the Headers pane as connection_init's payload, which is where the
-// server reads the token: {"Authorization": "Bearer <token>"}.
-const SUBSCRIPTION_URL = new URL("/graphql", location.href.replace(/^http/, "ws")).toString();
+const FORBIDDEN = 4403;
+
+// Subscriptions run over graphql-transport-ws on the same path and origin (ws: or wss:), with the
+// bundled graphql-ws client: one socket per subscription, whose connection_init payload is the
+// Headers pane, so it carries the same Authorization as the HTTP requests.
+function subscriptionUrl(): string {
+  const url = new URL("/graphql", location.href);
+  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+  return url.toString();
+}
+
+function isSubscription(params: FetcherParams, opts?: FetcherOpts): boolean {
+  return (opts?.documentAST?.definitions ?? []).some(
+    (d) =>
+      d.kind === Kind.OPERATION_DEFINITION &&
+      d.operation === "subscription" &&
+      (params.operationName ?? undefined) === d.name?.value,
+  );
+}
+
+// A hand-made iterator, not an async generator: GraphiQL's stop button calls return() while a
+// next() is pending, which a generator would queue until the next event arrives.
+function subscribe(params: FetcherParams, headers: Record<string, unknown>): AsyncIterableIterator<ExecutionResult> {
+  const client = createClient({
+    url: subscriptionUrl(),
+    connectionParams: headers,
+    // 4403: the token is bad or expired, and trying again will not change that.
+    shouldRetry: (event) => !(event instanceof CloseEvent && event.code === FORBIDDEN),
+  });
+  // JSON results: their errors are formatted errors, which is all GraphiQL reads of them.
+  const results = client.iterate(params) as AsyncIterableIterator<ExecutionResult>;
+  const finished = async (): Promise<IteratorReturnResult<undefined>> => {
+    await client.dispose();
+    return { done: true, value: undefined };
+  };
+  return {
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+    async next() {
+      try {
+        const result = await results.next();
+        return result.done ? await finished() : result;
+      } catch (error) {
+        await client.dispose();
+        if (error instanceof CloseEvent) throw new Error(`The socket closed: ${error.code} ${error.reason}`.trim());
+        throw error;
+      }
+    },
+    async return() {
+      await results.return?.();
+      return finished();
+    },
+  };
+}
 
 async function start(): Promise<void> {
   const demo = await fetchDemoSession();
   const headers = demo ? JSON.stringify({ Authorization: `Bearer ${demo.token}` }, null, 2) : "";
-  const fetcher = createGraphiQLFetcher({
-    url: new URL("/graphql", location.href).toString(),
-    subscriptionUrl: SUBSCRIPTION_URL,
-  });
+  const http = createGraphiQLFetcher({ url: new URL("/graphql", location.href).toString() });
+  const fetcher: Fetcher = (params, opts) =>
+    isSubscription(params, opts) ? subscribe(params, opts?.headers ?? {}) : http(params, opts);
   const root = document.getElementById("graphiql");
   if (!root) throw new Error("#graphiql is missing from the page");
   createRoot(root).render(

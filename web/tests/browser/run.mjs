@@ -68,6 +68,117 @@ await step("GraphiQL renders and runs the example query with the demo token", as
   await page.context().close();
 });
 
+// Another user's token and the API over HTTP, as a second client beside the browser.
+async function demoToken(userId) {
+  const response = await fetch(`${base}/demo/token?user=${userId}`);
+  assert.equal(response.status, 200);
+  return (await response.json()).token;
+}
+
+async function setFollow(token, userId, follow) {
+  const field = follow ? "follow" : "unfollow";
+  const response = await fetch(`${base}/graphql`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+    body: JSON.stringify({ query: `mutation($u: ID!) { ${field}(input: {userId: $u}) { changed } }`, variables: { u: userId } }),
+  });
+  const body = await response.json();
+  assert.equal(body.errors, undefined, JSON.stringify(body.errors));
+}
+
+async function runningSubscriptions() {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  return Number(/^followgraph_subscriptions (\S+)$/m.exec(text)?.[1] ?? NaN);
+}
+
+async function until(condition, message) {
+  const deadline = Date.now() + timeout;
+  while (!(await condition())) {
+    assert.ok(Date.now() < deadline, message());
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+await step("GraphiQL runs viewerEvents over WebSocket and shows a follow of the viewer", async () => {
+  const viewer = "42";
+  const fan = "530";
+  const fanToken = await demoToken(fan);
+  await setFollow(fanToken, viewer, false);
+
+  const page = await newPage();
+  const sockets = [];
+  page.on("websocket", (socket) => {
+    const opened = { url: socket.url(), sent: [], closed: false };
+    socket.on("framesent", (frame) => opened.sent.push(JSON.parse(frame.payload)));
+    socket.on("close", () => (opened.closed = true));
+    sockets.push(opened);
+  });
+  await page.goto(`${base}/graphql`, { waitUntil: "load" });
+  await page.locator(".graphiql-editor-tool .view-lines", { hasText: "Bearer" }).waitFor();
+  await page.locator(".graphiql-query-editor .view-lines", { hasText: "FansOfUser1" }).click();
+  await page.keyboard.press("ControlOrMeta+A");
+  await page.keyboard.press("Delete");
+  // One insertText, not typing key by key; what Monaco adds after the cursor (closing braces) goes.
+  await page.keyboard.insertText("subscription { viewerEvents { kind actor { userId } target { userId } } }");
+  await page.keyboard.press("ControlOrMeta+Shift+End");
+  await page.keyboard.press("Delete");
+  await page.getByRole("button", { name: /^Prettify query/ }).click();
+  // Prettified: `userId` on lines of its own, two of them.
+  await page.locator(".graphiql-query-editor .view-line", { hasText: "userId" }).nth(1).waitFor();
+  // GraphiQL re-reads the document's operations 100 ms after the last edit (its debounce).
+  await page.waitForTimeout(400);
+
+  const before = await runningSubscriptions();
+  await page.locator(".graphiql-execute-button").click();
+  await until(
+    async () => (await runningSubscriptions()) > before,
+    () => `the subscription did not start on the server; sockets: ${JSON.stringify(sockets)}`,
+  );
+  await page.waitForTimeout(200); // the hub registers it just after the gauge counts it
+  await setFollow(fanToken, viewer, true);
+
+  const response = page.locator(".graphiql-response .view-lines");
+  await response.filter({ hasText: '"kind": "FOLLOW"' }).waitFor();
+  await response.filter({ hasText: `"userId": "${fan}"` }).waitFor();
+  await response.filter({ hasText: `"userId": "${viewer}"` }).waitFor();
+  await shot(page, "graphiql-subscription.png");
+
+  // One socket, to the same origin and path, whose connection_init carries the Headers pane's token.
+  assert.deepEqual(
+    sockets.map((socket) => socket.url),
+    [`${base.replace(/^http/, "ws")}/graphql`],
+  );
+  const [init] = sockets[0].sent;
+  assert.equal(init.type, "connection_init");
+  const [scheme, jwt] = init.payload.Authorization.split(" ");
+  assert.equal(scheme, "Bearer");
+  assert.equal(JSON.parse(Buffer.from(jwt.split(".")[1], "base64url").toString()).sub, viewer);
+
+  // The execute button, now a stop button, ends the subscription and closes the socket.
+  await page.locator(".graphiql-execute-button").click();
+  await until(
+    async () => sockets[0].closed && (await runningSubscriptions()) === before,
+    () => "the subscription did not end on the server",
+  );
+  await setFollow(fanToken, viewer, false);
+
+  // A bad token in the Headers pane: the server closes with 4403, shown at once (no retries).
+  await page.locator(".graphiql-editor-tool .view-lines", { hasText: "Bearer" }).click();
+  await page.keyboard.press("ControlOrMeta+A");
+  await page.keyboard.press("Delete");
+  await page.keyboard.insertText('{"Authorization": "Bearer not-a-token"}');
+  await page.keyboard.press("ControlOrMeta+Shift+End");
+  await page.keyboard.press("Delete");
+  await page.locator(".graphiql-editor-tool .view-lines", { hasText: "not-a-token" }).waitFor();
+  await page.waitForTimeout(400);
+  const started = Date.now();
+  await page.locator(".graphiql-execute-button").click();
+  await response.filter({ hasText: "The socket closed: 4403" }).waitFor({ timeout: 5_000 });
+  assert.ok(Date.now() - started < 5_000);
+  assert.equal(sockets.length, 2);
+  await page.context().close();
+});
+
 await step("the app pages fans, follows a NONE fan, and every badge follows", async () => {
   const page = await newPage();
   await page.goto(`${base}/#/u/1/fans`, { waitUntil: "load" });

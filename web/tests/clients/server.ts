@@ -39,3 +39,45 @@ export async function noneFan(token: string, owner: string, first: number): Prom
   if (!edge) throw new Error(`no NONE fan of ${owner} in the first ${first}`);
   return edge;
 }
+
+/** The server's graphql-transport-ws endpoint: the same path as HTTP, over ws:. */
+export const WS_URL = `${BASE.replace(/^http/, "ws")}/graphql`;
+
+export interface RelationEvent {
+  eventId: string;
+  kind: string;
+  actor: { userId: string };
+  target: { userId: string };
+}
+
+export const EVENT_FIELDS = "eventId kind actor { userId } target { userId }";
+
+/** `actor` follows (or unfollows) `target` over HTTP; returns whether anything changed. */
+export async function setFollow(actorToken: string, target: string, follow: boolean): Promise<boolean> {
+  const field = follow ? "follow" : "unfollow";
+  const data = await graphql<Record<string, { changed: boolean; errors: unknown[] }>>(
+    actorToken,
+    `mutation($u: ID!) { ${field}(input: {userId: $u}) { changed errors { code message } } }`,
+    { u: target },
+  );
+  const payload = data[field]!;
+  if (payload.errors.length) throw new Error(JSON.stringify(payload.errors));
+  return payload.changed;
+}
+
+/**
+ * Wait until the server runs `count` subscriptions (its followgraph_subscriptions gauge on
+ * /metrics), then a moment more for each to register with the event hub: an event made after
+ * this reaches them live.
+ */
+export async function untilSubscriptions(count: number, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const text = await (await fetch(`${BASE}/metrics`)).text();
+    const running = Number(/^followgraph_subscriptions (\S+)$/m.exec(text)?.[1] ?? NaN);
+    if (running === count) break;
+    if (Date.now() > deadline) throw new Error(`${running} subscriptions running, not ${count}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  await new Promise((resolve) => setTimeout(resolve, 100));
+}
