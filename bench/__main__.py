@@ -6,7 +6,10 @@ the fastest plain-Python endpoint for the same reads, bench/plain.py; N: a Node 
 Mercurius with graphql-jit, bench/peers/node/, when Node is installed; C: the seed document's
 temp-key algorithm; D: naive N+1), checks that they answer as A, drives load over loopback, and
 reports throughput, latency, Redis commands, writes and round trips per request, ratios, and Redis
-memory per edge. Not a test: it asserts no timings.
+memory per edge. Then the subscriptions' section (bench/subscriptions.py, on a Redis and a server
+of its own): delivery latency of viewerEvents to 1,000 WebSocket subscribers at two rates of
+follows, and the server's memory per idle subscription; `--subscriptions-only` runs just that,
+`--no-subscriptions` skips it. Not a test: it asserts no timings.
 """
 
 from __future__ import annotations
@@ -29,6 +32,16 @@ def parse(argv: list[str]) -> Options:
     parser.add_argument("--concurrency", type=int, default=32, help="connections (default 32)")
     parser.add_argument("--skip-1m", action="store_true", help="no celebrity with 1,000,000 fans")
     parser.add_argument("--no-cluster", action="store_true", help="skip the 3-master Redis Cluster part")
+    parser.add_argument(
+        "--no-subscriptions",
+        action="store_true",
+        help="skip the subscriptions' section (bench/subscriptions.py)",
+    )
+    parser.add_argument(
+        "--subscriptions-only",
+        action="store_true",
+        help="only the subscriptions' section (its report goes beside its JSON, not to benchmarks.md)",
+    )
     parser.add_argument("--no-pin", action="store_true", help="do not pin server, loader and Redis to CPUs")
     parser.add_argument(
         "--python-loader", action="store_true", help="use bench.loadgen even if wrk is on PATH"
@@ -48,6 +61,8 @@ def parse(argv: list[str]) -> Options:
     args = parser.parse_args(argv)
     if args.concurrency < 1:
         parser.error("--concurrency must be at least 1")
+    if args.no_subscriptions and args.subscriptions_only:
+        parser.error("--no-subscriptions and --subscriptions-only exclude each other")
     quick: bool = args.quick
     return Options(
         quick=quick,
@@ -56,6 +71,8 @@ def parse(argv: list[str]) -> Options:
         concurrency=args.concurrency,
         skip_1m=args.skip_1m,
         cluster=not args.no_cluster,
+        subscriptions=not args.no_subscriptions,
+        subscriptions_only=args.subscriptions_only,
         pin=not args.no_pin,
         python_loader=args.python_loader,
         profile=args.profile,

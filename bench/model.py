@@ -27,6 +27,9 @@ class Options:
     memory_users: int = 100_000
     page_sizes: tuple[int, ...] = (1, 20, 100)
     cluster: bool = True
+    # The subscriptions' section (bench/subscriptions.py); with subscriptions_only, nothing else runs.
+    subscriptions: bool = True
+    subscriptions_only: bool = False
 
     @property
     def sizes(self) -> tuple[int, ...]:

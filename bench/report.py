@@ -16,6 +16,15 @@ from rich.console import Console
 from rich.table import Table as RichTable
 
 from bench.model import Group, MemoryRow, Row
+from bench.subscriptions import (
+    DELIVERY_HEADERS,
+    MEMORY_HEADERS,
+    SubscriptionResults,
+    delivery_notes,
+    delivery_rows,
+    memory_notes,
+    memory_rows,
+)
 from bench.suite import Results
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -221,6 +230,8 @@ def tables(results: Results, wall_seconds: float) -> list[Table]:
     checks.rows = [[k, str(v)] for k, v in results.checks.items()]
     out.append(checks)
     out += [scenario_table(g) for g in results.groups]
+    if results.subscriptions is not None:
+        out += subscription_tables(results.subscriptions)
     if results.groups:
         out.append(command_mix_table(results.groups))
     if results.ratios:
@@ -239,6 +250,23 @@ def tables(results: Results, wall_seconds: float) -> list[Table]:
         prof.rows = [[line, ""] for line in results.profile]
         out.append(prof)
     return out
+
+
+def subscription_tables(results: SubscriptionResults) -> list[Table]:
+    delivery = Table(
+        f"Subscriptions: viewerEvents delivery latency with {results.subscribers:,} subscribers, "
+        "follows through HTTP at a steady rate",
+        list(DELIVERY_HEADERS),
+        delivery_rows(results),
+        notes=delivery_notes(results),
+    )
+    memory = Table(
+        "Subscriptions: server memory per idle viewerEvents subscription, and Redis beside it",
+        list(MEMORY_HEADERS),
+        memory_rows(results),
+        notes=memory_notes(results),
+    )
+    return [delivery, memory]
 
 
 def print_tables(console: Console, items: list[Table]) -> None:
@@ -309,6 +337,17 @@ def to_json(results: Results, wall_seconds: float) -> dict[str, Any]:
             for m in results.memory
         ],
         "profile": results.profile,
+        "subscriptions": None
+        if results.subscriptions is None
+        else {
+            **asdict(results.subscriptions),
+            "achieved_follows_per_second": [d.achieved_rate for d in results.subscriptions.deliveries],
+            "kb_per_subscription": {
+                s.label: results.subscriptions.per_subscription_kb(s)
+                for s in results.subscriptions.memory
+                if s.subscriptions
+            },
+        },
     }
 
 
@@ -318,9 +357,13 @@ def write(results: Results, wall_seconds: float, console: Console) -> tuple[Path
     out_dir = BENCH_DIR / "results"
     out_dir.mkdir(exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    json_path = out_dir / f"bench-{stamp}{'-quick' if results.options.quick else ''}.json"
+    opts = results.options
+    suffix = ("-quick" if opts.quick else "") + ("-subscriptions" if opts.subscriptions_only else "")
+    json_path = out_dir / f"bench-{stamp}{suffix}.json"
     json_path.write_text(json.dumps(to_json(results, wall_seconds), indent=2, default=str) + "\n")
-    # The committed report records full runs; a --quick try-out writes its Markdown beside the JSON.
-    md_path = json_path.with_suffix(".md") if results.options.quick else BENCH_DIR / "benchmarks.md"
+    # The committed report records full runs; a --quick try-out or a single section writes its
+    # Markdown beside the JSON.
+    partial = opts.quick or opts.subscriptions_only
+    md_path = json_path.with_suffix(".md") if partial else BENCH_DIR / "benchmarks.md"
     md_path.write_text(markdown(items, results))
     return json_path, md_path

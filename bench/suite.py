@@ -40,6 +40,7 @@ from bench.queries import (
 from bench.ratios import ratios
 from bench.redisstats import RedisWork, Snapshot, Stats
 from bench.roundtrips import InProcess
+from bench.subscriptions import SubscriptionResults, run_subscriptions
 from bench.verify import raw_loader_matches_store
 from followgraph.server.auth import AuthConfig, mint_token
 from followgraph.server.redis_client import connect
@@ -68,6 +69,7 @@ class Results:
     profile: list[str] = field(default_factory=list)
     loadavg_start: str = ""
     node_peer: str = ""
+    subscriptions: SubscriptionResults | None = None
 
 
 class Bench:
@@ -104,6 +106,15 @@ class Bench:
     def run(self) -> Results:
         with open("/proc/loadavg") as f:
             self.results.loadavg_start = " ".join(f.read().split()[:3])
+        if not self.options.subscriptions_only:
+            self._pages_and_memory()
+        if self.options.subscriptions:
+            run_subscriptions(self)
+        self.results.ratios = ratios(self.results.groups, self.results.memory)
+        return self.results
+
+    def _pages_and_memory(self) -> None:
+        """Everything but the subscriptions' section: the single Redis' scenarios, memory, the cluster."""
         with contextlib.ExitStack() as stack:
             tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="followgraph-bench-")))
             server = RedisServer(
@@ -193,8 +204,6 @@ class Bench:
         )
         if self.options.cluster:
             run_cluster(self, single, binaries)
-        self.results.ratios = ratios(self.results.groups, self.results.memory)
-        return self.results
 
     # -- in-process: round trips and the answers compared ------------------------------------------
 
