@@ -99,8 +99,9 @@ class MemoryStep:
 
 @dataclass
 class Delivery:
-    """One rate of follows with SUBSCRIBERS subscriptions open."""
+    """One rate of follows with SUBSCRIBERS subscriptions open (or none: the reference)."""
 
+    subscribers: int
     rate: float  # follows/s asked
     seconds: float  # from the first follow sent to the last
     follows: int
@@ -117,6 +118,7 @@ class Delivery:
     mutation_p50_ms: float
     mutation_p99_ms: float
     behind_schedule_max_ms: float  # how late the sender wrote a follow, at worst
+    server_cpu_ms_per_follow: float
     server_cpu_percent: float
     client_cpu_percent: float
     redis_cpu_percent: float
@@ -135,6 +137,8 @@ class SubscriptionResults:
     memory: list[MemoryStep] = field(default_factory=list)
     deliveries: list[Delivery] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)  # the first failed mutations' answers
+    server_log: str = ""  # the server's log tail, when a mutation failed
 
     def per_subscription_kb(self, step: MemoryStep) -> float:
         """(RSS - RSS with none) / subscriptions."""
@@ -269,6 +273,7 @@ class Sender:
         self.errors = 0
         self.latencies: list[int] = []
         self.behind: list[int] = []
+        self.failures: list[str] = []
 
     async def start(self) -> None:
         for _ in range(SENDER_CONNECTIONS):
@@ -300,7 +305,12 @@ class Sender:
             answer = await reader.readexactly(length)
             self.latencies.append(time.perf_counter_ns() - started)
             if not head.startswith(b"HTTP/1.1 200") or CHANGED not in answer:
+                # Not followed: no event is expected for it (one that comes counts as unexpected).
                 self.errors += 1
+                del clients.sent[(actor, target)]
+                if len(self.failures) < 5:
+                    status = head.split(b"\r\n", 1)[0].decode(errors="replace")
+                    self.failures.append(f"{status}: {answer[:300].decode(errors='replace')}")
         finally:
             self.pool.put_nowait((reader, writer))
 
@@ -319,8 +329,8 @@ class Sender:
             tasks.append(asyncio.create_task(self.follow(clients, actor, target, due)))
         await asyncio.gather(*tasks)
         await self.stop()
-        first, last = min(clients.sent[p] for p in pairs), max(clients.sent[p] for p in pairs)
-        return (last - first) / 1e9
+        times = [clients.sent[p] for p in pairs if p in clients.sent]
+        return (max(times) - min(times)) / 1e9 if times else 0.0
 
 
 def follow_pairs(first: int, count: int, n: int) -> list[tuple[str, str]]:
@@ -474,6 +484,10 @@ async def _measure(
             )
             return s
 
+        # The reference: the light rate of follows with no subscription open.
+        follows = Follows(SUBSCRIBERS)
+        reference = await _round(bench, clients, sender, child, follows, RATES[0], 0)
+        results.deliveries.append(reference)
         step("0 subscriptions", 0)
         opened = 0
         for added, deflate in MEMORY_STEPS:
@@ -487,68 +501,105 @@ async def _measure(
         step(f"{SUBSCRIBERS:,} after closing {opened - SUBSCRIBERS:,}", SUBSCRIBERS)
 
         # Delivery latency with SUBSCRIBERS subscriptions.
-        seconds_each = QUICK_RATE_SECONDS if bench.options.quick else RATE_SECONDS
-        next_follow = 0
-        warm_pairs = follow_pairs(next_follow, WARMUP_FOLLOWS, SUBSCRIBERS)
-        next_follow += WARMUP_FOLLOWS
+        warm_pairs = follows.take(WARMUP_FOLLOWS)
         await sender.steady(clients, warm_pairs, RATES[0])
         await _drained(clients, 2 * len(warm_pairs))
         for rate in RATES:
-            clients.sent.clear()
-            clients.received.clear()
-            clients.latencies.clear()
-            clients.unexpected = 0
-            sender.errors, sender.latencies, sender.behind = 0, [], []
-            count = int(rate * seconds_each)
-            pairs = follow_pairs(next_follow, count, SUBSCRIBERS)
-            next_follow += count
-            cpu = meter(lambda: [child.pid, *bench.redis_pids])
-            server_cpu, redis_cpu, own = (
-                process_seconds(child.pid),
-                process_seconds(bench.redis_pids[0]),
-                own_seconds(),
-            )
-            wall = time.perf_counter()
-            sending = await sender.steady(clients, pairs, rate)
-            await _drained(clients, 2 * count)
-            wall = time.perf_counter() - wall
-            use = cpu()
-            server_cpu = process_seconds(child.pid) - server_cpu
-            redis_cpu = process_seconds(bench.redis_pids[0]) - redis_cpu
-            own = own_seconds() - own
-            delivered = len(clients.received)
-            ms = sorted(v / 1e6 for v in clients.latencies)
-            mutation_ms = sorted(v / 1e6 for v in sender.latencies)
-            d = Delivery(
-                rate=rate,
-                seconds=sending,
-                follows=count,
-                mutation_errors=sender.errors,
-                expected=2 * count,
-                delivered=delivered,
-                lost=2 * count - delivered,
-                doubled=sum(v - 1 for v in clients.received.values() if v > 1),
-                unexpected=clients.unexpected,
-                p50_ms=percentile(ms, 0.50),
-                p90_ms=percentile(ms, 0.90),
-                p99_ms=percentile(ms, 0.99),
-                max_ms=ms[-1] if ms else 0.0,
-                mutation_p50_ms=percentile(mutation_ms, 0.50),
-                mutation_p99_ms=percentile(mutation_ms, 0.99),
-                behind_schedule_max_ms=max(sender.behind, default=0) / 1e6,
-                server_cpu_percent=100 * server_cpu / wall,
-                client_cpu_percent=100 * own / wall,
-                redis_cpu_percent=100 * redis_cpu / wall,
-                others_cpu_percent=use.others_percent,
-            )
+            d = await _round(bench, clients, sender, child, follows, rate, SUBSCRIBERS)
             results.deliveries.append(d)
-            bench.say(
-                f"  {rate:5.0f} follows/s: {d.delivered:,}/{d.expected:,} delivered, p50 {d.p50_ms:.2f} ms "
-                f"p99 {d.p99_ms:.2f} ms max {d.max_ms:.2f} ms; CPU server {d.server_cpu_percent:.0f}% "
-                f"client {d.client_cpu_percent:.0f}% Redis {d.redis_cpu_percent:.0f}%"
-            )
     await clients.close(list(clients.sockets))
     results.problems = clients.problems[:20]
+
+
+class Follows:
+    """The next follows of follow_pairs, none twice in the run."""
+
+    def __init__(self, users: int) -> None:
+        self.users = users
+        self.next = 0
+
+    def take(self, count: int) -> list[tuple[str, str]]:
+        pairs = follow_pairs(self.next, count, self.users)
+        self.next += count
+        return pairs
+
+
+async def _round(
+    bench: Bench,
+    clients: Clients,
+    sender: Sender,
+    child: Child,
+    follows: Follows,
+    rate: float,
+    subscribers: int,
+) -> Delivery:
+    """Follows at `rate` for the section's seconds, with `subscribers` subscriptions open."""
+    seconds_each = QUICK_RATE_SECONDS if bench.options.quick else RATE_SECONDS
+    clients.sent.clear()
+    clients.received.clear()
+    clients.latencies.clear()
+    clients.unexpected = 0
+    sender.errors, sender.latencies, sender.behind = 0, [], []
+    count = int(rate * seconds_each)
+    pairs = follows.take(count)
+    # Deliveries expected by the time the sender has finished: two per follow that succeeded.
+
+    def expected() -> int:
+        return 2 * len(clients.sent) if subscribers else 0
+
+    cpu = meter(lambda: [child.pid, *bench.redis_pids])
+    server_cpu, redis_cpu, own = (
+        process_seconds(child.pid),
+        process_seconds(bench.redis_pids[0]),
+        own_seconds(),
+    )
+    wall = time.perf_counter()
+    sending = await sender.steady(clients, pairs, rate)
+    await _drained(clients, expected())
+    wall = time.perf_counter() - wall
+    use = cpu()
+    server_cpu = process_seconds(child.pid) - server_cpu
+    redis_cpu = process_seconds(bench.redis_pids[0]) - redis_cpu
+    own = own_seconds() - own
+    delivered = len(clients.received)
+    ms = sorted(v / 1e6 for v in clients.latencies)
+    mutation_ms = sorted(v / 1e6 for v in sender.latencies)
+    d = Delivery(
+        subscribers=subscribers,
+        rate=rate,
+        seconds=sending,
+        follows=count,
+        mutation_errors=sender.errors,
+        expected=expected(),
+        delivered=delivered,
+        lost=expected() - delivered,
+        doubled=sum(v - 1 for v in clients.received.values() if v > 1),
+        unexpected=clients.unexpected,
+        p50_ms=percentile(ms, 0.50),
+        p90_ms=percentile(ms, 0.90),
+        p99_ms=percentile(ms, 0.99),
+        max_ms=ms[-1] if ms else 0.0,
+        mutation_p50_ms=percentile(mutation_ms, 0.50),
+        mutation_p99_ms=percentile(mutation_ms, 0.99),
+        behind_schedule_max_ms=max(sender.behind, default=0) / 1e6,
+        server_cpu_ms_per_follow=1000 * server_cpu / count,
+        server_cpu_percent=100 * server_cpu / wall,
+        client_cpu_percent=100 * own / wall,
+        redis_cpu_percent=100 * redis_cpu / wall,
+        others_cpu_percent=use.others_percent,
+    )
+    assert bench.results.subscriptions is not None
+    bench.results.subscriptions.failures += sender.failures
+    if sender.failures:
+        bench.results.subscriptions.server_log = child.log_tail()
+    bench.say(
+        f"  {rate:5.0f} follows/s, {subscribers:,} subscribers: {d.delivered:,}/{d.expected:,} delivered, "
+        f"p50 {d.p50_ms:.2f} ms p99 {d.p99_ms:.2f} ms max {d.max_ms:.2f} ms; mutation p50 "
+        f"{d.mutation_p50_ms:.2f} ms; CPU server {d.server_cpu_percent:.0f}% "
+        f"({d.server_cpu_ms_per_follow:.2f} ms/follow) client {d.client_cpu_percent:.0f}% "
+        f"Redis {d.redis_cpu_percent:.0f}% others {d.others_cpu_percent:.0f}%"
+    )
+    return d
 
 
 async def _drained(clients: Clients, expected: int) -> None:
@@ -567,9 +618,11 @@ async def _drained(clients: Clients, expected: int) -> None:
 # -- the report's rows ------------------------------------------------------------------------------
 
 DELIVERY_HEADERS = (
+    "subscribers",
     "follows/s asked",
     "sent/s",
     "follows",
+    "mutations failed",
     "delivered / expected",
     "lost",
     "doubled",
@@ -580,6 +633,7 @@ DELIVERY_HEADERS = (
     "mutation p50 / p99 ms",
     "sender late, max ms",
     "server CPU %",
+    "server CPU ms per follow",
     "client CPU %",
     "Redis CPU %",
     "others' CPU %",
@@ -599,19 +653,23 @@ MEMORY_HEADERS = (
 def delivery_rows(results: SubscriptionResults) -> list[list[str]]:
     return [
         [
+            f"{d.subscribers:,}",
             f"{d.rate:g}",
             f"{d.achieved_rate:.0f}",
             f"{d.follows:,}",
+            str(d.mutation_errors),
             f"{d.delivered:,} / {d.expected:,}",
             str(d.lost),
             str(d.doubled),
-            f"{d.p50_ms:.2f}",
-            f"{d.p90_ms:.2f}",
-            f"{d.p99_ms:.2f}",
-            f"{d.max_ms:.2f}",
+            *(
+                [f"{d.p50_ms:.2f}", f"{d.p90_ms:.2f}", f"{d.p99_ms:.2f}", f"{d.max_ms:.2f}"]
+                if d.expected
+                else ["-"] * 4
+            ),
             f"{d.mutation_p50_ms:.2f} / {d.mutation_p99_ms:.2f}",
             f"{d.behind_schedule_max_ms:.1f}",
             f"{d.server_cpu_percent:.0f}",
+            f"{d.server_cpu_ms_per_follow:.2f}",
             f"{d.client_cpu_percent:.0f}",
             f"{d.redis_cpu_percent:.0f}",
             f"{d.others_cpu_percent:.0f}",
@@ -656,9 +714,12 @@ def delivery_notes(results: SubscriptionResults) -> list[str]:
         "through HTTP (POST /graphql) at a steady rate (open loop: each is written at its due time, not "
         "after the previous answer), each by one subscriber to another, so each is pushed to two "
         "subscriptions; delivered counts distinct (follow, subscriber) pairs, lost and doubled are "
-        "against those expected. Latency: from writing the mutation's request to the subscriber's "
+        "against those expected: two per follow answered `changed: true` (a failed mutation, counted "
+        "apart, expects none). Latency: from writing the mutation's request to the subscriber's "
         "socket reading the event, both in the client's process (one clock, perf_counter). Mutation "
-        "p50/p99: the HTTP round trip of the follow itself.",
+        "p50/p99: the HTTP round trip of the follow itself. The first row is the reference: the light "
+        "rate with no subscription open (the same server, before the sockets), so server CPU ms per "
+        "follow beside it shows what pushing each follow to two subscriptions costs.",
         f"Client: {results.client}, pinned with Redis to the load generator's CPU; {enough}. On this "
         "2-core machine the client competes with Redis for its core, not with the server. CPU %: of "
         "one core, over the rate's sending and draining; others' CPU %: processes outside the "
@@ -673,7 +734,9 @@ def delivery_notes(results: SubscriptionResults) -> list[str]:
     errors = sum(d.mutation_errors for d in results.deliveries)
     if stray or errors or results.problems:
         notes.append(
-            f"Unexpected events: {stray}; mutations failed: {errors}; socket problems: "
+            f"Unexpected events: {stray}; mutations failed: {errors} (the first answers: "
+            + (" | ".join(results.failures[:3]) or "none")
+            + "); socket problems: "
             + ("; ".join(results.problems[:5]) or "none")
         )
     return notes
