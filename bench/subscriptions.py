@@ -388,6 +388,9 @@ def run_subscriptions(bench: Bench) -> None:
                 {
                     "FOLLOWGRAPH_JWT_SECRET": bench.secret,
                     "FOLLOWGRAPH_WORKERS": "1",
+                    # No SQL copy in this process (`followgraph sync` can run it apart): the section
+                    # measures the change log's reader and the sockets, not the SQL consumer.
+                    "FOLLOWGRAPH_SYNC": "0",
                     "FOLLOWGRAPH_DATA_DIR": str(tmp / "data"),
                 }
             )
@@ -709,7 +712,8 @@ def delivery_notes(results: SubscriptionResults) -> list[str]:
             "client's own queueing"
         )
     notes = [
-        "One `followgraph serve` (1 worker, on the server's CPU, its own Redis) holding "
+        "One `followgraph serve` (1 worker, on the server's CPU, its own Redis, the in-process SQL "
+        "copy off: FOLLOWGRAPH_SYNC=0, the change log still written and read) holding "
         f"{results.subscribers:,} WebSocket connections, each subscribed to viewerEvents as a distinct "
         "user. Follows are sent "
         "through HTTP (POST /graphql) at a steady rate (open loop: each is written at its due time, not "
@@ -761,13 +765,29 @@ def redis_note(results: SubscriptionResults) -> str:
     steps = results.memory
     if len(steps) < 3:
         return ""
-    base, last = steps[0], steps[-2]
-    return (
+    base, first, last = steps[0], steps[1], steps[-2]
+
+    def used(a: MemoryStep, b: MemoryStep) -> str:
+        return f"{(b.redis_used_memory - a.redis_used_memory) / 1024:+.0f} KiB"
+
+    text = (
         "Redis: connected clients (the harness' own connection left out) and used_memory. The server "
-        "reads the change log through one connection and keeps its subscribers in its own memory; its "
-        "pool of Redis connections (at most 64) has already grown in the reference round, so from 0 "
-        f"to {last.subscriptions:,} subscriptions clients went {base.redis_clients} -> "
-        f"{last.redis_clients} and used_memory "
-        f"{(last.redis_used_memory - base.redis_used_memory) / 1024:+.0f} KiB. The last row: RSS "
-        "once all but the first 1,000 sockets closed (Python keeps freed memory for reuse)."
+        "reads the change log through one connection and keeps its subscribers in its own memory. "
+    )
+    if first.redis_clients != base.redis_clients:
+        text += (
+            f"Clients went from {base.redis_clients} to {first.redis_clients} while the first "
+            f"{first.subscriptions:,} sockets subscribed, {OPENING} at a time: the server's pool of "
+            "Redis connections (at most 64) growing under the burst, as each subscribe reads the "
+            f"viewer's mutes; used_memory {used(base, first)} with those connections' buffers. From "
+            f"{first.subscriptions:,} to {last.subscriptions:,} subscriptions: clients "
+            f"{first.redis_clients} -> {last.redis_clients}, used_memory {used(first, last)}. "
+        )
+    else:
+        text += (
+            f"From 0 to {last.subscriptions:,} subscriptions: clients {base.redis_clients} -> "
+            f"{last.redis_clients}, used_memory {used(base, last)}. "
+        )
+    return text + (
+        "The last row: RSS once all but the first 1,000 sockets closed (Python keeps freed memory for reuse)."
     )
