@@ -67,6 +67,8 @@ SENDER_CONNECTIONS = 128
 OPENING = 100
 # Longest wait for the last deliveries of a rate after its last follow was sent.
 DRAIN_SECONDS = 10.0
+# A delivery slower than this counts in a slow spell; spells part when 0.5 s apart.
+SLOW_MS = 100.0
 # Seconds the server is left alone before its RSS is read.
 SETTLE = 1.0
 # Open files the harness needs: a socket per subscriber, the sender's, Redis', the server's pipes.
@@ -124,6 +126,8 @@ class Delivery:
     client_cpu_percent: float
     redis_cpu_percent: float
     others_cpu_percent: float
+    # Spells of slow deliveries (over SLOW_MS): [seconds into the round, seconds long, deliveries]
+    slow_spells: list[list[float]] = field(default_factory=list)
 
     @property
     def achieved_rate(self) -> float:
@@ -187,6 +191,7 @@ class Clients:
         self.sent: dict[tuple[str, str], int] = {}
         self.received: Counter[tuple[str, str, str]] = Counter()  # (actor, target, subscriber)
         self.latencies: list[int] = []
+        self.starts: list[int] = []  # when the follow of each latency was written, in order
         self.unexpected = 0
         self.problems: list[str] = []
         self.extensions = ""
@@ -252,6 +257,7 @@ class Clients:
         self.received[key] += 1
         if self.received[key] == 1:
             self.latencies.append(now - sent)
+            self.starts.append(sent)
 
     async def close(self, users: list[str]) -> None:
         async def one(u: str) -> None:
@@ -515,6 +521,20 @@ async def _measure(
     results.problems = clients.problems[:20]
 
 
+def slow_spells(starts: list[int], latencies: list[int], origin: int) -> list[list[float]]:
+    """Where the deliveries slower than SLOW_MS fall: [start s, length s, deliveries] per spell."""
+    slow = sorted(s for s, v in zip(starts, latencies, strict=True) if v > SLOW_MS * 1e6)
+    spells: list[list[float]] = []
+    for at in slow:
+        t = (at - origin) / 1e9
+        if spells and t - (spells[-1][0] + spells[-1][1]) < 0.5:
+            spells[-1][1] = t - spells[-1][0]
+            spells[-1][2] += 1
+        else:
+            spells.append([t, 0.0, 1])
+    return spells
+
+
 class Follows:
     """The next follows of follow_pairs, none twice in the run."""
 
@@ -542,6 +562,7 @@ async def _round(
     clients.sent.clear()
     clients.received.clear()
     clients.latencies.clear()
+    clients.starts.clear()
     clients.unexpected = 0
     sender.errors, sender.latencies, sender.behind = 0, [], []
     count = int(rate * seconds_each)
@@ -596,6 +617,7 @@ async def _round(
     bench.results.subscriptions.failures += sender.failures
     if sender.failures:
         bench.results.subscriptions.server_log = child.log_tail()
+    d.slow_spells = slow_spells(clients.starts, clients.latencies, min(clients.starts, default=0))
     bench.say(
         f"  {rate:5.0f} follows/s, {subscribers:,} subscribers: {d.delivered:,}/{d.expected:,} delivered, "
         f"p50 {d.p50_ms:.2f} ms p99 {d.p99_ms:.2f} ms max {d.max_ms:.2f} ms; mutation p50 "
@@ -730,6 +752,17 @@ def delivery_notes(results: SubscriptionResults) -> list[str]:
         "one core, over the rate's sending and draining; others' CPU %: processes outside the "
         "benchmark (the machine is shared), which disturb the tail when high.",
     ]
+    spells = [
+        f"{d.rate:g}/s: "
+        + (", ".join(f"{n:.0f} from {t:.1f}s for {w:.2f}s" for t, w, n in d.slow_spells[:4]) or "none")
+        for d in results.deliveries
+        if d.expected
+    ]
+    notes.append(
+        f"Deliveries slower than {SLOW_MS:g} ms, by spell (written at seconds into the round): "
+        + "; ".join(spells)
+        + ". Mutations slow at the same moments point at the server or the machine, not the push."
+    )
     notes.append(
         "Sender late: how long after its due time the sender wrote a follow, at worst (a starved "
         "client or all its connections waiting on the server); the latencies start at the write. "
