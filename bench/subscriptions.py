@@ -281,6 +281,7 @@ class Sender:
         self.latencies: list[int] = []
         self.behind: list[int] = []
         self.failures: list[str] = []
+        self.starts: list[int] = []
 
     async def start(self) -> None:
         for _ in range(SENDER_CONNECTIONS):
@@ -311,6 +312,7 @@ class Sender:
                     length = int(line.split(b":", 1)[1])
             answer = await reader.readexactly(length)
             self.latencies.append(time.perf_counter_ns() - started)
+            self.starts.append(started)
             if not head.startswith(b"HTTP/1.1 200") or CHANGED not in answer:
                 # Not followed: no event is expected for it (one that comes counts as unexpected).
                 self.errors += 1
@@ -494,10 +496,10 @@ async def _measure(
             )
             return s
 
-        # The reference: the light rate of follows with no subscription open.
+        # The reference: the same rates of follows with no subscription open.
         follows = Follows(SUBSCRIBERS)
-        reference = await _round(bench, clients, sender, child, follows, RATES[0], 0)
-        results.deliveries.append(reference)
+        for rate in RATES:
+            results.deliveries.append(await _round(bench, clients, sender, child, follows, rate, 0))
         step("0 subscriptions", 0)
         opened = 0
         for added, deflate in MEMORY_STEPS:
@@ -564,7 +566,7 @@ async def _round(
     clients.latencies.clear()
     clients.starts.clear()
     clients.unexpected = 0
-    sender.errors, sender.latencies, sender.behind = 0, [], []
+    sender.errors, sender.latencies, sender.behind, sender.starts = 0, [], [], []
     count = int(rate * seconds_each)
     pairs = follows.take(count)
     # Deliveries expected by the time the sender has finished: two per follow that succeeded.
@@ -617,7 +619,10 @@ async def _round(
     bench.results.subscriptions.failures += sender.failures
     if sender.failures:
         bench.results.subscriptions.server_log = child.log_tail()
-    d.slow_spells = slow_spells(clients.starts, clients.latencies, min(clients.starts, default=0))
+    if subscribers:
+        d.slow_spells = slow_spells(clients.starts, clients.latencies, min(clients.starts, default=0))
+    else:  # the reference: where its slow mutations fall
+        d.slow_spells = slow_spells(sender.starts, sender.latencies, min(sender.starts, default=0))
     bench.say(
         f"  {rate:5.0f} follows/s, {subscribers:,} subscribers: {d.delivered:,}/{d.expected:,} delivered, "
         f"p50 {d.p50_ms:.2f} ms p99 {d.p99_ms:.2f} ms max {d.max_ms:.2f} ms; mutation p50 "
@@ -744,9 +749,9 @@ def delivery_notes(results: SubscriptionResults) -> list[str]:
         "against those expected: two per follow answered `changed: true` (a failed mutation, counted "
         "apart, expects none). Latency: from writing the mutation's request to the subscriber's "
         "socket reading the event, both in the client's process (one clock, perf_counter). Mutation "
-        "p50/p99: the HTTP round trip of the follow itself. The first row is the reference: the light "
-        "rate with no subscription open (the same server, before the sockets), so server CPU ms per "
-        "follow beside it shows what pushing each follow to two subscriptions costs.",
+        "p50/p99: the HTTP round trip of the follow itself. The rows with 0 subscribers are the "
+        "reference: the same rates with no subscription open (the same server, before the sockets), "
+        "so server CPU ms per follow beside them shows what pushing each follow to two subscriptions costs.",
         f"Client: {results.client}, pinned with Redis to the load generator's CPU; {enough}. On this "
         "2-core machine the client competes with Redis for its core, not with the server. CPU %: of "
         "one core, over the rate's sending and draining; others' CPU %: processes outside the "
@@ -757,6 +762,12 @@ def delivery_notes(results: SubscriptionResults) -> list[str]:
         + (", ".join(f"{n:.0f} from {t:.1f}s for {w:.2f}s" for t, w, n in d.slow_spells[:4]) or "none")
         for d in results.deliveries
         if d.expected
+    ]
+    spells += [
+        f"mutations at {d.rate:g}/s with 0 subscribers: "
+        + (", ".join(f"{n:.0f} from {t:.1f}s for {w:.2f}s" for t, w, n in d.slow_spells[:4]) or "none")
+        for d in results.deliveries
+        if not d.expected
     ]
     notes.append(
         f"Deliveries slower than {SLOW_MS:g} ms, by spell (written at seconds into the round): "
