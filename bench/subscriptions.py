@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import os
 import resource
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -42,7 +43,7 @@ from websockets.typing import Subprotocol
 from bench.cpu import meter, own_seconds, process_seconds
 from bench.graph import open_pipe, profile_command
 from bench.loadgen import build_request, percentile
-from bench.processes import Child, child_env, free_port, pin, wait_http
+from bench.processes import Child, child_env, free_port, pin, spawn, wait_http
 from followgraph.server.auth import AuthConfig, mint_token
 from followgraph.server.redis_server import RedisServer, find_redis_server
 from followgraph.store import Keys
@@ -75,6 +76,13 @@ SETTLE = 1.0
 MEMORY_USERS = sum(n for n, _ in MEMORY_STEPS)
 FILES_NEEDED = MEMORY_USERS + SENDER_CONNECTIONS + 200
 
+# `followgraph serve` with the cyclic garbage collector disabled (the reference row).
+GC_OFF = (
+    "import gc, sys; gc.disable(); sys.argv = ['followgraph', *sys.argv[1:]]; "
+    "from followgraph.server.cli import main; main()"
+)
+SERVED = "followgraph serve"
+GC_DISABLED = "the same, gc.disable()"
 SUBPROTOCOL = Subprotocol("graphql-transport-ws")
 EVENT_FIELDS = "eventId kind actor { userId } target { userId } at"
 VIEWER_EVENTS = f"subscription ViewerEvents {{ viewerEvents {{ {EVENT_FIELDS} }} }}"
@@ -128,6 +136,7 @@ class Delivery:
     others_cpu_percent: float
     # Spells of slow deliveries (over SLOW_MS): [seconds into the round, seconds long, deliveries]
     slow_spells: list[list[float]] = field(default_factory=list)
+    server: str = SERVED
 
     @property
     def achieved_rate(self) -> float:
@@ -416,7 +425,24 @@ def run_subscriptions(bench: Bench) -> None:
                 f"Subscriptions: {SUBSCRIBERS:,} viewerEvents subscribers on one server "
                 f"(open files: {results.open_files})..."
             )
-            uvloop.run(_measure(bench, results, child, port, stats, tokens, users, warm))
+            follows = Follows(SUBSCRIBERS)
+            uvloop.run(_measure(bench, results, child, port, stats, tokens, users, warm, follows))
+            child.stop()
+            # The same server with Python's cyclic garbage collector off, at the heavier rate: what
+            # the collector's pauses cost the deliveries (a reference, not a way to run it).
+            port = free_port()
+            args = [sys.executable, "-c", GC_OFF, "serve", "--port", str(port)]
+            args += ["--redis-url", f"redis://127.0.0.1:{server.port}/0", "--production"]
+            child = spawn(
+                "server A, gc disabled (subscriptions)",
+                [*args, "--log-level", "warning"],
+                env=env,
+                log_path=tmp / f"server-{port}.log",
+                cpus=bench.layout.app,
+            )
+            wait_http(child, port)
+            bench.say("  the same server with gc.disable(), at the heavier rate:")
+            uvloop.run(_gc_off(bench, child, port, tokens, users, follows))
         finally:
             os.sched_setaffinity(0, affinity)
             if child is not None:
@@ -459,6 +485,7 @@ async def _measure(
     tokens: dict[str, str],
     users: list[str],
     warm: list[str],
+    follows: Follows,
 ) -> None:
     clients = Clients(f"ws://127.0.0.1:{port}/graphql", tokens)
     sender = Sender(port, tokens)
@@ -497,7 +524,6 @@ async def _measure(
             return s
 
         # The reference: the same rates of follows with no subscription open.
-        follows = Follows(SUBSCRIBERS)
         for rate in RATES:
             results.deliveries.append(await _round(bench, clients, sender, child, follows, rate, 0))
         step("0 subscriptions", 0)
@@ -633,6 +659,31 @@ async def _round(
     return d
 
 
+async def _gc_off(
+    bench: Bench, child: Child, port: int, tokens: dict[str, str], users: list[str], follows: Follows
+) -> None:
+    assert bench.results.subscriptions is not None
+    clients = Clients(f"ws://127.0.0.1:{port}/graphql", tokens)
+    sender = Sender(port, tokens)
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+        # The same history as the first server's: the memory part's sockets opened, then all but
+        # the first SUBSCRIBERS closed.
+        opened = 0
+        for added, deflate in MEMORY_STEPS:
+            await clients.open(users[opened : opened + added], deflate)
+            opened += added
+        await _subscriptions_reach(http, opened)
+        await clients.close(users[SUBSCRIBERS:opened])
+        await _subscriptions_reach(http, SUBSCRIBERS)
+        warm_pairs = follows.take(WARMUP_FOLLOWS)
+        await sender.steady(clients, warm_pairs, RATES[0])
+        await _drained(clients, 2 * len(warm_pairs))
+        d = await _round(bench, clients, sender, child, follows, RATES[-1], SUBSCRIBERS)
+        d.server = GC_DISABLED
+        bench.results.subscriptions.deliveries.append(d)
+    await clients.close(list(clients.sockets))
+
+
 async def _drained(clients: Clients, expected: int) -> None:
     """Wait until `expected` distinct deliveries arrived, or DRAIN_SECONDS without a new one."""
     last, seen = time.monotonic(), -1
@@ -649,6 +700,7 @@ async def _drained(clients: Clients, expected: int) -> None:
 # -- the report's rows ------------------------------------------------------------------------------
 
 DELIVERY_HEADERS = (
+    "server",
     "subscribers",
     "follows/s asked",
     "sent/s",
@@ -684,6 +736,7 @@ MEMORY_HEADERS = (
 def delivery_rows(results: SubscriptionResults) -> list[list[str]]:
     return [
         [
+            d.server,
             f"{d.subscribers:,}",
             f"{d.rate:g}",
             f"{d.achieved_rate:.0f}",
@@ -751,14 +804,18 @@ def delivery_notes(results: SubscriptionResults) -> list[str]:
         "socket reading the event, both in the client's process (one clock, perf_counter). Mutation "
         "p50/p99: the HTTP round trip of the follow itself. The rows with 0 subscribers are the "
         "reference: the same rates with no subscription open (the same server, before the sockets), "
-        "so server CPU ms per follow beside them shows what pushing each follow to two subscriptions costs.",
+        "so server CPU ms per follow beside them shows what pushing each follow to two subscriptions "
+        "costs. The last row: a second server on the same Redis, started with Python's cyclic garbage "
+        "collector disabled (`gc.disable()` before `followgraph serve`), the same sockets opened and "
+        "closed before, the same 1,000 subscribers and the heavier rate: a reference that shows "
+        "what the collector's pauses cost, not a setting.",
         f"Client: {results.client}, pinned with Redis to the load generator's CPU; {enough}. On this "
         "2-core machine the client competes with Redis for its core, not with the server. CPU %: of "
         "one core, over the rate's sending and draining; others' CPU %: processes outside the "
         "benchmark (the machine is shared), which disturb the tail when high.",
     ]
     spells = [
-        f"{d.rate:g}/s: "
+        f"{d.rate:g}/s{'' if d.server == SERVED else ', gc disabled'}: "
         + (", ".join(f"{n:.0f} from {t:.1f}s for {w:.2f}s" for t, w, n in d.slow_spells[:4]) or "none")
         for d in results.deliveries
         if d.expected
