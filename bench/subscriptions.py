@@ -1,5 +1,6 @@
 """GraphQL subscriptions (#14), measured in one run on a Redis and a `followgraph serve` of their own:
 
+0. the reference: the same two rates of follows (below) with no subscription open;
 1. memory per idle subscription: the server's RSS (/proc/PID/status VmRSS) with 0, 1,000 and 2,000
    idle WebSocket connections each running viewerEvents as a distinct user (offering
    permessage-deflate, as browsers do), then 1,000 more that offer no compression, and again once
@@ -9,7 +10,9 @@
    subscriber to another subscriber, so each follow is pushed to two subscriptions (the actor's and
    the target's); latency is from writing the mutation's request to the subscriber reading the event,
    on one clock (one process). Two rates, a light one and a heavier one; every delivery is counted
-   against the expected ones (none lost, none doubled).
+   against the expected ones (none lost, none doubled);
+3. the heavier rate again on a second server started with `gc.disable()` (the same sockets opened
+   and closed before, the same 1,000 subscribers): what the cyclic collector's pauses cost.
 
 The client is lean and runs in the harness' own process (one asyncio loop on uvloop): the
 `websockets` library speaking graphql-transport-ws directly (connection_init with the token,
