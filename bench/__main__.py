@@ -9,7 +9,10 @@ reports throughput, latency, Redis commands, writes and round trips per request,
 memory per edge. Then the change log's section (bench/eventlog.py, on a Redis of its own): the log's
 cost on the write path and through A with the SQL consumer off and on (PostgreSQL), and the
 consumer's drain rate into PostgreSQL, MariaDB and SQLite; `--eventlog-only` runs just that,
-`--no-eventlog` skips it. Not a test: it asserts no timings.
+`--no-eventlog` skips it. Then the subscriptions' section (bench/subscriptions.py, on a Redis and a server
+of its own): delivery latency of viewerEvents to 1,000 WebSocket subscribers at two rates of
+follows, and the server's memory per idle subscription; `--subscriptions-only` runs just that,
+`--no-subscriptions` skips it. Not a test: it asserts no timings.
 """
 
 from __future__ import annotations
@@ -40,6 +43,16 @@ def parse(argv: list[str]) -> Options:
         action="store_true",
         help="only the change log's section (its report goes beside its JSON, not to benchmarks.md)",
     )
+    parser.add_argument(
+        "--no-subscriptions",
+        action="store_true",
+        help="skip the subscriptions' section (bench/subscriptions.py)",
+    )
+    parser.add_argument(
+        "--subscriptions-only",
+        action="store_true",
+        help="only the subscriptions' section (its report goes beside its JSON, not to benchmarks.md)",
+    )
     parser.add_argument("--no-pin", action="store_true", help="do not pin server, loader and Redis to CPUs")
     parser.add_argument(
         "--python-loader", action="store_true", help="use bench.loadgen even if wrk is on PATH"
@@ -61,6 +74,8 @@ def parse(argv: list[str]) -> Options:
         parser.error("--concurrency must be at least 1")
     if args.no_eventlog and args.eventlog_only:
         parser.error("--no-eventlog and --eventlog-only exclude each other")
+    if args.no_subscriptions and args.subscriptions_only:
+        parser.error("--no-subscriptions and --subscriptions-only exclude each other")
     quick: bool = args.quick
     return Options(
         quick=quick,
@@ -71,6 +86,8 @@ def parse(argv: list[str]) -> Options:
         cluster=not args.no_cluster,
         eventlog=not args.no_eventlog,
         eventlog_only=args.eventlog_only,
+        subscriptions=not args.no_subscriptions,
+        subscriptions_only=args.subscriptions_only,
         pin=not args.no_pin,
         python_loader=args.python_loader,
         profile=args.profile,

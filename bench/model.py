@@ -30,6 +30,9 @@ class Options:
     # The change log's section (bench/eventlog.py); with eventlog_only, nothing else runs.
     eventlog: bool = True
     eventlog_only: bool = False
+    # The subscriptions' section (bench/subscriptions.py); with subscriptions_only, nothing else runs.
+    subscriptions: bool = True
+    subscriptions_only: bool = False
 
     @property
     def sizes(self) -> tuple[int, ...]:

@@ -25,6 +25,15 @@ from bench.eventlog import (
     drain_rows,
 )
 from bench.model import Group, MemoryRow, Row
+from bench.subscriptions import (
+    DELIVERY_HEADERS,
+    MEMORY_HEADERS,
+    SubscriptionResults,
+    delivery_notes,
+    delivery_rows,
+    memory_notes,
+    memory_rows,
+)
 from bench.suite import Results
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -232,6 +241,8 @@ def tables(results: Results, wall_seconds: float) -> list[Table]:
     out += [scenario_table(g) for g in results.groups]
     if results.eventlog is not None:
         out += eventlog_tables(results.eventlog)
+    if results.subscriptions is not None:
+        out += subscription_tables(results.subscriptions)
     if results.groups:
         out.append(command_mix_table(results.groups))
     if results.ratios:
@@ -287,6 +298,23 @@ def eventlog_tables(results: EventLogResults) -> list[Table]:
         prof.rows = [[line, ""] for line in results.profile]
         out.append(prof)
     return out
+
+
+def subscription_tables(results: SubscriptionResults) -> list[Table]:
+    delivery = Table(
+        f"Subscriptions: viewerEvents delivery latency with {results.subscribers:,} subscribers, "
+        "follows through HTTP at a steady rate",
+        list(DELIVERY_HEADERS),
+        delivery_rows(results),
+        notes=delivery_notes(results),
+    )
+    memory = Table(
+        "Subscriptions: server memory per idle viewerEvents subscription, and Redis beside it",
+        list(MEMORY_HEADERS),
+        memory_rows(results),
+        notes=memory_notes(results),
+    )
+    return [delivery, memory]
 
 
 def print_tables(console: Console, items: list[Table]) -> None:
@@ -363,6 +391,17 @@ def to_json(results: Results, wall_seconds: float) -> dict[str, Any]:
             **asdict(results.eventlog),
             "drain_events_per_second": {d.database: d.events_per_second for d in results.eventlog.drains},
         },
+        "subscriptions": None
+        if results.subscriptions is None
+        else {
+            **asdict(results.subscriptions),
+            "achieved_follows_per_second": [d.achieved_rate for d in results.subscriptions.deliveries],
+            "kb_per_subscription": {
+                s.label: results.subscriptions.per_subscription_kb(s)
+                for s in results.subscriptions.memory
+                if s.subscriptions
+            },
+        },
     }
 
 
@@ -374,11 +413,12 @@ def write(results: Results, wall_seconds: float, console: Console) -> tuple[Path
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     opts = results.options
     suffix = ("-quick" if opts.quick else "") + ("-eventlog" if opts.eventlog_only else "")
+    suffix += "-subscriptions" if opts.subscriptions_only else ""
     json_path = out_dir / f"bench-{stamp}{suffix}.json"
     json_path.write_text(json.dumps(to_json(results, wall_seconds), indent=2, default=str) + "\n")
     # The committed report records full runs; a --quick try-out or a single section writes its
     # Markdown beside the JSON.
-    partial = opts.quick or opts.eventlog_only
+    partial = opts.quick or opts.eventlog_only or opts.subscriptions_only
     md_path = json_path.with_suffix(".md") if partial else BENCH_DIR / "benchmarks.md"
     md_path.write_text(markdown(items, results))
     return json_path, md_path

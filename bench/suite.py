@@ -41,6 +41,7 @@ from bench.queries import (
 from bench.ratios import ratios
 from bench.redisstats import RedisWork, Snapshot, Stats
 from bench.roundtrips import InProcess
+from bench.subscriptions import SubscriptionResults, run_subscriptions
 from bench.verify import raw_loader_matches_store
 from followgraph.server.auth import AuthConfig, mint_token
 from followgraph.server.redis_client import connect
@@ -70,6 +71,7 @@ class Results:
     loadavg_start: str = ""
     node_peer: str = ""
     eventlog: EventLogResults | None = None
+    subscriptions: SubscriptionResults | None = None
 
 
 class Bench:
@@ -106,15 +108,19 @@ class Bench:
     def run(self) -> Results:
         with open("/proc/loadavg") as f:
             self.results.loadavg_start = " ".join(f.read().split()[:3])
-        if not self.options.eventlog_only:
+        only_one = self.options.eventlog_only or self.options.subscriptions_only
+        if not only_one:
             self._pages_and_memory()
-        if self.options.eventlog:
+        if self.options.eventlog and not self.options.subscriptions_only:
             run_eventlog(self)
+        if self.options.subscriptions and not self.options.eventlog_only:
+            run_subscriptions(self)
         self.results.ratios = ratios(self.results.groups, self.results.memory)
         return self.results
 
     def _pages_and_memory(self) -> None:
-        """Everything but the event log's section: the single Redis' scenarios, memory, the cluster."""
+        """Everything but the event log's and the subscriptions' sections: the single Redis'
+        scenarios, memory, the cluster."""
         with contextlib.ExitStack() as stack:
             tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="followgraph-bench-")))
             server = RedisServer(
