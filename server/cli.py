@@ -247,6 +247,9 @@ def serve(
             "http": GuardedHttpToolsProtocol.with_limits(limits),
             # Sockets close with 1001 (going away) when the server stops (server/ws_protocol.py).
             "ws": GoingAwayWebSocketProtocol,
+            # Events are a few hundred bytes: compressing them saves little, and each socket's
+            # compressor and decompressor cost about 45 KB (of about 100 KB per subscription).
+            "ws_per_message_deflate": False,
             # Requests beyond this many connections (or requests in progress) are answered 503.
             "limit_concurrency": limits.max_connections,
             "timeout_graceful_shutdown": 10,
