@@ -21,7 +21,6 @@ import asyncio
 import contextlib
 import dataclasses
 import os
-import secrets
 import sys
 import tempfile
 import threading
@@ -57,6 +56,7 @@ from followgraph.store.events import Event
 from followgraph.store.log import LAG_COUNT_LIMIT, EventLog
 from followgraph.store.lua import LuaScript
 from followgraph.store.sql import apply_events, counts, create_engine, migrate
+from followgraph.store.sql.databases import private_database
 from followgraph.store.sql.urls import hidden_url
 
 if TYPE_CHECKING:
@@ -632,27 +632,14 @@ def _database(kind: str, directory: Path | None = None) -> Iterator[tuple[str | 
         yield f"sqlite:///{directory / 'copy.sqlite3'}", ""
         return
     server = SERVERS[kind]
-    name = f"fgbench_{os.getpid()}_{secrets.token_hex(4)}"
+    database = contextlib.ExitStack()
     try:
-        asyncio.run(_admin(server, f"CREATE DATABASE {name}"))
+        url = database.enter_context(private_database(server, "fgbench"))
     except Exception as exc:  # a server that is not there: the figure is reported missing
         yield None, f"{hidden_url(server)} unavailable ({type(exc).__name__}: {exc})"
         return
-    try:
-        yield f"{server}/{name}", ""
-    finally:
-        drop = f"DROP DATABASE {name} WITH (FORCE)" if kind == "PostgreSQL" else f"DROP DATABASE {name}"
-        asyncio.run(_admin(server, drop))
-
-
-async def _admin(server: str, statement: str) -> None:
-    admin_db = "/postgres" if server.startswith("postgres") else "/"
-    engine = create_engine(server + admin_db, isolation_level="AUTOCOMMIT")
-    try:
-        async with engine.connect() as connection:
-            await connection.execute(text(statement))
-    finally:
-        await engine.dispose()
+    with database:
+        yield url, ""
 
 
 def _prefill_edges(followers: int) -> list[Edge]:

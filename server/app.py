@@ -85,6 +85,8 @@ def create_app(
         limiter_client = app.state.follow_limiter and app.state.follow_limiter.cluster_client()
         if limiter_client is not None:
             await warm_up(limiter_client)
+        # The SQL copy's consumer and the subscriptions' reader share what they know of the log.
+        events = EventLog(app.state.store)
         url = settings.sql_url if settings.sync else None
         app.state.sync = (
             None
@@ -95,12 +97,13 @@ def create_app(
                 registry=metrics.registry,
                 batch=settings.sync_batch,
                 keep_seconds=settings.event_log_keep,
+                events=events,
             )
         )
         # One reader of the change log per process feeds every subscription it holds; the
         # first subscription starts it.
         app.state.hub = EventHub(
-            EventLog(app.state.store),
+            events,
             buffer=settings.subscription_buffer,
             observe=metrics.dispatch_delay.observe,
         )

@@ -30,6 +30,7 @@ from followgraph.server.cli_support import (
     RedisUrl,
     console,
     env_help,
+    exit_on_signal,
     fail,
     progress_bar,
     redis_for,
@@ -154,10 +155,6 @@ async def _demo(settings: Settings, spec: DemoSpec) -> bool:
     return await with_store(settings, work)
 
 
-def _exit_on_signal(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)
-
-
 def _print_welcome(settings: Settings, users: int = DEFAULT_USERS) -> None:
     viewer = DEMO_VIEWER if int(DEMO_VIEWER) <= users else str(users)
     token = mint_token(settings.auth_config(), viewer, ttl_seconds=7 * 86400)
@@ -259,7 +256,7 @@ def serve(
         )
         # uvicorn re-raises the signal that stopped it; as an exception it lets the embedded
         # Redis be shut down cleanly below instead of dying with the process.
-        signal.signal(signal.SIGTERM, _exit_on_signal)
+        signal.signal(signal.SIGTERM, exit_on_signal)
         watchdog = embedded.watchdog
         if settings.workers == 1:
             from followgraph.server.app import create_app
@@ -571,7 +568,7 @@ def cluster_command(
         cluster.start()
     except RedisServerError as exc:
         raise fail(f"Could not start the cluster: {exc}", 1) from None
-    signal.signal(signal.SIGTERM, _exit_on_signal)
+    signal.signal(signal.SIGTERM, exit_on_signal)
     console.print(f"Redis Cluster of {masters} masters ready. Ctrl-C stops it.")
     typer.echo(cluster.url)
     try:

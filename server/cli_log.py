@@ -18,6 +18,7 @@ from followgraph.server.cli_support import (
     RedisUrl,
     console,
     env_help,
+    exit_on_signal,
     fail,
     progress_bar,
     redis_for,
@@ -142,24 +143,13 @@ def tail(
     with redis_for(settings) as settings:
 
         async def work(store: FollowStore) -> None:
-            stop = _until_signalled()
-            reader = EventLog(store).tail(after, follow=follow)
-            while not stop.is_set():
-                next_event = asyncio.ensure_future(anext(reader))
-                stopped = asyncio.ensure_future(stop.wait())
-                done, _ = await asyncio.wait({next_event, stopped}, return_when=asyncio.FIRST_COMPLETED)
-                if next_event not in done:
-                    next_event.cancel()
-                    break
-                stopped.cancel()
-                try:
-                    event = next_event.result()
-                except StopAsyncIteration:
-                    break
+            async for event in EventLog(store).tail(after, follow=follow):
                 out.write(orjson.dumps(event.json()) + b"\n")
                 out.flush()
 
-        with contextlib.suppress(BrokenPipeError):
+        # Ctrl-C ends it, and a reader that goes away (| head); SIGTERM too, through the clean-up.
+        signal.signal(signal.SIGTERM, exit_on_signal)
+        with contextlib.suppress(BrokenPipeError, KeyboardInterrupt):
             asyncio.run(with_store(settings, work))
 
 

@@ -91,3 +91,9 @@ def progress_bar(unit: str, total: int | None = None) -> Progress:
     columns: list[Any] = [SpinnerColumn(), TextColumn("{task.description}"), BarColumn()]
     columns += [MofNCompleteColumn(), TextColumn(unit), TimeElapsedColumn()]
     return Progress(*columns, console=console, transient=False)
+
+
+def exit_on_signal(signum: int, frame: object) -> None:
+    """A SIGTERM handler: leave as from an exception, so that what the command started (an
+    embedded Redis) is shut down on the way out instead of dying with the process."""
+    raise SystemExit(128 + signum)

@@ -102,10 +102,12 @@ class SqlSync:
         batch: int = 500,
         claim_idle_ms: int = 60_000,
         keep_seconds: float = 0.0,
+        events: EventLog | None = None,
     ) -> None:
         self.store = store
         self.url = url
-        self.log = EventLog(store)
+        # A process's readers of the log may share one (it keeps the list of a cluster's streams).
+        self.log = events or EventLog(store)
         self.metrics = SyncMetrics(registry) if registry is not None else None
         self.state = SyncState()
         self.options = ConsumerOptions(

@@ -180,11 +180,9 @@ class EventHub:
             await asyncio.sleep(self.poll_seconds)
 
     async def _block(self, after: str | None) -> AsyncIterator[Event]:
-        [stream] = await self.events.streams()
+        [(stream, newest)] = (await self.events.positions()).items()
         redis = self.events.redis
-        if after is None:
-            newest = await redis.xrevrange(stream, "+", "-", count=1)
-            after = str(newest[0][0]) if newest else "0-0"
+        after = after or newest
         self._started.set()
         while not self._stopping:
             replies: Any = await redis.xread({stream: after}, count=1000, block=self.block_ms)

@@ -127,8 +127,14 @@ class Keys:
 
     def pattern(self, suffix: str = "*") -> str:
         """A SCAN pattern matching every user's key ending in `suffix` (all keys of the graph by default)."""
-        escaped = "".join("\\" + c if c in "*?[]\\" else c for c in self.prefix)
-        return f"{escaped}{{u:*}}:{suffix}"
+        return f"{self._escaped_prefix()}{{u:*}}:{suffix}"
+
+    def log_pattern(self) -> str:
+        """A SCAN pattern matching the change log's streams of the slots (`slot_log`)."""
+        return f"{self._escaped_prefix()}{{e*}}:log"
+
+    def _escaped_prefix(self) -> str:
+        return "".join("\\" + c if c in "*?[]\\" else c for c in self.prefix)
 
     def user_of(self, key: str) -> str:
         """The user id inside one of this module's keys."""

@@ -16,7 +16,7 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from redis.exceptions import ResponseError
@@ -47,17 +47,16 @@ class Lag:
 class Delivery:
     """Events read through a group, with the streams they came from (to acknowledge them)."""
 
-    events: list[Event]
-    streams: list[str]
+    events: list[Event] = field(default_factory=list)
+    streams: list[str] = field(default_factory=list)
 
-
-def _events(stream: str, entries: Sequence[Any]) -> tuple[list[Event], list[str]]:
-    events: list[Event] = []
-    for event_id, fields in entries:
-        if fields is None:  # an entry trimmed while pending: nothing to apply
-            continue
-        events.append(Event.of_entry(event_id, fields))
-    return events, [stream] * len(events)
+    def add(self, stream: str, entries: Sequence[Any]) -> None:
+        """The events of `stream`'s entries, as read (XRANGE, XREADGROUP, XAUTOCLAIM)."""
+        for event_id, fields in entries:
+            if fields is None:  # an entry trimmed while pending: nothing to apply
+                continue
+            self.events.append(Event.of_entry(event_id, fields))
+            self.streams.append(stream)
 
 
 class EventLog:
@@ -75,7 +74,7 @@ class EventLog:
         if not self.store.cluster:
             return keys.logs()
         if fresh or time.monotonic() - self._found_at > DISCOVERY_SECONDS:
-            pattern = f"{_escape(keys.prefix)}{{e*}}:log"
+            pattern = keys.log_pattern()
             found = {key async for key in self.redis.scan_iter(match=pattern, count=1000, _type="stream")}
             self._found = sorted(found)
             self._found_at = time.monotonic()
@@ -93,12 +92,12 @@ class EventLog:
             for stream in streams:
                 pipe.xrange(stream, start, "+", count=count)
 
-        replies = await run_pipeline(self.redis, fill) if streams else []
-        events = [
-            e for stream, entries in zip(streams, replies, strict=True) for e in _events(stream, entries)[0]
-        ]
-        events.sort(key=lambda e: e.version)
-        return events[:count] if len(streams) > 1 else events
+        read = Delivery()
+        for stream, entries in zip(
+            streams, await run_pipeline(self.redis, fill) if streams else [], strict=True
+        ):
+            read.add(stream, entries)
+        return sorted(read.events, key=lambda e: e.version)[:count]
 
     async def tail(
         self,
@@ -126,14 +125,14 @@ class EventLog:
                     pipe.xrange(stream, f"({cursors[stream]}", "+", count=batch)
 
             replies = await run_pipeline(self.redis, fill) if streams else []
-            found: list[Event] = []
+            found = Delivery()
             for stream, entries in zip(streams, replies, strict=True):
                 if entries:
                     cursors[stream] = entries[-1][0]
-                    found += _events(stream, entries)[0]
-            for event in sorted(found, key=lambda e: e.version):
+                    found.add(stream, entries)
+            for event in sorted(found.events, key=lambda e: e.version):
                 yield event
-            if not found:
+            if not found.events:
                 if not follow:
                     return
                 await asyncio.sleep(poll_seconds)
@@ -175,16 +174,14 @@ class EventLog:
         """Create `group` on every stream that has none (reading from `start`: the beginning, or
         "$" for only what comes next). On a cluster, streams that appear later get the group when
         they are first read (`read_group`)."""
-        streams = await self.streams(fresh=True)
-        for stream in streams:
-            await self._create(stream, group, start)
+        await self._create(await self.streams(fresh=True), group, start)
 
-    async def _create(self, stream: str, group: str, start: str = "0") -> None:
-        try:
-            await self.redis.xgroup_create(stream, group, id=start, mkstream=True)
-        except ResponseError as exc:
-            if "BUSYGROUP" not in str(exc):
-                raise
+    async def _create(self, streams: list[str], group: str, start: str = "0") -> None:
+        """`group` on each of `streams` (in one round trip), where it is not there yet."""
+        created = await self._each([("XGROUP", "CREATE", s, group, start, "MKSTREAM") for s in streams])
+        for reply in created:
+            if isinstance(reply, Exception) and "BUSYGROUP" not in str(reply):
+                raise reply
 
     async def read_group(
         self, group: str, consumer: str, *, count: int, block_ms: int, pending: bool = False
@@ -198,21 +195,18 @@ class EventLog:
             replies = await self._xreadgroup(
                 group, consumer, {streams[0]: cursor}, count, None if pending else block_ms
             )
-            entries = replies[0][1] if replies else []
-            events, sources = _events(streams[0], entries)
-            return Delivery(events, sources)
+            delivery = Delivery()
+            delivery.add(streams[0], replies[0][1] if replies else [])
+            return delivery
 
         def fill(pipe: AnyPipeline) -> None:
             for stream in streams:
                 pipe.xreadgroup(group, consumer, {stream: cursor}, count=count)
 
-        replies = await self._with_groups(group, streams, fill)
-        delivery = Delivery([], [])
-        for stream, reply in zip(streams, replies, strict=True):
+        delivery = Delivery()
+        for stream, reply in zip(streams, await self._with_groups(group, streams, fill), strict=True):
             for _, entries in reply or []:
-                events, sources = _events(stream, entries)
-                delivery.events += events
-                delivery.streams += sources
+                delivery.add(stream, entries)
         return delivery
 
     async def _xreadgroup(
@@ -223,8 +217,7 @@ class EventLog:
         except ResponseError as exc:
             if "NOGROUP" not in str(exc):
                 raise
-            for stream in streams:
-                await self._create(stream, group)
+            await self._create(list(streams), group)
             return await self.redis.xreadgroup(group, consumer, streams, count=count, block=block_ms)  # type: ignore[arg-type]
 
     async def _with_groups(self, group: str, streams: list[str], fill: Any) -> list[Any]:
@@ -239,8 +232,7 @@ class EventLog:
                 if isinstance(r, ResponseError) and "NOGROUP" in str(r)
             ]
             if missing and attempt == 0:
-                for stream in missing:
-                    await self._create(stream, group)
+                await self._create(missing, group)
                 continue
             for reply in replies:
                 if isinstance(reply, Exception):
@@ -257,12 +249,9 @@ class EventLog:
             for stream in streams:
                 pipe.xautoclaim(stream, group, consumer, min_idle_ms, start_id="0-0", count=count)
 
-        replies = await self._with_groups(group, streams, fill)
-        delivery = Delivery([], [])
-        for stream, reply in zip(streams, replies, strict=True):
-            events, sources = _events(stream, reply[1])
-            delivery.events += events
-            delivery.streams += sources
+        delivery = Delivery()
+        for stream, reply in zip(streams, await self._with_groups(group, streams, fill), strict=True):
+            delivery.add(stream, reply[1])
         return delivery
 
     async def ack(self, group: str, delivery: Delivery) -> None:
@@ -279,89 +268,83 @@ class EventLog:
         await run_pipeline(self.redis, fill)
 
     async def lag(self, group: str) -> Lag:
-        """How far `group` is behind, over every stream (two round trips)."""
+        """How far `group` is behind, over every stream, in two round trips however many
+        streams there are."""
         streams = await self.streams()
-        if not streams:
-            return Lag(0, 0.0, 0)
-
-        def infos(pipe: AnyPipeline) -> None:
-            for stream in streams:
-                pipe.execute_command("XINFO", "STREAM", stream)
-                pipe.execute_command("XINFO", "GROUPS", stream)
-
-        replies = await _tolerant(self.redis, infos)
-        events = lost = 0
-        oldest: int | None = None
-        now_ms = time.time() * 1000
+        infos = await self._each(
+            [("XINFO", kind, stream) for stream in streams for kind in ("STREAM", "GROUPS")]
+        )
+        # Each existing stream with the group's state there (None: the group has not read it yet).
+        states: list[tuple[str, dict[str, Any], dict[str, Any] | None]] = []
         for i, stream in enumerate(streams):
-            info, groups = replies[2 * i], replies[2 * i + 1]
+            info, groups = infos[2 * i], infos[2 * i + 1]
             if isinstance(info, Exception) or isinstance(groups, Exception):
                 continue  # a stream that does not exist yet
-            stream_info = _pairs(info)
             mine = [g for g in (_pairs(x) for x in groups) if g.get("name") == group]
-            state = mine[0] if mine else None
-            pending = int(state.get("pending") or 0) if state else 0
-            undelivered = await self._undelivered(stream, state)
+            states.append((stream, _pairs(info), mine[0] if mine else None))
+        # Per stream: the oldest pending event, and the undelivered ones (counted where Redis 6.2
+        # does not count them; else just the first, for its age).
+        commands: list[tuple[Any, ...]] = []
+        for stream, _, state in states:
+            known = state is not None and state.get("lag") is not None
+            start = "-" if state is None else f"({state.get('last-delivered-id') or '0-0'}"
+            commands.append(("XPENDING", stream, group))
+            commands.append(("XRANGE", stream, start, "+", "COUNT", 1 if known else LAG_COUNT_LIMIT))
+        found = await self._each(commands)
+        events = lost = 0
+        oldest: list[int] = []
+        for (_, info, state), pending, after in zip(states, found[::2], found[1::2], strict=True):
+            waiting = int(state.get("pending") or 0) if state else 0
+            entries = [] if isinstance(after, Exception) else after or []
+            undelivered = int(state["lag"]) if state and state.get("lag") is not None else len(entries)
             # Redis 7 counts what a group has read of all ever added: the difference beyond what
             # is still in the stream was trimmed before the group read it. Redis 6.2 cannot tell.
-            if state is not None and "entries-added" in stream_info and state.get("entries-read") is not None:
-                behind = int(stream_info["entries-added"]) - int(state["entries-read"])
-                lost += max(0, behind - undelivered)
-            events += undelivered + pending
-            if undelivered + pending:
-                first = await self._oldest_unacked(stream, group, state)
-                if first is not None:
-                    oldest = first if oldest is None else min(oldest, first)
-        seconds = 0.0 if oldest is None else max(0.0, (now_ms - oldest) / 1000)
+            if state is not None and "entries-added" in info and state.get("entries-read") is not None:
+                lost += max(0, int(info["entries-added"]) - int(state["entries-read"]) - undelivered)
+            events += undelivered + waiting
+            if waiting and isinstance(pending, dict) and pending.get("min"):
+                oldest.append(parse_id(pending["min"])[0])
+            if entries:
+                oldest.append(parse_id(str(entries[0][0]))[0])
+        seconds = max(0.0, time.time() - min(oldest) / 1000) if oldest else 0.0
         return Lag(events, seconds, lost)
-
-    async def _undelivered(self, stream: str, state: dict[str, Any] | None) -> int:
-        """Events of `stream` not yet delivered to the group: Redis 7's own figure when it has one,
-        else counted (up to LAG_COUNT_LIMIT)."""
-        if state is not None and state.get("lag") is not None:
-            return int(state["lag"])
-        start = "-" if state is None else f"({state.get('last-delivered-id') or '0-0'}"
-        return len(await self.redis.xrange(stream, start, "+", count=LAG_COUNT_LIMIT) or [])
-
-    async def _oldest_unacked(self, stream: str, group: str, info: dict[str, Any] | None) -> int | None:
-        """The time (ms of its id) of the oldest event of `stream` the group has not acknowledged."""
-        if info is not None and int(info.get("pending") or 0):
-            summary = await self.redis.xpending(stream, group)
-            if summary and summary.get("min"):
-                return parse_id(summary["min"])[0]
-        start = "-" if info is None else f"({info.get('last-delivered-id') or '0-0'}"
-        entries = await self.redis.xrange(stream, start, "+", count=1)
-        return parse_id(str(entries[0][0]))[0] if entries else None
 
     async def trim(self, *, keep_ms: int = 0) -> int:
         """Drop the events every group has acknowledged and that are older than `keep_ms` (kept
         for readers that catch up by id, as a reconnecting subscriber does); returns how many went.
-        A stream without groups is left to the cap."""
-        removed = 0
+        A stream without groups is left to the cap. Three round trips however many streams."""
         kept_since = (int(time.time() * 1000) - keep_ms, 0)
-        for stream in await self.streams():
-            try:
-                groups = [_pairs(g) for g in await self.redis.execute_command("XINFO", "GROUPS", stream)]
-            except ResponseError:
-                continue
-            if not groups:
-                continue
-            floor: tuple[int, int] | None = None
-            for group in groups:
-                mark = parse_id(group.get("last-delivered-id") or "0-0")
-                if int(group.get("pending") or 0):
-                    summary = await self.redis.xpending(stream, group["name"])
-                    if summary and summary.get("min"):
-                        mark = min(mark, parse_id(summary["min"]))
-                else:
-                    mark = (mark[0], mark[1] + 1)  # everything up to the last delivered is acknowledged
-                floor = mark if floor is None else min(floor, mark)
-            if floor is not None:
-                floor = min(floor, kept_since)
-            if floor is not None and floor > (0, 0):
-                minid = f"{floor[0]}-{floor[1]}"
-                removed += int(await self.redis.xtrim(stream, minid=minid, approximate=False))
-        return removed
+        streams = await self.streams()
+        infos = await self._each([("XINFO", "GROUPS", stream) for stream in streams])
+        # (stream, group) of every group, and the mark below which it has acknowledged all.
+        marks: list[tuple[str, dict[str, Any], tuple[int, int]]] = []
+        for stream, groups in zip(streams, infos, strict=True):
+            for group in [] if isinstance(groups, Exception) else [_pairs(g) for g in groups]:
+                last = parse_id(group.get("last-delivered-id") or "0-0")
+                marks.append((stream, group, (last[0], last[1] + 1)))
+        waiting = [(i, m) for i, m in enumerate(marks) if int(m[1].get("pending") or 0)]
+        summaries = await self._each(
+            [("XPENDING", stream, group["name"]) for _, (stream, group, _) in waiting]
+        )
+        for (i, (stream, group, mark)), summary in zip(waiting, summaries, strict=True):
+            if isinstance(summary, dict) and summary.get("min"):
+                marks[i] = (stream, group, min(mark, parse_id(summary["min"])))
+        floors: dict[str, tuple[int, int]] = {}
+        for stream, _, mark in marks:
+            floors[stream] = min(floors.get(stream, mark), mark, kept_since)
+        trims = [("XTRIM", s, "MINID", f"{f[0]}-{f[1]}") for s, f in floors.items() if f > (0, 0)]
+        return sum(int(n) for n in await self._each(trims) if not isinstance(n, Exception))
+
+    async def _each(self, commands: list[tuple[Any, ...]]) -> list[Any]:
+        """The replies of `commands` in one pipeline (one per node on a cluster), an error in the
+        place of a command that failed (a stream that does not exist, say)."""
+        if not commands:
+            return []
+        pipe = self.redis.pipeline(transaction=False)
+        for command in commands:
+            pipe.execute_command(*command)
+        replies: list[Any] = await pipe.execute(raise_on_error=False)
+        return replies
 
 
 def _pairs(reply: Any) -> dict[str, Any]:
@@ -370,14 +353,3 @@ def _pairs(reply: Any) -> dict[str, Any]:
         return {str(k): v for k, v in reply.items()}
     items = list(reply)
     return {str(items[i]): items[i + 1] for i in range(0, len(items), 2)}
-
-
-async def _tolerant(redis: Any, fill: Any) -> list[Any]:
-    pipe = redis.pipeline(transaction=False)
-    fill(pipe)
-    replies: list[Any] = await pipe.execute(raise_on_error=False)
-    return replies
-
-
-def _escape(text: str) -> str:
-    return "".join("\\" + c if c in "*?[]\\" else c for c in text)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import secrets
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +19,6 @@ import fakeredis
 import pytest
 import redis.asyncio as aioredis
 from hypothesis import settings as hypothesis_settings
-from sqlalchemy import text
 
 from followgraph.server.redis_client import connect
 from followgraph.server.redis_cluster import LocalCluster
@@ -28,8 +26,10 @@ from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore
 from followgraph.store.lua import Client
-from followgraph.store.sql import create_engine, metadata, migrate
+from followgraph.store.sql import create_engine, migrate
+from followgraph.store.sql.databases import private_database
 from tests.served import Served, serve
+from tests.store.sql.rows import wipe
 
 
 @pytest.fixture(scope="session")
@@ -145,16 +145,6 @@ SERVERS = {
 }
 
 
-async def _admin(server: str, statement: str) -> None:
-    admin_db = "/postgres" if server.startswith("postgres") else "/"
-    engine = create_engine(server + admin_db, isolation_level="AUTOCOMMIT")
-    try:
-        async with engine.connect() as connection:
-            await connection.execute(text(statement))
-    finally:
-        await engine.dispose()
-
-
 @pytest.fixture(scope="session", params=["postgresql", "mysql", "sqlite"])
 def sql_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The URL of a migrated database of this session's own, on each of the three databases."""
@@ -164,24 +154,15 @@ def sql_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
         asyncio.run(migrate(url))
         yield url
         return
-    name = f"fgtest_{os.getpid()}_{secrets.token_hex(4)}"
-    server = SERVERS[kind]
-    asyncio.run(_admin(server, f"CREATE DATABASE {name}"))
-    try:
-        url = f"{server}/{name}"
+    with private_database(SERVERS[kind], "fgtest") as url:
         asyncio.run(migrate(url))
         yield url
-    finally:
-        drop = f"DROP DATABASE {name} WITH (FORCE)" if kind == "postgresql" else f"DROP DATABASE {name}"
-        asyncio.run(_admin(server, drop))
 
 
 @pytest.fixture
 async def copy_url(sql_url: str) -> str:
     """The session's database on one of the three, its tables emptied."""
     engine = create_engine(sql_url)
-    async with engine.begin() as connection:
-        for table in reversed(metadata.sorted_tables):
-            await connection.execute(table.delete())
+    await wipe(engine)
     await engine.dispose()
     return sql_url

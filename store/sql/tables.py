@@ -8,6 +8,7 @@ as tombstones, so that an older event applied late cannot bring them back.
 from __future__ import annotations
 
 import enum
+from typing import Any
 
 from sqlalchemy import BigInteger, Boolean, Column, MetaData, SmallInteger, String, Table
 from sqlalchemy.dialects import mysql, postgresql
@@ -73,44 +74,39 @@ users = Table(
     *version_columns("settings_"),
 )
 
-follows = Table(
+
+def _pair_table(name: str, first: str, second: str, *columns: Column[Any]) -> Table:
+    """A table of one relation between two users, keyed by the pair, versioned like every row."""
+    key = [Column(column, user_id_type(), primary_key=True) for column in (first, second)]
+    return Table(name, metadata, *key, *columns, *version_columns())
+
+
+def _switch_table(name: str, actor: str, target: str) -> Table:
+    """A relation that is on or off (a block, a mute), since `at`; kept when off (a tombstone)."""
+    return _pair_table(
+        name,
+        actor,
+        target,
+        Column("active", Boolean, nullable=False),
+        Column("at", BigInteger, nullable=False),
+    )
+
+
+follows = _pair_table(
     "follows",
-    metadata,
-    Column("follower", user_id_type(), primary_key=True),
-    Column("followee", user_id_type(), primary_key=True),
+    "follower",
+    "followee",
     Column("status", SmallInteger, nullable=False),
     # The time of the current follow, or of the last one; null when only an unfollow was seen.
     Column("followed_at", BigInteger, nullable=True),
     Column("changed_at", BigInteger, nullable=False),
-    *version_columns(),
 )
-
-blocks = Table(
-    "blocks",
-    metadata,
-    Column("blocker", user_id_type(), primary_key=True),
-    Column("blocked", user_id_type(), primary_key=True),
-    Column("active", Boolean, nullable=False),
-    Column("at", BigInteger, nullable=False),
-    *version_columns(),
-)
-
-mutes = Table(
-    "mutes",
-    metadata,
-    Column("muter", user_id_type(), primary_key=True),
-    Column("muted", user_id_type(), primary_key=True),
-    Column("active", Boolean, nullable=False),
-    Column("at", BigInteger, nullable=False),
-    *version_columns(),
-)
-
-follow_requests = Table(
+blocks = _switch_table("blocks", "blocker", "blocked")
+mutes = _switch_table("mutes", "muter", "muted")
+follow_requests = _pair_table(
     "follow_requests",
-    metadata,
-    Column("requester", user_id_type(), primary_key=True),
-    Column("owner", user_id_type(), primary_key=True),
+    "requester",
+    "owner",
     Column("status", String(REQUEST_STATUS_LENGTH), nullable=False),
     Column("at", BigInteger, nullable=False),
-    *version_columns(),
 )
