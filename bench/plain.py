@@ -10,14 +10,15 @@ the JSON FollowGraph gives to bench.queries.FANS_QUERY, byte for byte):
   the store's RELATIONS script (viewer's following + fans) and PROFILES script (the owner, whose
   missing profile means `user: null`, and the page's users) in one write. The scripts are the
   store's own (followgraph.store.scripts), loaded with SCRIPT LOAD and called with EVALSHA;
-- cursors, times and relationships computed inline (the formats of store/cursor.py and
-  schema/scalars.py), the answer written with orjson (UTF-8, no \\u escapes).
+- cursors and times made by FollowGraph's own functions (store/cursor.py, schema/scalars.py, which
+  keep the strings of recent entries), relationships computed inline, the answer written with
+  orjson (UTF-8, no \\u escapes).
 
-Redis client: by default a lean one (`--client resp`): one asyncio connection, commands packed by
-hand, replies parsed by hiredis, and every command queued in one turn of the event loop written in
-one send (what ioredis calls auto-pipelining). `--client redis-py` runs the same reads on redis-py's
-asyncio client with hiredis (a pool of connections, a pipeline for the second round trip) for
-comparison; the lean client was the faster of the two on this page.
+Redis client: by default FollowGraph's own read channel (`--client resp`, store/channel.py): one
+asyncio connection, commands packed and replies parsed by hiredis, and every command queued in one
+turn of the event loop written in one send (what ioredis calls auto-pipelining). `--client
+redis-py` runs the same reads on redis-py's asyncio client with hiredis (a pool of connections, a
+pipeline for the second round trip) for comparison.
 
 Run as `python -m bench.plain --port P --redis-url URL` (env BENCH_JWT_SECRET).
 """
@@ -25,26 +26,23 @@ Run as `python -m bench.plain --port P --redis-url URL` (env BENCH_JWT_SECRET).
 from __future__ import annotations
 
 import argparse
-import asyncio
-import base64
 import hashlib
 import os
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-import hiredis
 import jwt
 import orjson
 import redis.asyncio as aioredis
 from redis.exceptions import NoScriptError
 
 from bench.processes import serve_quietly
-from bench.resp import pack
+from followgraph.schema.scalars import serialize_datetime
 from followgraph.store import Keys
-from followgraph.store.cursor import Cursor
+from followgraph.store.channel import Address, ReadChannel
+from followgraph.store.cursor import Cursor, cursor_of
 from followgraph.store.errors import InvalidCursorError
 from followgraph.store.graph import PROFILE_WIDTH
 from followgraph.store.ids import is_valid_user_id
@@ -82,82 +80,32 @@ class Reads(Protocol):
     async def close(self) -> None: ...
 
 
-# -- the lean client ---------------------------------------------------------------------------
+# -- the clients -----------------------------------------------------------------------------
 
 
-class RespConnection(asyncio.Protocol):
-    """One Redis connection; commands queued in one loop turn go out in one write."""
+class ChannelReads:
+    """FollowGraph's own read channel (store/channel.py): one auto-pipelined connection."""
 
-    def __init__(self) -> None:
-        self.reader = hiredis.Reader(encoding="utf-8")
-        self.waiting: deque[tuple[asyncio.Future[list[Any]], int, list[Any]]] = deque()
-        self.buffer: list[bytes] = []
-        self.transport: asyncio.Transport | None = None
+    def __init__(self, channel: ReadChannel) -> None:
+        self.channel = channel
         self.writes = 0
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = cast("asyncio.Transport", transport)  # uvloop's is not a subclass
+    @classmethod
+    def open(cls, url: str) -> ChannelReads:
+        parts = urlsplit(url)
+        db = parts.path.strip("/") or "0"
+        reads = cls(ReadChannel(Address(parts.hostname or "127.0.0.1", parts.port or 6379, db=int(db))))
+        reads.channel.on_send = reads.count
+        return reads
 
-    def data_received(self, data: bytes) -> None:
-        self.reader.feed(data)
-        while (reply := self.reader.gets()) is not False:
-            future, expected, replies = self.waiting[0]
-            replies.append(reply)
-            if len(replies) == expected:
-                self.waiting.popleft()
-                if not future.done():
-                    future.set_result(replies)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        while self.waiting:
-            future, _, _ = self.waiting.popleft()
-            if not future.done():
-                future.set_exception(ConnectionError("Redis closed the connection"))
-
-    def send(self, commands: Sequence[Command]) -> asyncio.Future[list[Any]]:
-        future: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
-        self.waiting.append((future, len(commands), []))
-        if not self.buffer:
-            asyncio.get_running_loop().call_soon(self._flush)
-        self.buffer += [pack(*command) for command in commands]
-        return future
-
-    def _flush(self) -> None:
-        if self.transport is None or self.transport.is_closing():
-            self.connection_lost(None)
-            return
-        self.transport.write(b"".join(self.buffer))
-        self.buffer.clear()
+    def count(self) -> None:
         self.writes += 1
 
-
-class RespReads:
-    def __init__(self, connection: RespConnection) -> None:
-        self.connection = connection
-
-    @classmethod
-    async def open(cls, url: str) -> RespReads:
-        parts = urlsplit(url)
-        loop = asyncio.get_running_loop()
-        _, connection = await loop.create_connection(
-            RespConnection, parts.hostname or "127.0.0.1", parts.port or 6379
-        )
-        db = parts.path.strip("/")
-        if db and db != "0":
-            await connection.send([("SELECT", db)])
-        return cls(connection)
-
     async def run(self, commands: Sequence[Command]) -> list[Any]:
-        replies = await self.connection.send(commands)
-        for reply in replies:
-            if isinstance(reply, hiredis.ReplyError):
-                # The error's prefix is its type in the protocol; redis-py reads it the same way.
-                raise NoScriptError(str(reply)) if str(reply).startswith("NOSCRIPT") else reply
-        return replies
+        return await self.channel.run(commands)
 
     async def close(self) -> None:
-        if self.connection.transport is not None:
-            self.connection.transport.close()
+        await self.channel.aclose()
 
 
 class RedisPyReads:
@@ -180,23 +128,6 @@ class RedisPyReads:
 # -- the endpoint ------------------------------------------------------------------------------
 
 
-def iso_ms(ms: int) -> str:
-    """Epoch ms as the API's DateTime (schema/scalars.py): 2026-11-30T04:51:09.123Z."""
-    seconds, millis = divmod(ms, 1000)
-    t = time.gmtime(seconds)
-    return (
-        f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}"
-        f".{millis:03d}Z"
-    )
-
-
-def cursor(list_id: bytes, at: int, member: str) -> str:
-    """The store's cursor (store/cursor.py): base64url(blake2b-48(list, body) + body), unpadded."""
-    body = f"1|{at}|{member}".encode()
-    raw = hashlib.blake2b(list_id + b"\0" + body, digest_size=6).digest() + body
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
-
-
 class PlainApp:
     """The ASGI callable. `reads` is set by the lifespan (or by `start`, in process)."""
 
@@ -210,7 +141,7 @@ class PlainApp:
 
     async def start(self) -> None:
         if self.client == "resp":
-            self.reads = await RespReads.open(self.redis_url)
+            self.reads = ChannelReads.open(self.redis_url)
         else:
             self.reads = RedisPyReads(aioredis.Redis.from_url(self.redis_url, decode_responses=True))
         await self._load_scripts()
@@ -310,7 +241,7 @@ class PlainApp:
         if not 0 <= first <= MAX_PAGE_SIZE:
             raise RequestError(400, f"`first` must be between 0 and {MAX_PAGE_SIZE}, got {first}.")
         k = self.keys
-        list_id = f"fans:{owner}".encode()
+        list_id = f"fans:{owner}"
         page_args: tuple[str | int, ...] = ("first", "0", "", "", first)
         if after is not None:
             page_args = ("first", "1", *_after(str(after), list_id), first)
@@ -337,8 +268,8 @@ class PlainApp:
                 relationship = RELATIONSHIPS.get((out[i] is not None, back[i] is not None), "NONE")
             edges.append(
                 {
-                    "cursor": cursor(list_id, at, member),
-                    "followedAt": iso_ms(at),
+                    "cursor": cursor_of(list_id, at, member),
+                    "followedAt": serialize_datetime(at),
                     "relationship": relationship,
                     "node": {"userId": member, "name": profiles[PROFILE_WIDTH * (i + 1)]},
                 }
@@ -346,9 +277,9 @@ class PlainApp:
         return orjson.dumps({"data": {"user": {"fans": {"edges": edges}}}})
 
 
-def _after(token: str, list_id: bytes) -> tuple[str, str]:
+def _after(token: str, list_id: str) -> tuple[str, str]:
     try:
-        position = Cursor.decode(token, list_id.decode())
+        position = Cursor.decode(token, list_id)
     except InvalidCursorError as exc:
         raise RequestError(400, str(exc)) from None
     return str(position.at), position.member

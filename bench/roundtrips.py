@@ -17,7 +17,7 @@ import httpx
 import redis.asyncio as aioredis
 from redis.asyncio.connection import Connection
 
-from bench.plain import PlainApp, RespReads
+from bench.plain import ChannelReads, PlainApp
 from bench.queries import FOLLOW_MUTATION, UNFOLLOW_MUTATION, bearer, fans_query_body, raw_body
 from bench.rawapp import create_bench_app
 from followgraph.server.app import create_app
@@ -102,10 +102,10 @@ class InProcess:
         if route != "B":
             return await counted(go)
         reads = self.plain.reads
-        assert isinstance(reads, RespReads)
-        before = reads.connection.writes
+        assert isinstance(reads, ChannelReads)
+        before = reads.writes
         answer = await go()
-        return reads.connection.writes - before, answer
+        return reads.writes - before, answer
 
     async def mutation(self, token: str, user_id: str, *, follow: bool) -> tuple[int, Any]:
         query = FOLLOW_MUTATION if follow else UNFOLLOW_MUTATION

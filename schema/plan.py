@@ -35,9 +35,10 @@ from followgraph.schema.declared import Wants
 from followgraph.schema.document import Argument
 from followgraph.schema.errors import MaskUnexpectedErrors
 from followgraph.schema.limits import QueryLimits, measure
-from followgraph.store import ListKind, Page, UserFacts
+from followgraph.store import ListKind, Page, Parts, UserFacts
 
 T = TypeVar("T")
+_PROFILE = Parts(profile=True)
 
 
 class Fallback(Exception):
@@ -160,6 +161,8 @@ async def _root(root: RootField, context: Context, variables: Mapping[str, Any],
     else:
         user_id = users.checked_user_id(root.user_id.get(variables))
     plan, needs = root.plan, root.plan.wants
+    if not batched and len(plan.lists) == 1:
+        return await _root_and_list(root, plan, plan.lists[0], context, user_id, variables)
     try:
         [facts] = await users.registered(context, [user_id], needs, batched=batched)
     except (RedisError, OSError) as exc:
@@ -181,11 +184,39 @@ async def _root(root: RootField, context: Context, variables: Mapping[str, Any],
     return plan.build(facts, {field.key: c for field, c in zip(plan.lists, connections, strict=True)})
 
 
-async def _connection(
+async def _root_and_list(
+    root: RootField,
+    plan: UserPlan,
+    field: ListPlan,
+    context: Context,
+    user_id: str,
+    variables: Mapping[str, Any],
+) -> Any:
+    """A root user and its one list in two round trips: the page, then the root's facts together
+    with its users'. The page is read before the root is known to exist (a missing user's lists
+    are empty, and reads change nothing), which saves the round trip of asking first."""
+    try:
+        page = await _page(field, context, user_id, variables, batched=False)
+    except (RedisError, OSError) as exc:
+        raise _Failed(exc, [root.key, field.key], field.node) from exc
+    ids = [entry.user_id for entry in page.entries]
+    try:
+        loaded = await users.facts(
+            context, [user_id, *ids], plan.wants | field.wants | _PROFILE, batched=False
+        )
+    except (RedisError, OSError) as exc:
+        raise _Failed(exc, [root.key], root.node) from exc
+    facts, listed = loaded[0], loaded[1:]
+    if facts.profile is None:
+        return None
+    return plan.build(facts, {field.key: field.build(page, listed)})
+
+
+async def _page(
     field: ListPlan, context: Context, user_id: str, variables: Mapping[str, Any], batched: bool
-) -> dict[str, Any]:
+) -> Page:
     arguments = {name: argument.get(variables) for name, argument in field.arguments.items()}
-    page = await lists.list_page(
+    return await lists.list_page(
         context,
         field.kind,
         user_id,
@@ -195,6 +226,12 @@ async def _connection(
         before=arguments.get("before"),
         batched=batched,
     )
+
+
+async def _connection(
+    field: ListPlan, context: Context, user_id: str, variables: Mapping[str, Any], batched: bool
+) -> dict[str, Any]:
+    page = await _page(field, context, user_id, variables, batched)
     ids = [entry.user_id for entry in page.entries]
     needs = field.wants
     loaded: list[UserFacts]

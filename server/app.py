@@ -27,6 +27,7 @@ from followgraph.server.sync import SqlSync, running
 from followgraph.server.watchdog import RedisWatchdog
 from followgraph.server.web import WEB_PROJECT, WebBuild, web_routes
 from followgraph.store import FollowStore
+from followgraph.store.channel import ReadChannel
 from followgraph.store.hub import EventHub
 from followgraph.store.log import EventLog
 from followgraph.store.lua import Client
@@ -75,7 +76,8 @@ def create_app(
         keys = settings.keys
         app.state.redis = client
         app.state.endpoint = endpoint
-        app.state.store = FollowStore(client, keys=keys)
+        reads = ReadChannel.for_client(client) if settings.read_channel else None
+        app.state.store = FollowStore(client, keys=keys, reads=reads)
         app.state.follow_limiter = (
             None
             if settings.follow_rate_limit.lower() == "off"
@@ -118,6 +120,8 @@ def create_app(
                 yield
         finally:
             await app.state.hub.stop()
+            if reads is not None:
+                await reads.aclose()
             if app.state.follow_limiter is not None:
                 await app.state.follow_limiter.aclose()
             if redis is None:

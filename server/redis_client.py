@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+import hiredis
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.connection import AbstractConnection
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError, RedisError, TimeoutError
@@ -62,6 +64,30 @@ class ClusterUrl:
         )
 
 
+class HiredisPacking(AbstractConnection):
+    """Commands packed by hiredis (in C) rather than redis-py's Python encoder: a seventh of a
+    page's CPU time went to packing its four script calls (bench/benchmarks.md, profile)."""
+
+    def pack_command(self, *args: Any) -> list[bytes]:
+        # As redis-py does: a command name of several words ('SCRIPT LOAD') is several arguments.
+        name = args[0]
+        if isinstance(name, str) and " " in name:
+            args = (*name.split(), *args[1:])
+        elif isinstance(name, bytes) and b" " in name:
+            args = (*name.split(), *args[1:])
+        return [hiredis.pack_command(args)]
+
+
+_PACKING: dict[type[AbstractConnection], type[AbstractConnection]] = {}
+
+
+def _hiredis_packing(base: type[AbstractConnection]) -> type[AbstractConnection]:
+    """`base` (TCP, TLS or Unix socket connection) packing its commands with hiredis."""
+    if base not in _PACKING:
+        _PACKING[base] = type(f"Hiredis{base.__name__}", (HiredisPacking, base), {})
+    return _PACKING[base]
+
+
 def _retry() -> Retry:
     # One retry: enough for a lost reply or a restarted server. redis-py applies this policy to the
     # command and again to the reconnect inside it, so attempts multiply; a second layer of
@@ -95,6 +121,7 @@ def connect(url: str, *, max_connections: int = 64, timeout: float = SOCKET_TIME
             **common,
         )
     pool = aioredis.BlockingConnectionPool.from_url(url, timeout=timeout, **common)
+    pool.connection_class = _hiredis_packing(pool.connection_class)
     return aioredis.Redis.from_pool(pool)
 
 

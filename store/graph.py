@@ -9,6 +9,7 @@ from typing import Any, cast
 from redis.asyncio import RedisCluster
 
 from followgraph.store import scripts
+from followgraph.store.channel import ReadChannel
 from followgraph.store.errors import BlockedError, CannotFollowSelfError, InvalidInputError, UserNotFoundError
 from followgraph.store.events import logged
 from followgraph.store.ids import validate_user_id, validate_user_ids
@@ -121,12 +122,20 @@ def _time(value: Any) -> int | None:
 class FollowStore:
     """Async access to the follow graph. The client must be created with decode_responses=True."""
 
-    def __init__(self, redis: Client, *, keys: Keys | None = None) -> None:
+    def __init__(self, redis: Client, *, keys: Keys | None = None, reads: ReadChannel | None = None) -> None:
         self.redis = redis
+        # Pages and users' facts go through the read channel when there is one (store/channel.py).
+        self.reads = reads
         # On a cluster every script touches one user's slot: a follow is two steps, reads of many
         # users go out as one script call per slot, and the change log has a stream per slot.
         self.cluster = isinstance(redis, RedisCluster)
         self.keys = replace(keys or Keys(), sharded=self.cluster)
+
+    async def _read(self, calls: Sequence[ScriptCall]) -> list[Any]:
+        """Replies of read-only script calls, in one round trip."""
+        if self.reads is None:
+            return await run_scripts(self.redis, calls)
+        return await self.reads.run_scripts(calls)
 
     # -- users ----------------------------------------------------------------------------------
 
@@ -324,7 +333,7 @@ class FollowStore:
             return []
 
         calls = [self._page_call(q) for q in queries]
-        results = await run_scripts(self.redis, calls)
+        results = await self._read(calls)
         pages = []
         for q, (total, start, stop, flat, hidden) in zip(queries, results, strict=True):
             if hidden:
@@ -487,7 +496,7 @@ class FollowStore:
             ]
         if controls and viewer is not None:
             calls.append((scripts.CONTROLS_SCRIPT, _control_keys(k, viewer), ids))
-        reply = await run_scripts(self.redis, calls)
+        reply = await self._read(calls)
         none: list[Any] = [None] * len(ids)
         profiles, all_counts = none, none
         if profile:

@@ -12,7 +12,7 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from followgraph.store.cursor import Cursor
+from followgraph.store.cursor import Cursor, cursor_of
 from followgraph.store.errors import InvalidPageError
 from followgraph.store.model import Entry, Page
 
@@ -88,5 +88,5 @@ def window(entries: Sequence[tuple[int, str]], request: PageRequest) -> tuple[in
 
 def build_page(list_id: str, rows: Sequence[tuple[int, str]], *, total: int, start: int, stop: int) -> Page:
     """A Page from the rows of ranks [start, stop) of a list of `total` entries."""
-    entries = [Entry(member, at, Cursor(at, member).encode(list_id)) for at, member in rows]
+    entries = [Entry(member, at, cursor_of(list_id, at, member)) for at, member in rows]
     return Page(entries=entries, total=total, has_next=stop < total, has_previous=start > 0)

@@ -12,6 +12,11 @@ class RoundTripCounter:
     sent = 0
     connecting = False
 
+    @classmethod
+    def count_send(cls) -> None:
+        """One write of the store's read channel (store/channel.py), counted with the pool's."""
+        cls.sent += 1
+
     async def on_connect_check_health(self, check_health: bool = True) -> None:
         self.connecting = True
         try:

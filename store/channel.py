@@ -1,0 +1,261 @@
+"""The read channel: one Redis connection per process for the read path, pipelined automatically.
+
+redis-py takes a connection from its pool, packs, writes, reads and releases it for every call;
+on a page of 20 fans that bookkeeping was a third of the server's CPU time (bench/benchmarks.md).
+The read channel instead keeps one connection open and writes everything the request handlers
+queued during one turn of the event loop in a single send (what ioredis calls auto-pipelining);
+hiredis packs the commands and parses the replies, which come back in order and are handed to
+their callers in order.
+
+It runs reads only (the page and facts scripts, which change nothing), so a call that lost its
+connection is sent once more on a new one. Writes stay on redis-py's pooled client. The channel
+speaks to a single Redis over TCP or a Unix socket; for Redis Cluster, TLS or an in-memory fake,
+`ReadChannel.for_client` returns None and the store reads through redis-py as before.
+
+Failures:
+- a call with no reply within `timeout` seconds fails with redis-py's TimeoutError, and the
+  connection is dropped (later replies could no longer be matched to their callers), failing the
+  other calls waiting on it with a ConnectionError; the next call connects again;
+- a caller that gives up (its request cancelled) leaves its place in the queue: its replies are
+  read and dropped when they come, so the others still get theirs;
+- replies that are errors come back as redis-py's ResponseError (NoScriptError for NOSCRIPT).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import hiredis
+from redis.asyncio import Redis
+from redis.asyncio.connection import Connection, SSLConnection, UnixDomainSocketConnection
+from redis.exceptions import ConnectionError, NoScriptError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from followgraph.store.lua import Arg, Client, ScriptCall
+
+log = logging.getLogger(__name__)
+
+Command = Sequence[Arg]
+DEFAULT_TIMEOUT = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Address:
+    """Where the channel connects, and how it logs in."""
+
+    host: str = "127.0.0.1"
+    port: int = 6379
+    path: str | None = None  # a Unix socket, instead of host and port
+    db: int = 0
+    username: str | None = None
+    password: str | None = None
+
+
+class _Call:
+    """The replies of one call's commands, as they arrive."""
+
+    __slots__ = ("expected", "future", "replies")
+
+    def __init__(self, future: asyncio.Future[list[Any]], expected: int) -> None:
+        self.future = future
+        self.expected = expected
+        self.replies: list[Any] = []
+
+
+class _Protocol(asyncio.Protocol):
+    def __init__(self, on_send: Callable[[], None] | None) -> None:
+        self.reader = hiredis.Reader(encoding="utf-8", replyError=ResponseError)
+        self.waiting: deque[_Call] = deque()
+        self.queued: list[bytes] = []
+        self.transport: asyncio.Transport | None = None
+        self.lost: Exception | None = None
+        self.on_send = on_send
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]  # uvloop's is not a subclass
+
+    def data_received(self, data: bytes) -> None:
+        self.reader.feed(data)
+        waiting = self.waiting
+        while waiting and (reply := self.reader.gets()) is not False:
+            call = waiting[0]
+            call.replies.append(reply)
+            if len(call.replies) == call.expected:
+                waiting.popleft()
+                if not call.future.done():
+                    call.future.set_result(call.replies)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.fail(ConnectionError(f"Redis closed the read channel's connection{f': {exc}' if exc else ''}."))
+
+    def fail(self, error: Exception) -> None:
+        """Fail every call waiting, and every later one, with `error`; drop the connection."""
+        if self.lost is None:
+            self.lost = error
+        while self.waiting:
+            call = self.waiting.popleft()
+            if not call.future.done():
+                call.future.set_exception(error)
+        if self.transport is not None:
+            self.transport.abort()
+
+    def send(self, commands: Sequence[Command]) -> asyncio.Future[list[Any]]:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[list[Any]] = loop.create_future()
+        if self.lost is not None:
+            future.set_exception(self.lost)
+            return future
+        if not self.queued:
+            loop.call_soon(self._flush)
+        # hiredis' stub types its argument as a 1-tuple; any tuple of arguments is packed.
+        self.queued += [hiredis.pack_command(tuple(command)) for command in commands]  # type: ignore[arg-type]
+        self.waiting.append(_Call(future, len(commands)))
+        return future
+
+    def _flush(self) -> None:
+        if self.lost is not None or self.transport is None:
+            return
+        self.transport.write(b"".join(self.queued))
+        self.queued.clear()
+        if self.on_send is not None:
+            self.on_send()
+
+
+class ReadChannel:
+    """Runs commands in one round trip each, sharing one connection with every other caller."""
+
+    def __init__(
+        self, address: Address, *, timeout: float = DEFAULT_TIMEOUT, on_send: Callable[[], None] | None = None
+    ) -> None:
+        self.address = address
+        self.timeout = timeout
+        self.on_send = on_send
+        self._protocol: _Protocol | None = None
+        self._connecting: asyncio.Task[_Protocol] | None = None
+        self._closed = False
+
+    @classmethod
+    def for_client(cls, client: Client, *, timeout: float | None = None) -> ReadChannel | None:
+        """A channel to the Redis `client` talks to, logged in as it is; None when the client is not
+        a plain single Redis over TCP or a Unix socket (a cluster, TLS, a fake)."""
+        if not isinstance(client, Redis):
+            return None
+        pool = client.connection_pool
+        kwargs = pool.connection_kwargs
+        kind = pool.connection_class
+        path: str | None = None
+        if issubclass(kind, UnixDomainSocketConnection):
+            path = str(kwargs["path"])
+        elif not issubclass(kind, Connection) or kind.__module__.startswith("fakeredis"):
+            return None
+        elif issubclass(kind, SSLConnection):
+            return None
+        if not kwargs.get("decode_responses"):
+            return None  # the store reads str replies
+        address = Address(
+            host=str(kwargs.get("host", "127.0.0.1")),
+            port=int(kwargs.get("port", 6379)),
+            path=path,
+            db=int(kwargs.get("db", 0) or 0),
+            username=kwargs.get("username"),
+            password=kwargs.get("password"),
+        )
+        wait = timeout if timeout is not None else kwargs.get("socket_timeout") or DEFAULT_TIMEOUT
+        # A connection class that counts its writes (tests and the benchmark count round trips)
+        # counts the channel's too.
+        counter = getattr(kind, "count_send", None)
+        return cls(address, timeout=float(wait), on_send=counter)
+
+    async def run(self, commands: Sequence[Command]) -> list[Any]:
+        """The replies of `commands`, sent together; a reply that is an error is raised. Sent once
+        more on a new connection when the connection is lost before the replies came."""
+        if not commands:
+            return []
+        try:
+            replies = await self._run_once(commands)
+        except ConnectionError:
+            replies = await self._run_once(commands)
+        for reply in replies:
+            if isinstance(reply, ResponseError):
+                message = str(reply)
+                raise NoScriptError(message) if message.startswith("NOSCRIPT") else reply
+        return replies
+
+    async def run_scripts(self, calls: Sequence[ScriptCall]) -> list[Any]:
+        """The replies of script calls in one round trip, loading the scripts when Redis does not
+        know them (a restarted or flushed server)."""
+        commands = [("EVALSHA", script.sha, len(keys), *keys, *args) for script, keys, args in calls]
+        try:
+            return await self.run(commands)
+        except NoScriptError:
+            sources = dict.fromkeys(script.source for script, _, _ in calls)
+            await self.run([("SCRIPT", "LOAD", source) for source in sources])
+            return await self.run(commands)
+
+    async def _run_once(self, commands: Sequence[Command]) -> list[Any]:
+        protocol = await self._connected()
+        future = protocol.send(commands)
+        try:
+            async with asyncio.timeout(self.timeout):
+                return await future
+        except TimeoutError:
+            error = RedisTimeoutError(f"Redis did not answer the read channel within {self.timeout:g} s.")
+            protocol.fail(ConnectionError("The read channel's connection timed out."))
+            raise error from None
+
+    async def _connected(self) -> _Protocol:
+        protocol = self._protocol
+        if protocol is not None and protocol.lost is None:
+            return protocol
+        if self._closed:
+            raise ConnectionError("The read channel is closed.")
+        if self._connecting is None:
+            self._connecting = asyncio.ensure_future(self._connect())
+        try:
+            return await asyncio.shield(self._connecting)
+        finally:
+            if self._connecting is not None and self._connecting.done():
+                self._connecting = None
+
+    async def _connect(self) -> _Protocol:
+        loop = asyncio.get_running_loop()
+        address = self.address
+        try:
+            async with asyncio.timeout(self.timeout):
+                if address.path is not None:
+                    _, protocol = await loop.create_unix_connection(
+                        lambda: _Protocol(self.on_send), address.path
+                    )
+                else:
+                    _, protocol = await loop.create_connection(
+                        lambda: _Protocol(self.on_send), address.host, address.port
+                    )
+                login: list[Command] = []
+                if address.password is not None:
+                    login.append(
+                        ("AUTH", address.password)
+                        if address.username is None
+                        else ("AUTH", address.username, address.password)
+                    )
+                if address.db:
+                    login.append(("SELECT", address.db))
+                if login:
+                    for reply in await protocol.send(login):
+                        if isinstance(reply, ResponseError):
+                            protocol.fail(ConnectionError(str(reply)))
+                            raise ConnectionError(f"The read channel could not log in: {reply}")
+        except (OSError, TimeoutError) as exc:
+            raise ConnectionError(f"The read channel could not connect to Redis: {exc}") from exc
+        self._protocol = protocol
+        return protocol
+
+    async def aclose(self) -> None:
+        self._closed = True
+        if self._protocol is not None:
+            self._protocol.fail(ConnectionError("The read channel is closed."))
+            self._protocol = None
