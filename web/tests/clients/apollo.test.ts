@@ -33,6 +33,18 @@ const FANS: TypedDocumentNode<FansData, { after?: string | null }> = gql`
   }
 `;
 
+// What the follow buttons know of a user besides the edge's fields: no blocks, mutes or requests.
+const STRANGER = {
+  followingCount: 0,
+  mutualCount: 0,
+  isLocked: false,
+  viewerRequestedFollow: false,
+  requestedFollowViewer: false,
+  viewerBlocks: false,
+  viewerMutes: false,
+  blocksViewer: false,
+};
+
 let token = "";
 let target: Edge;
 
@@ -75,7 +87,7 @@ describe("Apollo Client", () => {
     const pending = client.mutate({
       mutation: FOLLOW,
       variables,
-      optimisticResponse: { follow: optimisticPayload({ ...target.node, relationship: "NONE" }, "follow", null) },
+      optimisticResponse: { follow: optimisticPayload({ ...STRANGER, ...target.node, relationship: "NONE" }, "follow", null) },
     });
     // The optimistic layer shows the follow before the server answers.
     expect(client.readQuery({ query: FANS }, true)!.user.fans.edges.find((e) => e.cursor === target.cursor)!.relationship).toBe(
