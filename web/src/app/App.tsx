@@ -137,27 +137,27 @@ function Shell({
   return (
     <ViewerContext.Provider value={{ id: viewer.id, userId: viewer.userId }}>
       <LiveEvents>
-      <div className="top-bar">
-        <a className="brand" href={`#/u/${viewer.userId}`}>
-          FollowGraph
-        </a>
-        <a className="viewer-chip" href={`#/u/${viewer.userId}/fans`}>
-          <Avatar userId={viewer.userId} name={viewer.name} url={viewer.avatarUrl} size={28} />
-          <span>{viewer.name}</span>
-          <NewFansBadge />
-        </a>
-        <span className="spacer" />
-        {session.demo ? (
-          <DemoPicker current={viewer.userId} onPick={(userId) => void pickDemoUser(userId)} />
-        ) : (
-          <button type="button" className="button button-secondary" onClick={() => onSignOut()}>
-            Sign out
-          </button>
-        )}
-      </div>
-      <main className="page">
-        <ProfilePage userId={route.userId ?? viewer.userId} tabKey={route.tab} navigate={navigate} />
-      </main>
+        <div className="top-bar">
+          <a className="brand" href={`#/u/${viewer.userId}`}>
+            FollowGraph
+          </a>
+          <a className="viewer-chip" href={`#/u/${viewer.userId}/fans`}>
+            <Avatar userId={viewer.userId} name={viewer.name} url={viewer.avatarUrl} size={28} />
+            <span>{viewer.name}</span>
+            <NewFansBadge />
+          </a>
+          <span className="spacer" />
+          {session.demo ? (
+            <DemoPicker current={viewer.userId} onPick={(userId) => void pickDemoUser(userId)} />
+          ) : (
+            <button type="button" className="button button-secondary" onClick={() => onSignOut()}>
+              Sign out
+            </button>
+          )}
+        </div>
+        <main className="page">
+          <ProfilePage userId={route.userId ?? viewer.userId} tabKey={route.tab} navigate={navigate} />
+        </main>
       </LiveEvents>
     </ViewerContext.Provider>
   );

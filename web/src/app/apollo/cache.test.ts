@@ -111,12 +111,7 @@ describe("the app's cache", () => {
     fill(cache);
     cache.writeQuery({ query: FOLLOW, variables: { userId: "C" }, data: followPayload("C") });
     const edges = cache.readQuery({ query: FANS })!.user.fans.edges;
-    expect(edges.map((e) => e.relationship)).toEqual([
-      "NONE",
-      "FOLLOWED_BY",
-      "FOLLOWING",
-      "MUTUAL",
-    ]);
+    expect(edges.map((e) => e.relationship)).toEqual(["NONE", "FOLLOWED_BY", "FOLLOWING", "MUTUAL"]);
     expect(edges[2]?.node.fansCount).toBe(6);
   });
 
@@ -137,7 +132,12 @@ describe("optimisticPayload", () => {
     const fan = target("7", "FOLLOWED_BY", { fansCount: 10 });
     const payload = optimisticPayload(fan, "follow", VIEWER);
     expect(payload.relationship).toBe("MUTUAL");
-    expect(payload.user).toMatchObject({ relationship: "MUTUAL", fansCount: 11, mutualCount: 2, viewerIsFollowing: true });
+    expect(payload.user).toMatchObject({
+      relationship: "MUTUAL",
+      fansCount: 11,
+      mutualCount: 2,
+      viewerIsFollowing: true,
+    });
     expect(payload.viewer).toMatchObject({ followingCount: 4, mutualCount: 2 });
     const back = optimisticPayload({ ...fan, relationship: "MUTUAL", fansCount: 11 }, "unfollow", VIEWER);
     expect(back.user).toMatchObject({ relationship: "FOLLOWED_BY", fansCount: 10 });
@@ -179,7 +179,11 @@ describe("optimisticPayload", () => {
   it("counts an accepted request as a new fan", () => {
     const requester = target("11", "NONE", { requestedFollowViewer: true });
     const payload = optimisticPayload(requester, "acceptFollowRequest", VIEWER);
-    expect(payload.user).toMatchObject({ relationship: "FOLLOWED_BY", requestedFollowViewer: false, followingCount: 4 });
+    expect(payload.user).toMatchObject({
+      relationship: "FOLLOWED_BY",
+      requestedFollowViewer: false,
+      followingCount: 4,
+    });
     expect(payload.viewer).toMatchObject({ fansCount: 9, followRequestCount: 1 });
     const rejected = optimisticPayload(requester, "rejectFollowRequest", VIEWER);
     expect(rejected.user).toMatchObject({ relationship: "NONE", requestedFollowViewer: false, followingCount: 3 });

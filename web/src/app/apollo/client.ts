@@ -20,14 +20,16 @@ export function subscriptionUrl(uri: string, base?: string): string {
  * so a new viewer gets a new, empty cache rather than another viewer's view of the graph.
  * Queries and mutations go over HTTP; subscriptions over one WebSocket (graphql-ws), opened on the
  * first subscription and closed after the last, with the token in `connection_init`'s payload.
+ * Outside a browser, pass a WebSocket implementation (Node: the `ws` package).
  */
-export function createClient(token: string, uri = "/graphql"): ApolloClient {
+export function createClient(token: string, uri = "/graphql", webSocketImpl?: unknown): ApolloClient {
   const authorization = `Bearer ${token}`;
   const http = new HttpLink({ uri, headers: { authorization } });
   const ws = new GraphQLWsLink(
     createWsClient({
       url: subscriptionUrl(uri, globalThis.location?.href),
       connectionParams: { Authorization: authorization },
+      webSocketImpl,
       shouldRetry: (event) => (event as { code?: number } | null)?.code !== FORBIDDEN,
     }),
   );

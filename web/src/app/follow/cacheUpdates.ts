@@ -4,14 +4,7 @@ import type { RelationAction } from "./relationship";
 
 /** User fields holding lists, as the API names them. */
 export type ListField =
-  | "following"
-  | "fans"
-  | "mutuals"
-  | "followRequests"
-  | "sentFollowRequests"
-  | "blocking"
-  | "muting"
-  | "suggestions";
+  "following" | "fans" | "mutuals" | "followRequests" | "sentFollowRequests" | "blocking" | "muting" | "suggestions";
 
 /**
  * What a confirmed change does to the cached lists. Lists that gained or lost members in an order

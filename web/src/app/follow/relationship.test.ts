@@ -48,7 +48,10 @@ describe("nextState", () => {
 
   it("turns an accepted request into a fan, and a rejected one into nothing", () => {
     const asked = { ...plain, requestedFollowViewer: true };
-    expect(nextState(asked, "acceptFollowRequest").state).toMatchObject({ relationship: "FOLLOWED_BY", requestedFollowViewer: false });
+    expect(nextState(asked, "acceptFollowRequest").state).toMatchObject({
+      relationship: "FOLLOWED_BY",
+      requestedFollowViewer: false,
+    });
     expect(nextState({ ...asked, relationship: "FOLLOWING" }, "acceptFollowRequest").state.relationship).toBe("MUTUAL");
     expect(nextState(asked, "rejectFollowRequest").state).toEqual(plain);
   });

@@ -5,13 +5,7 @@ export type FollowAction = "follow" | "unfollow";
 
 /** Every mutation between the viewer and another user; each answers with a `FollowPayload`. */
 export type RelationAction =
-  | FollowAction
-  | "block"
-  | "unblock"
-  | "mute"
-  | "unmute"
-  | "acceptFollowRequest"
-  | "rejectFollowRequest";
+  FollowAction | "block" | "unblock" | "mute" | "unmute" | "acceptFollowRequest" | "rejectFollowRequest";
 
 /** The relationship after the viewer follows or unfollows a user: what the server will answer. */
 export function nextRelationship(current: Relationship, action: FollowAction): Relationship {
@@ -87,7 +81,8 @@ export function nextState(state: RelationState, action: RelationAction): { state
         state: {
           ...state,
           requestedFollowViewer: false,
-          relationship: relationship === "FOLLOWING" ? "MUTUAL" : relationship === "NONE" ? "FOLLOWED_BY" : relationship,
+          relationship:
+            relationship === "FOLLOWING" ? "MUTUAL" : relationship === "NONE" ? "FOLLOWED_BY" : relationship,
         },
         pending: false,
       };

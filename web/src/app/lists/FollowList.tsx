@@ -53,7 +53,7 @@ export function FollowList({
   return (
     <div className="follow-list" data-list={tab.key}>
       {connection.edges.length === 0 ? (
-        <p className="muted">Nobody here yet.</p>
+        <p className="list-end muted">{tab.empty}</p>
       ) : (
         <ul>
           {connection.edges.map((edge) => (

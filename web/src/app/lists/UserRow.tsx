@@ -72,8 +72,7 @@ export function UserRow({
         </a>
         <RelationshipBadge relationship={edge.relationship} />
         <div className="muted">
-          @{node.userId} · {node.fansCount.toLocaleString()} fans · since{" "}
-          {dateFormat.format(new Date(edge.followedAt))}
+          @{node.userId} · {node.fansCount.toLocaleString()} fans · since {dateFormat.format(new Date(edge.followedAt))}
         </div>
       </div>
       <Controls user={node} />

@@ -42,6 +42,8 @@ export interface ListTab {
   viewerOnly?: boolean;
   /** The buttons on each entry. */
   controls: RowControls;
+  /** What an empty list says. */
+  empty: string;
 }
 
 /** The viewer's suggestions: a plain list, not a connection (suggestions/Suggestions.tsx). */
@@ -68,18 +70,31 @@ function listQuery(name: string, field: string): TypedDocumentNode<ListData, Lis
   `;
 }
 
-function list(key: string, label: string, field: string, controls: RowControls, viewerOnly = false): ListTab {
+function list(
+  key: string,
+  label: string,
+  field: string,
+  {
+    controls = "follow",
+    viewerOnly = false,
+    empty = "Nobody here yet.",
+  }: Partial<Pick<ListTab, "controls" | "viewerOnly" | "empty">> = {},
+): ListTab {
   const name = `${field[0]!.toUpperCase()}${field.slice(1)}Tab`;
-  return { kind: "list", key, label, field, query: listQuery(name, field), controls, viewerOnly };
+  return { kind: "list", key, label, field, query: listQuery(name, field), controls, viewerOnly, empty };
 }
 
 /** The profile's tabs; the viewer's own profile also shows their requests, blocks, mutes and suggestions. */
 export const TABS: ProfileTab[] = [
-  list("following", "Following", "following", "follow"),
-  list("fans", "Fans", "fans", "follow"),
-  list("mutuals", "Mutuals", "mutuals", "follow"),
-  list("requests", "Requests", "followRequests", "request", true),
-  list("blocking", "Blocked", "blocking", "block", true),
-  list("muting", "Muted", "muting", "mute", true),
+  list("following", "Following", "following"),
+  list("fans", "Fans", "fans"),
+  list("mutuals", "Mutuals", "mutuals"),
+  list("requests", "Requests", "followRequests", {
+    controls: "request",
+    viewerOnly: true,
+    empty: "No pending requests.",
+  }),
+  list("blocking", "Blocked", "blocking", { controls: "block", viewerOnly: true, empty: "You block nobody." }),
+  list("muting", "Muted", "muting", { controls: "mute", viewerOnly: true, empty: "You mute nobody." }),
   { kind: "suggestions", key: "suggestions", label: "Suggested", viewerOnly: true },
 ];

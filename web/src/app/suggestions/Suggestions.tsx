@@ -53,30 +53,30 @@ export function Suggestions({ onOpen }: { onOpen: (userId: string) => void }) {
   return (
     <div className="follow-list" data-list="suggestions">
       <ul>
-      {suggestions.map((suggestion) => {
-        const { user } = suggestion;
-        return (
-          <li key={user.id} className="user-row" data-user-id={user.userId}>
-            <Avatar userId={user.userId} name={user.name} url={user.avatarUrl} />
-            <div className="user-row-text">
-              <a
-                href={`#/u/${user.userId}`}
-                className="user-name"
-                onClick={(event) => {
-                  event.preventDefault();
-                  onOpen(user.userId);
-                }}
-              >
-                {user.name ?? `User ${user.userId}`}
-              </a>
-              <div className="muted">
-                @{user.userId} · {user.fansCount.toLocaleString()} fans · {reason(suggestion)}
+        {suggestions.map((suggestion) => {
+          const { user } = suggestion;
+          return (
+            <li key={user.id} className="user-row" data-user-id={user.userId}>
+              <Avatar userId={user.userId} name={user.name} url={user.avatarUrl} />
+              <div className="user-row-text">
+                <a
+                  href={`#/u/${user.userId}`}
+                  className="user-name"
+                  onClick={(event) => {
+                    event.preventDefault();
+                    onOpen(user.userId);
+                  }}
+                >
+                  {user.name ?? `User ${user.userId}`}
+                </a>
+                <div className="muted">
+                  @{user.userId} · {user.fansCount.toLocaleString()} fans · {reason(suggestion)}
+                </div>
               </div>
-            </div>
-            <FollowButton user={user} />
-          </li>
-        );
-      })}
+              <FollowButton user={user} />
+            </li>
+          );
+        })}
       </ul>
     </div>
   );
