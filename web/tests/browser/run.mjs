@@ -447,7 +447,11 @@ await step(
     const viewerToken = await demoToken(VIEWER);
     await relate(viewerToken, "unfollow", LIVE);
     const newFans = async () => (await api(liveToken, "{ viewer { newFansCount } }")).viewer.newFansCount;
-    const before = await runningSubscriptions();
+    // The pages of the earlier steps are closed: wait until the server has seen their sockets go.
+    await until(
+      async () => (await runningSubscriptions()) === 0,
+      () => "subscriptions of closed pages still run",
+    );
 
     // Context A: the app of user LIVE, on their fans.
     const a = await appAs(LIVE);
@@ -457,7 +461,7 @@ await step(
       window.__sameDocument = true;
     });
     await until(
-      async () => (await runningSubscriptions()) > before,
+      async () => (await runningSubscriptions()) === 1,
       () => "the app did not subscribe to viewerEvents",
     );
     await a.waitForTimeout(200); // the hub registers it just after the gauge counts it
