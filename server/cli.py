@@ -189,7 +189,9 @@ def serve(
     ] = None,
     metrics_port: Annotated[
         int | None,
-        typer.Option(help=env_help("Serve /metrics on this port, not the API's.", "metrics_port")),
+        typer.Option(
+            help=env_help("Serve /metrics on this port, not the API's.", "metrics_port", "the API's port")
+        ),
     ] = None,
     demo: Annotated[
         bool,

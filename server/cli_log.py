@@ -114,7 +114,7 @@ async def _report_progress(feeder: SqlSync, stop: asyncio.Event) -> None:
             log.info("SQL copy: %d events behind (%.1f s)", lag.events, lag.seconds)
 
 
-@events.command("tail")
+@events.command("tail", short_help="Print the change log's events as JSON lines.")
 def tail(
     from_id: Annotated[
         str | None,

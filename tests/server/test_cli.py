@@ -401,9 +401,11 @@ def test_serve_help_names_every_variable_and_default() -> None:
         ("--appendfsync", "FOLLOWGRAPH_APPENDFSYNC", "everysec"),
         ("--production", "FOLLOWGRAPH_PRODUCTION", "development"),
         ("--log-level", "FOLLOWGRAPH_LOG_LEVEL", "info"),
+        ("--metrics-port", "FOLLOWGRAPH_METRICS_PORT", "the API's port"),
     ]:
         assert option in text
         assert f"[env {variable}; default: {default}]" in text
+    assert "default: None" not in text
 
 
 def test_command_list_is_not_cut_at_80_columns() -> None:

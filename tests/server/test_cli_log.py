@@ -93,3 +93,10 @@ def test_help_reads_well() -> None:
         result = invoke(*command, "--help")
         assert result.exit_code == 0
         assert "FOLLOWGRAPH_DATABASE_URL" in result.stdout or command == ["events", "tail"]
+
+
+def test_events_lists_tail_without_cutting_it() -> None:
+    result = invoke("events", "--help")
+    assert result.exit_code == 0
+    assert "..." not in result.stdout.split("Commands:")[1]
+    assert "tail  Print the change log's events as JSON lines." in result.stdout

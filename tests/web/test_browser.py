@@ -1,6 +1,8 @@
 """The web app and GraphiQL in headless Chromium (web/tests/browser/run.mjs): no request leaves
 127.0.0.1, GraphiQL runs a query with the demo token and a viewerEvents subscription over WebSocket
-that shows a follow made over HTTP, the app pages fans and follows one."""
+that shows a follow made over HTTP, the app pages fans and follows one, asks a locked account
+(Requested, withdrawn), answers requests, blocks and mutes, and shows another browser context's
+follow as a toast and a new-fans badge without a reload."""
 
 from __future__ import annotations
 
@@ -14,5 +16,6 @@ def test_app_and_graphiql_in_chromium(
 ) -> None:
     env = {"FOLLOWGRAPH_URL": demo_server.url, "CHROMIUM": chromium, "SCREENSHOTS": str(tmp_path)}
     run_node([node, "tests/browser/run.mjs"], env, timeout=180)
-    for name in ("app.png", "graphiql.png", "graphiql-subscription.png"):
+    shots = ("app.png", "app-requests.png", "app-muted.png", "app-live.png")
+    for name in (*shots, "graphiql.png", "graphiql-subscription.png"):
         assert (tmp_path / name).stat().st_size > 10_000, name

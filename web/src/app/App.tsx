@@ -5,6 +5,7 @@ import { useEffect, useMemo, useState } from "react";
 import { createClient } from "./apollo/client";
 import { apiProblem } from "./apollo/errors";
 import { NewFansBadge } from "./fans/NewFansBadge";
+import { LiveEvents } from "./live/LiveEvents";
 import { ProfilePage } from "./profile/ProfilePage";
 import { useRoute } from "./route";
 import { DemoPicker } from "./session/DemoPicker";
@@ -23,7 +24,9 @@ const VIEWER: TypedDocumentNode<{
     avatarUrl: string | null;
     newFansCount: number | null;
     followingCount: number;
+    fansCount: number;
     mutualCount: number;
+    followRequestCount: number | null;
   } | null;
 }> = gql`
   query Viewer {
@@ -34,7 +37,9 @@ const VIEWER: TypedDocumentNode<{
       avatarUrl
       newFansCount
       followingCount
+      fansCount
       mutualCount
+      followRequestCount
     }
   }
 `;
@@ -131,27 +136,29 @@ function Shell({
 
   return (
     <ViewerContext.Provider value={{ id: viewer.id, userId: viewer.userId }}>
-      <div className="top-bar">
-        <a className="brand" href={`#/u/${viewer.userId}`}>
-          FollowGraph
-        </a>
-        <a className="viewer-chip" href={`#/u/${viewer.userId}/fans`}>
-          <Avatar userId={viewer.userId} name={viewer.name} url={viewer.avatarUrl} size={28} />
-          <span>{viewer.name}</span>
-          <NewFansBadge />
-        </a>
-        <span className="spacer" />
-        {session.demo ? (
-          <DemoPicker current={viewer.userId} onPick={(userId) => void pickDemoUser(userId)} />
-        ) : (
-          <button type="button" className="button button-secondary" onClick={() => onSignOut()}>
-            Sign out
-          </button>
-        )}
-      </div>
-      <main className="page">
-        <ProfilePage userId={route.userId ?? viewer.userId} tabKey={route.tab} navigate={navigate} />
-      </main>
+      <LiveEvents>
+        <div className="top-bar">
+          <a className="brand" href={`#/u/${viewer.userId}`}>
+            FollowGraph
+          </a>
+          <a className="viewer-chip" href={`#/u/${viewer.userId}/fans`}>
+            <Avatar userId={viewer.userId} name={viewer.name} url={viewer.avatarUrl} size={28} />
+            <span>{viewer.name}</span>
+            <NewFansBadge />
+          </a>
+          <span className="spacer" />
+          {session.demo ? (
+            <DemoPicker current={viewer.userId} onPick={(userId) => void pickDemoUser(userId)} />
+          ) : (
+            <button type="button" className="button button-secondary" onClick={() => onSignOut()}>
+              Sign out
+            </button>
+          )}
+        </div>
+        <main className="page">
+          <ProfilePage userId={route.userId ?? viewer.userId} tabKey={route.tab} navigate={navigate} />
+        </main>
+      </LiveEvents>
     </ViewerContext.Provider>
   );
 }

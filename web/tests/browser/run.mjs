@@ -80,7 +80,10 @@ async function setFollow(token, userId, follow) {
   const response = await fetch(`${base}/graphql`, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
-    body: JSON.stringify({ query: `mutation($u: ID!) { ${field}(input: {userId: $u}) { changed } }`, variables: { u: userId } }),
+    body: JSON.stringify({
+      query: `mutation($u: ID!) { ${field}(input: {userId: $u}) { changed } }`,
+      variables: { u: userId },
+    }),
   });
   const body = await response.json();
   assert.equal(body.errors, undefined, JSON.stringify(body.errors));
@@ -254,6 +257,238 @@ await step("new fans: the badge counts them and markFansSeen clears it", async (
   assert.equal(await page.locator(".top-bar [data-new-fans]").count(), 0, "markFansSeen did not stick");
   await page.context().close();
 });
+
+// The API as another client: `query` with `token`, failing on any error.
+async function api(token, query, variables = {}) {
+  const response = await fetch(`${base}/graphql`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = await response.json();
+  assert.equal(body.errors, undefined, JSON.stringify(body.errors));
+  return body.data;
+}
+
+const relate = (token, field, userId) =>
+  api(token, `mutation($u: ID!) { ${field}(input: {userId: $u}) { changed errors { code } } }`, { u: userId });
+
+/** The app signed in as `userId` with a pasted token (how production signs in), not the demo picker. */
+async function appAs(userId) {
+  const page = await newPage();
+  const token = await demoToken(userId);
+  await page.context().addInitScript((value) => sessionStorage.setItem("followgraph.token", value), token);
+  return page;
+}
+
+/** Opens `hash` in the app already loaded in `page`: no reload, the cache stays. */
+async function open(page, hash) {
+  await page.evaluate((value) => {
+    location.hash = value;
+  }, hash);
+}
+
+async function count(scope, name) {
+  return Number((await scope.locator(`[data-count="${name}"]`).innerText()).replace(/\D/g, ""));
+}
+
+async function waitForCount(page, userId, name, value) {
+  await page.waitForFunction(
+    ([id, key, n]) =>
+      document.querySelector(`.profile-header[data-user-id="${id}"] [data-count="${key}"]`)?.textContent ===
+      n.toLocaleString(),
+    [userId, name, value],
+  );
+}
+
+const VIEWER = "42";
+const LOCKED = "103";
+const REQUESTER = "104";
+const BLOCKED = "105";
+const LIVE = "106";
+
+await step("a follow of a locked account shows Requested, never Following, and a click withdraws it", async () => {
+  const viewerToken = await demoToken(VIEWER);
+  const lockedToken = await demoToken(LOCKED);
+  await relate(viewerToken, "unfollow", LOCKED);
+  await api(lockedToken, "mutation { updateSettings(input: {locked: true}) { errors { code } } }");
+  const requested = async () =>
+    (await api(viewerToken, `{ user(userId: "${LOCKED}") { viewerRequestedFollow } }`)).user.viewerRequestedFollow;
+
+  const page = await newPage();
+  await page.goto(`${base}/#/u/${LOCKED}`, { waitUntil: "load" });
+  const header = page.locator(`.profile-header[data-user-id="${LOCKED}"]`);
+  await header.locator('[data-note^="Locked account"]').waitFor();
+  const fans = await count(header, "fans");
+  // Every relationship the header shows from now on, even for a moment.
+  await page.evaluate(() => {
+    window.__shown = new Set();
+    const note = () =>
+      document
+        .querySelectorAll(".profile-header [data-relationship]")
+        .forEach((badge) => window.__shown.add(badge.dataset.relationship));
+    new MutationObserver(note).observe(document.body, { subtree: true, childList: true, attributes: true });
+  });
+
+  await header.locator('button[data-action="follow"]').click();
+  await header.locator('button[data-action="withdraw"]', { hasText: "Requested" }).waitFor();
+  await until(requested, () => "the request did not reach the server");
+  assert.equal(await count(header, "fans"), fans);
+
+  await header.locator('button[data-action="withdraw"]').click();
+  await header.locator('button[data-action="follow"]').waitFor();
+  await until(
+    async () => !(await requested()),
+    () => "the request was not withdrawn",
+  );
+
+  // Asked again, for the Requests tab of the next step.
+  await header.locator('button[data-action="follow"]').click();
+  await header.locator('button[data-action="withdraw"]').waitFor();
+  await until(requested, () => "the second request did not reach the server");
+  assert.deepEqual(
+    (await page.evaluate(() => [...window.__shown])).filter((r) => r !== "NONE"),
+    [],
+  );
+  assert.equal(await count(header, "fans"), fans);
+  await page.context().close();
+});
+
+await step("the Requests tab accepts and rejects, and the entries and counts follow", async () => {
+  const lockedToken = await demoToken(LOCKED);
+  const viewerToken = await demoToken(VIEWER);
+  const requesterToken = await demoToken(REQUESTER);
+  await relate(requesterToken, "unfollow", LOCKED);
+  const followed = await relate(requesterToken, "follow", LOCKED);
+  assert.deepEqual(followed.follow.errors, []);
+
+  const page = await appAs(LOCKED);
+  await page.goto(`${base}/#/u/${LOCKED}/requests`, { waitUntil: "load" });
+  const header = page.locator(`.profile-header[data-user-id="${LOCKED}"]`);
+  const row = (id) => page.locator(`[data-list="requests"] li.user-row[data-user-id="${id}"]`);
+  await row(VIEWER).waitFor();
+  await row(REQUESTER).waitFor();
+  const tabCount = page.locator('[data-tab-count="requests"]');
+  assert.equal(await tabCount.innerText(), "2");
+  const fans = await count(header, "fans");
+  await shot(page, "app-requests.png");
+
+  await row(VIEWER).locator('button[data-action="accept"]').click();
+  await row(VIEWER).waitFor({ state: "detached" });
+  await waitForCount(page, LOCKED, "fans", fans + 1);
+  await tabCount.filter({ hasText: /^1$/ }).waitFor();
+  await row(REQUESTER).locator('button[data-action="reject"]').click();
+  await row(REQUESTER).waitFor({ state: "detached" });
+  await tabCount.filter({ hasText: /^0$/ }).waitFor();
+  assert.equal(await count(header, "fans"), fans + 1);
+  await page.locator('[data-list="requests"]', { hasText: "No pending requests." }).waitFor();
+
+  const seen = await api(viewerToken, `{ user(userId: "${LOCKED}") { relationship } }`);
+  assert.equal(seen.user.relationship, "FOLLOWING");
+  const asked = await api(requesterToken, `{ user(userId: "${LOCKED}") { relationship viewerRequestedFollow } }`);
+  assert.deepEqual(asked.user, { relationship: "NONE", viewerRequestedFollow: false });
+
+  await api(lockedToken, "mutation { updateSettings(input: {locked: false}) { errors { code } } }");
+  await relate(viewerToken, "unfollow", LOCKED);
+  await page.context().close();
+});
+
+await step("block and mute from a profile, undone from the Blocked and Muted tabs; BLOCKED shown", async () => {
+  const viewerToken = await demoToken(VIEWER);
+  const otherToken = await demoToken(BLOCKED);
+  for (const field of ["unblock", "unmute"]) await relate(viewerToken, field, BLOCKED);
+  await relate(otherToken, "unblock", VIEWER);
+  await relate(viewerToken, "follow", BLOCKED);
+
+  const page = await newPage();
+  await page.goto(`${base}/#/u/${BLOCKED}`, { waitUntil: "load" });
+  const header = page.locator(`.profile-header[data-user-id="${BLOCKED}"]`);
+  await header.locator('[data-relationship="FOLLOWING"]').waitFor();
+  const fans = await count(header, "fans");
+
+  // Blocking ends the follow: the badge, the button and the count change at once.
+  await header.locator('button[data-action="block"]').click();
+  await header.locator('button[data-action="unblock"]').waitFor();
+  await header.locator('[data-relationship="NONE"]').waitFor({ state: "attached" });
+  assert.equal(await header.locator('button[data-action="follow"], button[data-action="unfollow"]').count(), 0);
+  await waitForCount(page, BLOCKED, "fans", fans - 1);
+
+  await open(page, `#/u/${VIEWER}/blocking`);
+  const blockedRow = page.locator(`[data-list="blocking"] li.user-row[data-user-id="${BLOCKED}"]`);
+  await blockedRow.locator('button[data-action="unblock"]').click();
+  await blockedRow.waitFor({ state: "detached" });
+
+  await open(page, `#/u/${BLOCKED}`);
+  await header.locator('button[data-action="mute"]').click();
+  await header.locator('button[data-action="unmute"]').waitFor();
+  await open(page, `#/u/${VIEWER}/muting`);
+  const mutedRow = page.locator(`[data-list="muting"] li.user-row[data-user-id="${BLOCKED}"]`);
+  await mutedRow.waitFor();
+  await shot(page, "app-muted.png");
+  await mutedRow.locator('button[data-action="unmute"]').click();
+  await mutedRow.waitFor({ state: "detached" });
+
+  // The other user blocks the viewer meanwhile: the app still shows Follow, and the server's
+  // BLOCKED answer rolls the guess back and says why.
+  await relate(otherToken, "block", VIEWER);
+  await open(page, `#/u/${BLOCKED}`);
+  await header.locator('button[data-action="follow"]').click();
+  await header.locator('[role="alert"]', { hasText: "blocks" }).waitFor();
+  await header.locator('[data-relationship="NONE"]').waitFor({ state: "attached" });
+  await header.locator('button[data-action="follow"]').waitFor();
+  await relate(otherToken, "unblock", VIEWER);
+  await page.context().close();
+});
+
+await step(
+  "live: another user follows the viewer; a toast, the new-fans badge and the fans list, without a reload",
+  async () => {
+    const liveToken = await demoToken(LIVE);
+    const viewerToken = await demoToken(VIEWER);
+    await relate(viewerToken, "unfollow", LIVE);
+    const newFans = async () => (await api(liveToken, "{ viewer { newFansCount } }")).viewer.newFansCount;
+    // The pages of the earlier steps are closed: wait until the server has seen their sockets go.
+    await until(
+      async () => (await runningSubscriptions()) === 0,
+      () => "subscriptions of closed pages still run",
+    );
+
+    // Context A: the app of user LIVE, on their fans.
+    const a = await appAs(LIVE);
+    await a.goto(`${base}/#/u/${LIVE}/fans`, { waitUntil: "load" });
+    await a.locator('[data-list="fans"] li.user-row').first().waitFor();
+    await a.evaluate(() => {
+      window.__sameDocument = true;
+    });
+    await until(
+      async () => (await runningSubscriptions()) === 1,
+      () => "the app did not subscribe to viewerEvents",
+    );
+    await a.waitForTimeout(200); // the hub registers it just after the gauge counts it
+    const seenBefore = await newFans();
+    const fansBefore = await count(a.locator(`.profile-header[data-user-id="${LIVE}"]`), "fans");
+    assert.equal(await a.locator(`[data-list="fans"] li.user-row[data-user-id="${VIEWER}"]`).count(), 0);
+
+    // Context B: the demo viewer's app follows LIVE from their profile.
+    const b = await newPage();
+    await b.goto(`${base}/#/u/${LIVE}`, { waitUntil: "load" });
+    await b.locator(`.profile-header[data-user-id="${LIVE}"] button[data-action="follow"]`).click();
+    await b.locator(`.profile-header[data-user-id="${LIVE}"] button[data-action="unfollow"]`).waitFor();
+
+    await a.locator('.toast[data-toast-kind="FOLLOW"]', { hasText: "followed you" }).waitFor();
+    await a.locator(`.top-bar [data-new-fans="${seenBefore + 1}"]`).waitFor();
+    await a.locator(`[data-list="fans"] li.user-row[data-user-id="${VIEWER}"]`).waitFor();
+    await waitForCount(a, LIVE, "fans", fansBefore + 1);
+    assert.equal(await a.evaluate(() => window.__sameDocument), true, "the page was reloaded");
+    await shot(a, "app-live.png");
+
+    await relate(viewerToken, "unfollow", LIVE);
+    await a.locator('.toast[data-toast-kind="UNFOLLOW"]').waitFor();
+    await a.locator(`[data-list="fans"] li.user-row[data-user-id="${VIEWER}"]`).waitFor({ state: "detached" });
+    await b.context().close();
+    await a.context().close();
+  },
+);
 
 await browser.close();
 assert.deepEqual(failures, []);

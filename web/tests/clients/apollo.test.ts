@@ -2,6 +2,7 @@
 import { ApolloClient, gql, HttpLink, InMemoryCache, type TypedDocumentNode } from "@apollo/client";
 import { relayStylePagination } from "@apollo/client/utilities";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 
 import { createClient } from "../../src/app/apollo/client";
 import { apiProblem } from "../../src/app/apollo/errors";
@@ -33,6 +34,18 @@ const FANS: TypedDocumentNode<FansData, { after?: string | null }> = gql`
   }
 `;
 
+// What the follow buttons know of a user besides the edge's fields: no blocks, mutes or requests.
+const STRANGER = {
+  followingCount: 0,
+  mutualCount: 0,
+  isLocked: false,
+  viewerRequestedFollow: false,
+  requestedFollowViewer: false,
+  viewerBlocks: false,
+  viewerMutes: false,
+  blocksViewer: false,
+};
+
 let token = "";
 let target: Edge;
 
@@ -55,7 +68,7 @@ async function twoPages(client: ApolloClient) {
 
 describe("Apollo Client", () => {
   it("pages with relayStylePagination into one list equal to the server's", async () => {
-    const client = createClient(token, `${BASE}/graphql`);
+    const client = createClient(token, `${BASE}/graphql`, WebSocket);
     const merged = await twoPages(client);
     const server = await graphql<{ user: { fans: { edges: Edge[] } } }>(
       token,
@@ -66,7 +79,7 @@ describe("Apollo Client", () => {
   });
 
   it("keeps every edge right after follow and unfollow, from the cache alone", async () => {
-    const client = createClient(token, `${BASE}/graphql`);
+    const client = createClient(token, `${BASE}/graphql`, WebSocket);
     await twoPages(client);
     const edgeOf = () => client.readQuery({ query: FANS })!.user.fans.edges.find((e) => e.cursor === target.cursor)!;
     expect(edgeOf().relationship).toBe("NONE");
@@ -75,7 +88,9 @@ describe("Apollo Client", () => {
     const pending = client.mutate({
       mutation: FOLLOW,
       variables,
-      optimisticResponse: { follow: optimisticPayload({ ...target.node, relationship: "NONE" }, "follow", null) },
+      optimisticResponse: {
+        follow: optimisticPayload({ ...STRANGER, ...target.node, relationship: "NONE" }, "follow", null),
+      },
     });
     // The optimistic layer shows the follow before the server answers.
     expect(client.readQuery({ query: FANS }, true)!.user.fans.edges.find((e) => e.cursor === target.cursor)!.relationship).toBe(
@@ -88,7 +103,7 @@ describe("Apollo Client", () => {
     expect(edgeOf().node.fansCount).toBe(target.node.fansCount + 1);
 
     // The server agrees with what the cache shows.
-    const fresh = await createClient(token, `${BASE}/graphql`).query({ query: FANS, variables: {} });
+    const fresh = await createClient(token, `${BASE}/graphql`, WebSocket).query({ query: FANS, variables: {} });
     const page2 = await graphql<FansData>(token, `query($after: String) { user(userId: "${OWNER}") { id fansCount
       fans(first: 20, after: $after) { totalCount edges { cursor relationship node { id userId relationship fansCount } }
       pageInfo { hasNextPage endCursor } } } }`);
@@ -114,7 +129,7 @@ describe("Apollo Client", () => {
   });
 
   it("reports errors by code: GraphQL extensions.code and payload errors", async () => {
-    const client = createClient(token, `${BASE}/graphql`);
+    const client = createClient(token, `${BASE}/graphql`, WebSocket);
     const bad = await client.query({ query: FANS, variables: { after: "not-a-cursor" }, errorPolicy: "none" }).then(
       () => null,
       (error: unknown) => error,
@@ -122,7 +137,7 @@ describe("Apollo Client", () => {
     expect(apiProblem(bad).code).toBe("BAD_USER_INPUT");
     const self = await client.mutate({ mutation: FOLLOW, variables: { userId: VIEWER } });
     expect(self.data!.follow.errors.map((e) => e.code)).toEqual(["CANNOT_FOLLOW_SELF"]);
-    const expired = createClient("not.a.token", `${BASE}/graphql`);
+    const expired = createClient("not.a.token", `${BASE}/graphql`, WebSocket);
     const denied = await expired.query({ query: FANS }).then(
       () => null,
       (error: unknown) => error,

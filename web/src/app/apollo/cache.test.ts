@@ -2,7 +2,9 @@ import { gql, InMemoryCache, type TypedDocumentNode } from "@apollo/client";
 import { relayStylePagination } from "@apollo/client/utilities";
 import { describe, expect, it } from "vitest";
 
-import { FOLLOW, optimisticPayload } from "../follow/useFollow";
+import { removeFromList } from "../follow/cacheUpdates";
+import type { Relationship } from "../follow/relationship";
+import { FOLLOW, type FollowTarget, optimisticPayload } from "../follow/useFollow";
 import { createCache } from "./cache";
 
 interface FansData {
@@ -69,9 +71,29 @@ function fill(cache: InMemoryCache) {
   cache.writeQuery({ query: FANS, variables: { after: "b" }, data: page(["c", "d"], ["NONE", "MUTUAL"], false) });
 }
 
+/** A user as the follow buttons see them: no blocks, mutes or requests unless given. */
+function target(userId: string, relationship: Relationship, more: Partial<FollowTarget> = {}): FollowTarget {
+  return {
+    id: `U:${userId}`,
+    userId,
+    relationship,
+    fansCount: 5,
+    followingCount: 3,
+    mutualCount: 1,
+    isLocked: false,
+    viewerRequestedFollow: false,
+    requestedFollowViewer: false,
+    viewerBlocks: false,
+    viewerMutes: false,
+    blocksViewer: false,
+    ...more,
+  };
+}
+
+const VIEWER = { id: "U:42", followingCount: 3, fansCount: 8, mutualCount: 1, followRequestCount: 2 };
+
 function followPayload(userId: string) {
-  const target = { id: `U:${userId}`, userId, relationship: "NONE" as const, fansCount: 5 };
-  return { follow: optimisticPayload(target, "follow", null) };
+  return { follow: optimisticPayload(target(userId, "NONE"), "follow", null) };
 }
 
 describe("the app's cache", () => {
@@ -89,12 +111,7 @@ describe("the app's cache", () => {
     fill(cache);
     cache.writeQuery({ query: FOLLOW, variables: { userId: "C" }, data: followPayload("C") });
     const edges = cache.readQuery({ query: FANS })!.user.fans.edges;
-    expect(edges.map((e) => e.relationship)).toEqual([
-      "NONE",
-      "FOLLOWED_BY",
-      "FOLLOWING",
-      "MUTUAL",
-    ]);
+    expect(edges.map((e) => e.relationship)).toEqual(["NONE", "FOLLOWED_BY", "FOLLOWING", "MUTUAL"]);
     expect(edges[2]?.node.fansCount).toBe(6);
   });
 
@@ -112,14 +129,81 @@ describe("the app's cache", () => {
 
 describe("optimisticPayload", () => {
   it("predicts the counts", () => {
-    const target = { id: "U:7", userId: "7", relationship: "FOLLOWED_BY" as const, fansCount: 10 };
-    const viewer = { id: "U:42", followingCount: 3, mutualCount: 1 };
-    const payload = optimisticPayload(target, "follow", viewer);
+    const fan = target("7", "FOLLOWED_BY", { fansCount: 10 });
+    const payload = optimisticPayload(fan, "follow", VIEWER);
     expect(payload.relationship).toBe("MUTUAL");
-    expect(payload.user).toMatchObject({ relationship: "MUTUAL", fansCount: 11, viewerIsFollowing: true });
+    expect(payload.user).toMatchObject({
+      relationship: "MUTUAL",
+      fansCount: 11,
+      mutualCount: 2,
+      viewerIsFollowing: true,
+    });
     expect(payload.viewer).toMatchObject({ followingCount: 4, mutualCount: 2 });
-    const back = optimisticPayload({ ...target, relationship: "MUTUAL", fansCount: 11 }, "unfollow", viewer);
+    const back = optimisticPayload({ ...fan, relationship: "MUTUAL", fansCount: 11 }, "unfollow", VIEWER);
     expect(back.user).toMatchObject({ relationship: "FOLLOWED_BY", fansCount: 10 });
     expect(back.viewer).toMatchObject({ followingCount: 2, mutualCount: 0 });
+  });
+
+  it("shows a follow of a locked account as a request, not a follow", () => {
+    const locked = target("700", "NONE", { isLocked: true });
+    const payload = optimisticPayload(locked, "follow", VIEWER);
+    expect(payload).toMatchObject({ changed: true, pending: true, relationship: "NONE" });
+    expect(payload.user).toMatchObject({ relationship: "NONE", viewerRequestedFollow: true, fansCount: 5 });
+    expect(payload.viewer).toMatchObject({ followingCount: 3 });
+    const withdrawn = optimisticPayload({ ...locked, viewerRequestedFollow: true }, "unfollow", VIEWER);
+    expect(withdrawn).toMatchObject({ changed: true, pending: false, relationship: "NONE" });
+    expect(withdrawn.user).toMatchObject({ viewerRequestedFollow: false, fansCount: 5 });
+  });
+
+  it("ends both follows and the requests on a block, and the counts with them", () => {
+    const mutual = target("9", "MUTUAL", { requestedFollowViewer: false, viewerMutes: true });
+    const payload = optimisticPayload(mutual, "block", VIEWER);
+    expect(payload).toMatchObject({ changed: true, relationship: "NONE" });
+    expect(payload.user).toMatchObject({
+      relationship: "NONE",
+      viewerBlocks: true,
+      viewerMutes: true,
+      viewerIsFollowing: false,
+      isFollowingViewer: false,
+      fansCount: 4,
+      followingCount: 2,
+      mutualCount: 0,
+    });
+    expect(payload.viewer).toMatchObject({ followingCount: 2, fansCount: 7, mutualCount: 0, followRequestCount: 2 });
+    const requester = target("10", "NONE", { requestedFollowViewer: true });
+    expect(optimisticPayload(requester, "block", VIEWER).viewer).toMatchObject({ followRequestCount: 1 });
+    const unblocked = optimisticPayload({ ...mutual, ...payload.user!, viewerBlocks: true }, "unblock", VIEWER);
+    expect(unblocked.user).toMatchObject({ relationship: "NONE", viewerBlocks: false, fansCount: 4 });
+  });
+
+  it("counts an accepted request as a new fan", () => {
+    const requester = target("11", "NONE", { requestedFollowViewer: true });
+    const payload = optimisticPayload(requester, "acceptFollowRequest", VIEWER);
+    expect(payload.user).toMatchObject({
+      relationship: "FOLLOWED_BY",
+      requestedFollowViewer: false,
+      followingCount: 4,
+    });
+    expect(payload.viewer).toMatchObject({ fansCount: 9, followRequestCount: 1 });
+    const rejected = optimisticPayload(requester, "rejectFollowRequest", VIEWER);
+    expect(rejected.user).toMatchObject({ relationship: "NONE", requestedFollowViewer: false, followingCount: 3 });
+    expect(rejected.viewer).toMatchObject({ fansCount: 8, followRequestCount: 1 });
+  });
+
+  it("predicts no change where the server would refuse (BLOCKED) or do nothing", () => {
+    expect(optimisticPayload(target("12", "NONE", { blocksViewer: true }), "follow", VIEWER).changed).toBe(false);
+    expect(optimisticPayload(target("12", "FOLLOWING"), "follow", VIEWER).changed).toBe(false);
+    expect(optimisticPayload(target("12", "NONE"), "rejectFollowRequest", VIEWER).changed).toBe(false);
+  });
+});
+
+describe("removeFromList", () => {
+  it("drops an answered request from the cached pages and the total", () => {
+    const cache = createCache();
+    fill(cache);
+    removeFromList(cache, "User:U:1", "fans", "U:C");
+    const fans = cache.readQuery({ query: FANS })!.user.fans;
+    expect(fans.edges.map((e) => e.cursor)).toEqual(["a", "b", "d"]);
+    expect(fans.totalCount).toBe(3);
   });
 });

@@ -8,6 +8,7 @@ import { relayStylePagination } from "@apollo/client/utilities";
  *   returns `user { id relationship fansCount }` updates that user everywhere it is shown.
  * - Connections are merged page after page on their cursors (`relayStylePagination`), one list
  *   per user and field: `first`/`after` are paging arguments, not part of the list's identity.
+ *   `suggestions` is a plain list: `first` is part of its identity, and a new answer replaces it.
  * - `FollowEdge` has no identity of its own, so a payload cannot reach the edge's copy of
  *   `relationship`. The edge's `relationship` is by contract the same value as
  *   `node.relationship`, so the cache reads it from the node: every edge of every list
@@ -19,6 +20,10 @@ export const typePolicies: TypePolicies = {
       following: relayStylePagination(),
       fans: relayStylePagination(),
       mutuals: relayStylePagination(),
+      followRequests: relayStylePagination(),
+      sentFollowRequests: relayStylePagination(),
+      blocking: relayStylePagination(),
+      muting: relayStylePagination(),
     },
   },
   FollowEdge: {

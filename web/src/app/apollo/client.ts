@@ -1,14 +1,40 @@
-import { ApolloClient, HttpLink } from "@apollo/client";
+import { ApolloClient, ApolloLink, HttpLink } from "@apollo/client";
+import { GraphQLWsLink } from "@apollo/client/link/subscriptions";
+import { isSubscriptionOperation } from "@apollo/client/utilities";
+import { createClient as createWsClient } from "graphql-ws";
 
 import { createCache } from "./cache";
+
+// The server closes a socket whose token is bad or expired with 4403: retrying will not help.
+const FORBIDDEN = 4403;
+
+/** The graphql-transport-ws endpoint: the API's own path, over ws: (wss: behind https). */
+export function subscriptionUrl(uri: string, base?: string): string {
+  const url = new URL(uri, base);
+  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+  return url.toString();
+}
 
 /**
  * One client per signed-in viewer. Relationships and `newFansCount` are relative to the viewer,
  * so a new viewer gets a new, empty cache rather than another viewer's view of the graph.
+ * Queries and mutations go over HTTP; subscriptions over one WebSocket (graphql-ws), opened on the
+ * first subscription and closed after the last, with the token in `connection_init`'s payload.
+ * Outside a browser, pass a WebSocket implementation (Node: the `ws` package).
  */
-export function createClient(token: string, uri = "/graphql"): ApolloClient {
+export function createClient(token: string, uri = "/graphql", webSocketImpl?: unknown): ApolloClient {
+  const authorization = `Bearer ${token}`;
+  const http = new HttpLink({ uri, headers: { authorization } });
+  const ws = new GraphQLWsLink(
+    createWsClient({
+      url: subscriptionUrl(uri, globalThis.location?.href),
+      connectionParams: { Authorization: authorization },
+      webSocketImpl,
+      shouldRetry: (event) => (event as { code?: number } | null)?.code !== FORBIDDEN,
+    }),
+  );
   return new ApolloClient({
-    link: new HttpLink({ uri, headers: { authorization: `Bearer ${token}` } }),
+    link: ApolloLink.split(({ query }) => isSubscriptionOperation(query), ws, http),
     cache: createCache(),
   });
 }

@@ -36,6 +36,7 @@ const USER_ERROR_TEXT: Record<string, string> = {
   RATE_LIMITED: "You are following too many people too fast. Try again later.",
   USER_NOT_FOUND: "That user no longer exists.",
   CANNOT_FOLLOW_SELF: "You cannot follow yourself.",
+  BLOCKED: "You cannot follow each other: one of you blocks the other.",
 };
 
 /** The sentence to show for a payload's first user error. */

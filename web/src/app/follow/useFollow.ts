@@ -1,18 +1,27 @@
 import { gql, type TypedDocumentNode } from "@apollo/client";
-import { useApolloClient, useMutation } from "@apollo/client/react";
+import { useApolloClient } from "@apollo/client/react";
 import { useState } from "react";
 
 import { apiProblem, type UserError, userErrorText } from "../apollo/errors";
 import { useViewer } from "../session/ViewerContext";
-import { type FollowAction, followsViewer, nextRelationship, type Relationship, viewerFollows } from "./relationship";
+import { applyListChanges, listChanges } from "./cacheUpdates";
+import {
+  followsViewer,
+  nextState,
+  type RelationAction,
+  type Relationship,
+  type RelationState,
+  viewerFollows,
+} from "./relationship";
 
-/** What a follow button needs of the user it stands for. */
-export interface FollowTarget {
+/** What the follow, block and mute buttons need of the user they stand for. */
+export interface FollowTarget extends RelationState {
   __typename?: "User";
   id: string;
   userId: string;
-  relationship: Relationship;
   fansCount: number;
+  followingCount: number;
+  mutualCount: number;
 }
 
 export const FOLLOW_TARGET_FRAGMENT = gql`
@@ -21,17 +30,50 @@ export const FOLLOW_TARGET_FRAGMENT = gql`
     userId
     relationship
     fansCount
+    followingCount
+    mutualCount
+    isLocked
+    viewerRequestedFollow
+    requestedFollowViewer
+    viewerBlocks
+    viewerMutes
+    blocksViewer
   }
 `;
 
-// The payload returns every field the mutation can change, so the normalized cache updates the
-// user and the viewer wherever they are shown, and edges follow their node (see apollo/cache.ts).
-const PAYLOAD_FIELDS = `
-  changed
-  relationship
-  user { id relationship viewerIsFollowing isFollowingViewer viewerFollowedAt fansCount }
-  viewer { id followingCount mutualCount }
-  errors { code message }
+// The payload returns every field a relation mutation can change, so the normalized cache updates
+// the user and the viewer wherever they are shown, and edges follow their node (apollo/cache.ts).
+const PAYLOAD_FRAGMENT = gql`
+  fragment RelationPayload on FollowPayload {
+    changed
+    relationship
+    pending
+    user {
+      id
+      relationship
+      viewerIsFollowing
+      isFollowingViewer
+      viewerFollowedAt
+      fansCount
+      followingCount
+      mutualCount
+      viewerRequestedFollow
+      requestedFollowViewer
+      viewerBlocks
+      viewerMutes
+    }
+    viewer {
+      id
+      followingCount
+      fansCount
+      mutualCount
+      followRequestCount
+    }
+    errors {
+      code
+      message
+    }
+  }
 `;
 
 interface PayloadUser {
@@ -42,115 +84,152 @@ interface PayloadUser {
   isFollowingViewer: boolean;
   viewerFollowedAt: string | null;
   fansCount: number;
-}
-
-interface PayloadViewer {
-  __typename: "User";
-  id: string;
   followingCount: number;
   mutualCount: number;
+  viewerRequestedFollow: boolean;
+  requestedFollowViewer: boolean;
+  viewerBlocks: boolean;
+  viewerMutes: boolean;
+}
+
+/** The viewer's counts a relation mutation changes. */
+export interface ViewerCounts {
+  followingCount: number;
+  fansCount: number;
+  mutualCount: number;
+  followRequestCount: number | null;
 }
 
 export interface FollowPayload {
   __typename: "FollowPayload";
   changed: boolean;
   relationship: Relationship | null;
+  pending: boolean;
   user: PayloadUser | null;
-  viewer: PayloadViewer | null;
+  viewer: ({ __typename: "User"; id: string } & ViewerCounts) | null;
   errors: (UserError & { __typename: "UserError" })[];
 }
 
-type FollowData = { follow: FollowPayload };
-type UnfollowData = { unfollow: FollowPayload };
 type Variables = { userId: string };
+/** A mutation's data: its one field, named after the action. */
+type PayloadData<A extends RelationAction> = { [K in A]: FollowPayload };
 
-export const FOLLOW: TypedDocumentNode<FollowData, Variables> = gql`
-  mutation Follow($userId: ID!) {
-    follow(input: { userId: $userId }) { ${PAYLOAD_FIELDS} }
-  }
-`;
+function relationMutation<A extends RelationAction>(action: A): TypedDocumentNode<PayloadData<A>, Variables> {
+  const name = action[0]!.toUpperCase() + action.slice(1);
+  return gql`
+    mutation ${name}($userId: ID!) {
+      ${action}(input: { userId: $userId }) {
+        ...RelationPayload
+      }
+    }
+    ${PAYLOAD_FRAGMENT}
+  `;
+}
 
-export const UNFOLLOW: TypedDocumentNode<UnfollowData, Variables> = gql`
-  mutation Unfollow($userId: ID!) {
-    unfollow(input: { userId: $userId }) { ${PAYLOAD_FIELDS} }
-  }
-`;
+export const FOLLOW = relationMutation("follow");
+export const UNFOLLOW = relationMutation("unfollow");
 
-const VIEWER_COUNTS: TypedDocumentNode<{ followingCount: number; mutualCount: number }> = gql`
-  fragment FollowViewerCounts on User {
+const MUTATIONS: { [A in RelationAction]: TypedDocumentNode<PayloadData<A>, Variables> } = {
+  follow: FOLLOW,
+  unfollow: UNFOLLOW,
+  block: relationMutation("block"),
+  unblock: relationMutation("unblock"),
+  mute: relationMutation("mute"),
+  unmute: relationMutation("unmute"),
+  acceptFollowRequest: relationMutation("acceptFollowRequest"),
+  rejectFollowRequest: relationMutation("rejectFollowRequest"),
+};
+
+const VIEWER_COUNTS: TypedDocumentNode<ViewerCounts> = gql`
+  fragment RelationViewerCounts on User {
     followingCount
+    fansCount
     mutualCount
+    followRequestCount
   }
 `;
+
+const delta = (after: boolean, before: boolean) => Number(after) - Number(before);
 
 /** The payload the server will send for `action` on `target`: shown at once, replaced by the real one. */
 export function optimisticPayload(
   target: FollowTarget,
-  action: FollowAction,
-  viewer: { id: string; followingCount: number; mutualCount: number } | null,
+  action: RelationAction,
+  viewer: ({ id: string } & ViewerCounts) | null,
 ): FollowPayload {
+  const { state: after, pending } = nextState(target, action);
   const before = target.relationship;
-  const after = nextRelationship(before, action);
-  const changed = after !== before;
-  const step = changed ? (action === "follow" ? 1 : -1) : 0;
-  const mutualStep = (after === "MUTUAL" ? 1 : 0) - (before === "MUTUAL" ? 1 : 0);
+  // Every count follows from the relationship and the requests, before and after.
+  const follows = delta(viewerFollows(after.relationship), viewerFollows(before));
+  const followed = delta(followsViewer(after.relationship), followsViewer(before));
+  const mutual = delta(after.relationship === "MUTUAL", before === "MUTUAL");
+  const requests = delta(after.requestedFollowViewer, target.requestedFollowViewer);
+  const changed = (Object.keys(after) as (keyof RelationState)[]).some((key) => after[key] !== target[key]);
   return {
     __typename: "FollowPayload",
     changed,
-    relationship: after,
+    relationship: after.relationship,
+    pending,
     user: {
       __typename: "User",
       id: target.id,
-      relationship: after,
-      viewerIsFollowing: viewerFollows(after),
-      isFollowingViewer: followsViewer(after),
-      viewerFollowedAt: viewerFollows(after) ? new Date().toISOString() : null,
-      fansCount: target.fansCount + step,
+      relationship: after.relationship,
+      viewerIsFollowing: viewerFollows(after.relationship),
+      isFollowingViewer: followsViewer(after.relationship),
+      viewerFollowedAt: viewerFollows(after.relationship) ? new Date().toISOString() : null,
+      fansCount: target.fansCount + follows,
+      followingCount: target.followingCount + followed,
+      mutualCount: target.mutualCount + mutual,
+      viewerRequestedFollow: after.viewerRequestedFollow,
+      requestedFollowViewer: after.requestedFollowViewer,
+      viewerBlocks: after.viewerBlocks,
+      viewerMutes: after.viewerMutes,
     },
     viewer: viewer && {
       __typename: "User",
       id: viewer.id,
-      followingCount: viewer.followingCount + step,
-      mutualCount: viewer.mutualCount + mutualStep,
+      followingCount: viewer.followingCount + follows,
+      fansCount: viewer.fansCount + followed,
+      mutualCount: viewer.mutualCount + mutual,
+      followRequestCount: viewer.followRequestCount === null ? null : viewer.followRequestCount + requests,
     },
     errors: [],
   };
 }
 
 /**
- * Follow / unfollow with an optimistic update. The counts and every badge change at once; the
- * server's payload then replaces the guess (or, on an error, the guess is rolled back). Lists
- * whose members changed (the viewer's following and mutuals, the user's fans and mutuals) are
- * evicted, so they are fetched again the next time they are shown.
+ * Follow, unfollow, block, mute, and answers to follow requests, each with an optimistic update:
+ * badges, buttons and counts change at once; the server's payload then replaces the guess (or, on
+ * an error, the guess is rolled back). Then the lists the change affected are evicted or patched
+ * (follow/cacheUpdates.ts).
  */
 export function useFollow(target: FollowTarget) {
   const client = useApolloClient();
   const viewer = useViewer();
-  const [follow] = useMutation(FOLLOW);
-  const [unfollow] = useMutation(UNFOLLOW);
   const [error, setError] = useState<string | null>(null);
 
-  async function run(action: FollowAction): Promise<void> {
+  async function run(action: RelationAction): Promise<void> {
     setError(null);
     const viewerRef = client.cache.identify({ __typename: "User", id: viewer.id });
     const counts = client.cache.readFragment({ id: viewerRef, fragment: VIEWER_COUNTS });
     const optimistic = optimisticPayload(target, action, counts && { id: viewer.id, ...counts });
     try {
-      const variables = { userId: target.userId };
-      const payload =
-        action === "follow"
-          ? (await follow({ variables, optimisticResponse: { follow: optimistic } })).data?.follow
-          : (await unfollow({ variables, optimisticResponse: { unfollow: optimistic } })).data?.unfollow;
+      // One of the eight documents, each typed with its own field.
+      const mutation = MUTATIONS[action] as TypedDocumentNode<Partial<PayloadData<RelationAction>>, Variables>;
+      const { data } = await client.mutate({
+        mutation,
+        variables: { userId: target.userId },
+        optimisticResponse: { [action]: optimistic },
+      });
+      const payload = data?.[action];
       const userError = payload?.errors[0];
       if (userError) {
         setError(userErrorText(userError));
         return;
       }
       if (payload?.changed) {
-        const userRef = client.cache.identify({ __typename: "User", id: target.id });
-        for (const fieldName of ["fans", "mutuals"]) client.cache.evict({ id: userRef, fieldName });
-        for (const fieldName of ["following", "mutuals"]) client.cache.evict({ id: viewerRef, fieldName });
-        client.cache.gc();
+        const followChanged = payload.relationship !== target.relationship;
+        applyListChanges(client.cache, listChanges(action, followChanged), { viewer: viewer.id, user: target.id });
       }
     } catch (caught) {
       setError(apiProblem(caught).message);

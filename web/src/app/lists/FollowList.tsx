@@ -20,7 +20,7 @@ export function FollowList({
     variables: { userId, first: PAGE_SIZE },
     notifyOnNetworkStatusChange: true,
   });
-  const connection = data?.user?.[tab.field] as Connection | undefined;
+  const connection = data?.user?.[tab.field] as Connection | null | undefined;
   const sentinel = useRef<HTMLDivElement>(null);
   const hasNextPage = connection?.pageInfo.hasNextPage ?? false;
   const endCursor = connection?.pageInfo.endCursor ?? null;
@@ -40,15 +40,24 @@ export function FollowList({
   }, [hasNextPage, endCursor, loading, fetchMore]);
 
   if (error && !connection) return <ErrorNotice problem={apiProblem(error)} />;
-  if (!connection) return <p className="muted">Loading…</p>;
+  if (connection === undefined) return <p className="muted">Loading…</p>;
+  // The viewer-only lists are null on anyone else's profile.
+  if (connection === null) return <p className="list-end muted">Only the user sees this list.</p>;
+  if (connection.hidden) {
+    return (
+      <p className="list-end muted" data-hidden-list={tab.key}>
+        {connection.totalCount.toLocaleString()} users, not shown to you.
+      </p>
+    );
+  }
   return (
     <div className="follow-list" data-list={tab.key}>
       {connection.edges.length === 0 ? (
-        <p className="muted">Nobody here yet.</p>
+        <p className="list-end muted">{tab.empty}</p>
       ) : (
         <ul>
           {connection.edges.map((edge) => (
-            <UserRow key={edge.cursor} edge={edge} onOpen={onOpen} />
+            <UserRow key={edge.cursor} edge={edge} controls={tab.controls} onOpen={onOpen} />
           ))}
         </ul>
       )}

@@ -1,9 +1,12 @@
 import { gql } from "@apollo/client";
+import type { ReactNode } from "react";
 
+import { BlockButton, MuteButton } from "../follow/ControlButtons";
 import { FollowButton } from "../follow/FollowButton";
 import { RelationshipBadge } from "../follow/RelationshipBadge";
 import type { Relationship } from "../follow/relationship";
-import { FOLLOW_TARGET_FRAGMENT } from "../follow/useFollow";
+import { FOLLOW_TARGET_FRAGMENT, type FollowTarget } from "../follow/useFollow";
+import { RequestButtons } from "../requests/RequestButtons";
 import { Avatar } from "../ui/Avatar";
 
 export const USER_ROW_FRAGMENT = gql`
@@ -26,21 +29,33 @@ export interface UserRowEdge {
   cursor: string;
   followedAt: string;
   relationship: Relationship;
-  node: {
-    id: string;
-    userId: string;
-    name: string | null;
-    avatarUrl: string | null;
-    relationship: Relationship;
-    fansCount: number;
-  };
+  node: FollowTarget & { name: string | null; avatarUrl: string | null };
 }
+
+/** The buttons of a row: what the list is for. */
+export type RowControls = "follow" | "request" | "block" | "mute";
+
+const CONTROLS: Record<RowControls, (props: { user: FollowTarget }) => ReactNode> = {
+  follow: FollowButton,
+  request: RequestButtons,
+  block: BlockButton,
+  mute: MuteButton,
+};
 
 const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium" });
 
-/** One entry of a following / fans / mutuals list. */
-export function UserRow({ edge, onOpen }: { edge: UserRowEdge; onOpen: (userId: string) => void }) {
+/** One entry of a list: following, fans, mutuals, requests, blocked or muted users. */
+export function UserRow({
+  edge,
+  controls = "follow",
+  onOpen,
+}: {
+  edge: UserRowEdge;
+  controls?: RowControls;
+  onOpen: (userId: string) => void;
+}) {
   const { node } = edge;
+  const Controls = CONTROLS[controls];
   return (
     <li className="user-row" data-user-id={node.userId}>
       <Avatar userId={node.userId} name={node.name} url={node.avatarUrl} />
@@ -57,11 +72,10 @@ export function UserRow({ edge, onOpen }: { edge: UserRowEdge; onOpen: (userId: 
         </a>
         <RelationshipBadge relationship={edge.relationship} />
         <div className="muted">
-          @{node.userId} · {node.fansCount.toLocaleString()} fans · since{" "}
-          {dateFormat.format(new Date(edge.followedAt))}
+          @{node.userId} · {node.fansCount.toLocaleString()} fans · since {dateFormat.format(new Date(edge.followedAt))}
         </div>
       </div>
-      <FollowButton user={node} />
+      <Controls user={node} />
     </li>
   );
 }

@@ -1,9 +1,9 @@
 import { gql } from "@apollo/client";
 
+import { BlockButton, MuteButton } from "../follow/ControlButtons";
 import { FollowButton } from "../follow/FollowButton";
 import { RelationshipBadge } from "../follow/RelationshipBadge";
-import type { Relationship } from "../follow/relationship";
-import { FOLLOW_TARGET_FRAGMENT } from "../follow/useFollow";
+import { FOLLOW_TARGET_FRAGMENT, type FollowTarget } from "../follow/useFollow";
 import { Avatar } from "../ui/Avatar";
 
 export const PROFILE_HEADER_FRAGMENT = gql`
@@ -15,24 +15,32 @@ export const PROFILE_HEADER_FRAGMENT = gql`
     followingCount
     fansCount
     mutualCount
+    followRequestCount
     relationship
     ...FollowButton_user
   }
   ${FOLLOW_TARGET_FRAGMENT}
 `;
 
-export interface ProfileHeaderUser {
-  id: string;
-  userId: string;
+export interface ProfileHeaderUser extends FollowTarget {
   name: string | null;
   avatarUrl: string | null;
-  followingCount: number;
-  fansCount: number;
-  mutualCount: number;
-  relationship: Relationship;
+  /** Null unless the user is the viewer. */
+  followRequestCount: number | null;
 }
 
-/** Name, picture, counts and the viewer's relationship to the user. */
+/** What else the viewer should know about the user: their own blocks, mutes, requests. */
+function notes(user: ProfileHeaderUser): string[] {
+  return [
+    user.isLocked && "Locked account: follows are requests",
+    user.blocksViewer && "Blocks you",
+    user.viewerBlocks && "Blocked",
+    user.viewerMutes && "Muted",
+    user.requestedFollowViewer && "Asked to follow you",
+  ].filter((note) => note !== false);
+}
+
+/** Name, picture, counts, the viewer's relationship to the user, and the buttons to change it. */
 export function ProfileHeader({ user }: { user: ProfileHeaderUser }) {
   return (
     <header className="profile-header" data-user-id={user.userId}>
@@ -41,7 +49,15 @@ export function ProfileHeader({ user }: { user: ProfileHeaderUser }) {
         <h1>
           {user.name ?? `User ${user.userId}`} <RelationshipBadge relationship={user.relationship} />
         </h1>
-        <div className="muted">@{user.userId}</div>
+        <div className="muted">
+          @{user.userId}
+          {notes(user).map((note) => (
+            <span key={note} className="note" data-note={note}>
+              {" · "}
+              {note}
+            </span>
+          ))}
+        </div>
         <dl className="counts">
           <div>
             <dt>Following</dt>
@@ -57,7 +73,11 @@ export function ProfileHeader({ user }: { user: ProfileHeaderUser }) {
           </div>
         </dl>
       </div>
-      <FollowButton user={user} />
+      <div className="profile-actions">
+        <FollowButton user={user} />
+        <MuteButton user={user} />
+        <BlockButton user={user} />
+      </div>
     </header>
   );
 }

@@ -6,6 +6,7 @@ import { NewFansBadge } from "../fans/NewFansBadge";
 import { FollowList } from "../lists/FollowList";
 import { TABS } from "../lists/tabs";
 import { useViewer } from "../session/ViewerContext";
+import { Suggestions } from "../suggestions/Suggestions";
 import { ErrorNotice } from "../ui/ErrorNotice";
 import { PROFILE_HEADER_FRAGMENT, ProfileHeader, type ProfileHeaderUser } from "./ProfileHeader";
 
@@ -18,7 +19,7 @@ const PROFILE_PAGE: TypedDocumentNode<{ user: ProfileHeaderUser | null }, { user
   ${PROFILE_HEADER_FRAGMENT}
 `;
 
-/** A user's profile: the header, then one tab per list. */
+/** A user's profile: the header, then one tab per list (and the viewer's suggestions). */
 export function ProfilePage({
   userId,
   tabKey,
@@ -36,10 +37,11 @@ export function ProfilePage({
   const own = userId === viewer.userId;
   const tabs = TABS.filter((tab) => own || !tab.viewerOnly);
   const tab = tabs.find((t) => t.key === tabKey) ?? tabs[0]!;
-  const counts: Record<string, number> = {
+  const counts: Record<string, number | null> = {
     following: data.user.followingCount,
     fans: data.user.fansCount,
     mutuals: data.user.mutualCount,
+    requests: data.user.followRequestCount,
   };
   return (
     <section className="profile">
@@ -55,7 +57,11 @@ export function ProfilePage({
             onClick={() => navigate(userId, t.key)}
           >
             {t.label}
-            {counts[t.key] !== undefined && <span className="tab-count">{counts[t.key]!.toLocaleString()}</span>}
+            {counts[t.key] != null && (
+              <span className="tab-count" data-tab-count={t.key}>
+                {counts[t.key]!.toLocaleString()}
+              </span>
+            )}
             {own && t.key === "fans" && <NewFansBadge />}
           </button>
         ))}
@@ -65,7 +71,11 @@ export function ProfilePage({
           <NewFansBadge withButton />
         </div>
       )}
-      <FollowList key={`${userId}/${tab.key}`} tab={tab} userId={userId} onOpen={(id) => navigate(id)} />
+      {tab.kind === "suggestions" ? (
+        <Suggestions onOpen={(id) => navigate(id)} />
+      ) : (
+        <FollowList key={`${userId}/${tab.key}`} tab={tab} userId={userId} onOpen={(id) => navigate(id)} />
+      )}
     </section>
   );
 }
