@@ -18,7 +18,7 @@ from followgraph.store.errors import UserNotFoundError
 from followgraph.store.events import logged
 from followgraph.store.graph import FollowStore
 from followgraph.store.ids import validate_user_id
-from followgraph.store.lua import ScriptCall, run_scripts
+from followgraph.store.lua import LuaScript, ScriptCall, run_scripts
 from followgraph.store.model import FollowResult, Relationship, UserSettings
 
 # Requests accepted per round trip when an account is unlocked.
@@ -76,19 +76,34 @@ async def block(store: FollowStore, *, blocker: str, blocked: str) -> FollowResu
     return FollowResult(bool(reply[1]), Relationship.NONE)
 
 
-async def unblock(store: FollowStore, *, blocker: str, blocked: str) -> FollowResult:
-    """`blocker` lifts the block of `blocked`; follows it ended stay ended. Idempotent."""
-    store.check_pair(blocker, blocked, self_message="A user cannot unblock themselves.")
-    k, a, b = store.keys, blocker, blocked
+async def _removal(
+    store: FollowStore,
+    a: str,
+    b: str,
+    scripts: tuple[LuaScript, LuaScript, LuaScript],
+    a_set: str,
+    b_set: str,
+) -> FollowResult:
+    """Run a removal script trio (control_scripts._removal) over A's set and B's mirror of it."""
+    single, out, into = scripts
+    k = store.keys
     reply = await _pair(
         store,
         a,
         b,
-        (cs.UNBLOCK_SCRIPT, [k.profile(a), k.profile(b), k.blocking(a), k.blocked_by(b)], [a, b]),
-        (cs.UNBLOCK_OUT_SCRIPT, [k.profile(a), k.blocking(a)], [b]),
-        lambda _: (cs.UNBLOCK_IN_SCRIPT, [k.blocked_by(b)], [a]),
+        (single, [k.profile(a), k.profile(b), a_set, b_set], [a, b]),
+        (out, [k.profile(a), a_set], [b]),
+        lambda _: (into, [b_set], [a]),
     )
     return await _result(store, a, b, reply[1])
+
+
+async def unblock(store: FollowStore, *, blocker: str, blocked: str) -> FollowResult:
+    """`blocker` lifts the block of `blocked`; follows it ended stay ended. Idempotent."""
+    store.check_pair(blocker, blocked, self_message="A user cannot unblock themselves.")
+    scripts = (cs.UNBLOCK_SCRIPT, cs.UNBLOCK_OUT_SCRIPT, cs.UNBLOCK_IN_SCRIPT)
+    k = store.keys
+    return await _removal(store, blocker, blocked, scripts, k.blocking(blocker), k.blocked_by(blocked))
 
 
 async def mute(store: FollowStore, *, muter: str, muted: str, on: bool = True) -> FollowResult:
@@ -133,16 +148,9 @@ async def accept_request(store: FollowStore, *, user: str, requester: str) -> Fo
 async def reject_request(store: FollowStore, *, user: str, requester: str) -> FollowResult:
     """`requester`'s pending request to follow `user` is dropped. Idempotent."""
     store.check_pair(user, requester, self_message="A user cannot answer their own request.")
-    k, a, b = store.keys, user, requester
-    reply = await _pair(
-        store,
-        a,
-        b,
-        (cs.REJECT_SCRIPT, [k.profile(a), k.profile(b), k.requests_in(a), k.requests_out(b)], [a, b]),
-        (cs.REJECT_OUT_SCRIPT, [k.profile(a), k.requests_in(a)], [b]),
-        lambda _: (cs.REJECT_IN_SCRIPT, [k.requests_out(b)], [a]),
-    )
-    return await _result(store, a, b, reply[1])
+    scripts = (cs.REJECT_SCRIPT, cs.REJECT_OUT_SCRIPT, cs.REJECT_IN_SCRIPT)
+    k = store.keys
+    return await _removal(store, user, requester, scripts, k.requests_in(user), k.requests_out(requester))
 
 
 async def update_settings(
