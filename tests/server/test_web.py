@@ -11,13 +11,13 @@ import httpx
 import pytest
 import redis.asyncio as aioredis
 
-from followgraph.server.app import create_app
 from followgraph.server.auth import Principal, authenticate
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import ConfigError, Settings
 from followgraph.server.web import WebBuild, build_notice
 from followgraph.store import FollowStore
 from tests.conftest import TEST_SECRET
+from tests.served import serve
 
 HTML = {"accept": "text/html"}
 
@@ -31,11 +31,8 @@ def fake_build(directory: Path) -> Path:
 
 
 async def client_for(settings: Settings, redis: aioredis.Redis) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(settings, redis=redis)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
-            yield client
+    async with serve(settings, redis, base_url="http://127.0.0.1") as served:
+        yield served.client
 
 
 @pytest.fixture
