@@ -6,10 +6,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
-import os
 import sys
-import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,20 +14,18 @@ from typing import Any
 
 import httpx
 import redis
-import uvloop
 
 from bench.answers import Asker, Live, same_subset
-from bench.cluster import run_cluster
-from bench.cpu import meter, own_seconds, process_seconds
+from bench.cpu import meter, process_seconds
 from bench.eventlog import EventLogResults, run_eventlog
-from bench.graph import VIEWER, FanGraph, LoadReport, TypicalGraph, fan_id, load_fan_graph
+from bench.graph import VIEWER, FanGraph, LoadReport, fan_id
 from bench.loaders import Loader, pick_loader
-from bench.loadgen import FollowCycle, LoadResult, LoadSpec, RequestSpec, summarize
-from bench.memory import measure_memory, redis_binaries
+from bench.loadgen import FollowCycle, LoadSpec, RequestSpec
 from bench.model import CpuLayout, Group, MemoryRow, Options, Ratio, Row
 from bench.nodepeer import DESCRIPTION as NODE_PEER
 from bench.nodepeer import NodePeer, locked_versions
-from bench.processes import Child, child_env, free_port, pin, spawn, wait_http
+from bench.pages import run_pages_and_memory
+from bench.processes import Child, child_env, free_port, spawn
 from bench.queries import (
     FOLLOW_MUTATION,
     UNFOLLOW_MUTATION,
@@ -39,14 +34,11 @@ from bench.queries import (
     raw_body,
 )
 from bench.ratios import ratios
+from bench.rawfollow import raw_follow
 from bench.redisstats import RedisWork, Snapshot, Stats
 from bench.roundtrips import InProcess
 from bench.subscriptions import SubscriptionResults, run_subscriptions
-from bench.verify import raw_loader_matches_store
 from followgraph.server.auth import AuthConfig, mint_token
-from followgraph.server.redis_client import connect
-from followgraph.server.redis_server import RedisServer, find_redis_server
-from followgraph.store import FollowStore
 
 SECRET = "bench-secret-0123456789abcdefghijklmnopqrstuvwxyz"
 Say = Callable[[str], None]
@@ -110,106 +102,13 @@ class Bench:
             self.results.loadavg_start = " ".join(f.read().split()[:3])
         only_one = self.options.eventlog_only or self.options.subscriptions_only
         if not only_one:
-            self._pages_and_memory()
+            run_pages_and_memory(self)
         if self.options.eventlog and not self.options.subscriptions_only:
             run_eventlog(self)
         if self.options.subscriptions and not self.options.eventlog_only:
             run_subscriptions(self)
         self.results.ratios = ratios(self.results.groups, self.results.memory)
         return self.results
-
-    def _pages_and_memory(self) -> None:
-        """Everything but the event log's and the subscriptions' sections: the single Redis'
-        scenarios, memory, the cluster."""
-        with contextlib.ExitStack() as stack:
-            tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="followgraph-bench-")))
-            server = RedisServer(
-                directory=tmp / "redis",
-                port=free_port(),
-                binary=self.options.redis_binary or find_redis_server(),
-            )
-            server.start()
-            stack.callback(server.stop)
-            assert server.process is not None
-            pin(server.process.pid, self.layout.redis)
-            self.redis_pids = [server.process.pid]
-            self.redis_port = server.port
-            stats = redis.Redis(host="127.0.0.1", port=server.port, decode_responses=True)
-            stack.callback(stats.close)
-            info: dict[str, Any] = stats.info("server")
-            memory_info: dict[str, Any] = stats.info("memory")
-            self.results.redis_version = str(info["redis_version"])
-            self.results.redis_allocator = str(memory_info.get("mem_allocator", "?"))
-
-            self.say("Checking the raw bulk loader against the store's own writes (small graph)...")
-            self.results.checks["raw bulk loader writes what the store writes"] = uvloop.run(
-                raw_loader_matches_store("127.0.0.1", server.port)
-            )
-            labels = ", ".join(c.label for c in self.graph.celebrities)
-            self.say(f"Loading the graph (celebrities with {labels} fans)...")
-            self.results.load = load_fan_graph(
-                self.graph, "127.0.0.1", server.port, progress=lambda step: self.say(f"  {step}")
-            )
-            load = self.results.load
-            self.say(
-                f"  {load.edges:,} edges, {load.users:,} users in {load.seconds:.1f}s "
-                f"({load.edges_per_second:,.0f} edges/s)"
-            )
-
-            self.port_a, self.port_b = free_port(), free_port()
-            url = f"redis://127.0.0.1:{server.port}/0"
-            env = child_env({"FOLLOWGRAPH_JWT_SECRET": SECRET, "FOLLOWGRAPH_DATA_DIR": str(tmp / "data")})
-            self.server_a = self.spawn_server("server A (followgraph serve)", self.port_a, url, env, tmp)
-            stack.callback(self.server_a.stop)
-            self.port_g = free_port()
-            general_env = {**env, "FOLLOWGRAPH_COMPILED_QUERIES": "0"}
-            self.server_g = self.spawn_server(
-                "server A, general executor", self.port_g, url, general_env, tmp
-            )
-            stack.callback(self.server_g.stop)
-            self.bench_app = bench_app = spawn(
-                "bench app (B/C/D)",
-                [sys.executable, "-m", "bench.rawapp", "--port", str(self.port_b), "--redis-url", url],
-                env=child_env({"BENCH_JWT_SECRET": SECRET}),
-                log_path=tmp / "bench-app.log",
-                cpus=self.layout.app,
-            )
-            stack.callback(bench_app.stop)
-            self.port_plain, self.port_plain_py = free_port(), free_port()
-            self.plain = plain = self._spawn_plain("B plain Python", self.port_plain, url, tmp)
-            stack.callback(plain.stop)
-            self.plain_py = plain_py = self._spawn_plain(
-                "B plain Python on redis-py", self.port_plain_py, url, tmp, "--client", "redis-py"
-            )
-            stack.callback(plain_py.stop)
-            self.children = [self.server_a, self.server_g, bench_app, plain, plain_py]
-            self._start_node_peer(url, tmp, stack)
-            wait_http(self.server_a, self.port_a)
-            wait_http(self.server_g, self.port_g)
-            wait_http(bench_app, self.port_b)
-            wait_http(plain, self.port_plain)
-            wait_http(plain_py, self.port_plain_py)
-            if self.node is not None:
-                wait_http(self.node, self.port_node)
-
-            self.say("Round trips and answers, in-process...")
-            counts = uvloop.run(self._in_process(tmp / "data-inproc"))
-            mid = self.graph.celebrity(self.options.middle_size).user_id
-            self.results.checks["C (seed) under concurrency"] = uvloop.run(self._race_c(mid))
-            self._check_over_http(stats, mid, counts)
-            single = self._scenarios(stats, counts, url)
-            for child in self.children:
-                child.stop()
-        binaries = redis_binaries(self.options.redis_binary)
-        self.results.memory += measure_memory(
-            TypicalGraph(self.options.memory_users),
-            binaries,
-            self.layout.redis,
-            self.say,
-            self.results.checks,
-        )
-        if self.options.cluster:
-            run_cluster(self, single, binaries)
 
     # -- in-process: round trips and the answers compared ------------------------------------------
 
@@ -549,75 +448,10 @@ class Bench:
                 f"{len(self.writer_tokens)} viewer tokens, alternating follow X / unfollow X",
             )
         )
-        writes.rows.append(self._raw_follow(stats, url, half + 1, half, counts["raw:follow"]))
+        writes.rows.append(raw_follow(self, stats, url, half + 1, half, counts["raw:follow"]))
         writes.notes.append(
             "The script loop runs FollowStore.follow/unfollow in the harness process (pinned to the "
             "server's CPU), with the same concurrency, on the server's client settings (server.redis_client)."
-        )
-
-    def _raw_follow(self, stats: Stats, url: str, first: int, targets: int, round_trips: float) -> Row:
-        writers = self.graph.writers
-        concurrency, warmup, duration = self.options.concurrency, self.options.warmup, self.options.duration
-
-        async def loop() -> LoadResult:
-            client = connect(url)
-            store = FollowStore(client)
-            state = {"recording": False, "stopping": False}
-            latencies: list[int] = []
-            total = [0]
-            span = max(1, targets // concurrency)
-
-            async def worker(c: int) -> None:
-                step = 0
-                while not state["stopping"]:
-                    pair = step // 2
-                    me = writers[(c + pair * concurrency) % len(writers)]
-                    target = fan_id(first + c * span + pair % span)
-                    started = time.perf_counter_ns()
-                    if step % 2 == 0:
-                        await store.follow(follower=me, followee=target)
-                    else:
-                        await store.unfollow(follower=me, followee=target)
-                    total[0] += 1
-                    if state["recording"]:
-                        latencies.append(time.perf_counter_ns() - started)
-                    step += 1
-
-            try:
-                tasks = [asyncio.create_task(worker(c)) for c in range(concurrency)]
-                await asyncio.sleep(warmup)
-                state["recording"] = True
-                started = time.perf_counter()
-                await asyncio.sleep(duration)
-                state["recording"] = False
-                seconds = time.perf_counter() - started
-                state["stopping"] = True
-                await asyncio.gather(*tasks)
-            finally:
-                await client.aclose()
-            return summarize("in-process asyncio loop", latencies, seconds, 0, total[0], 0)
-
-        affinity = os.sched_getaffinity(0)
-        if self.layout.app is not None:
-            os.sched_setaffinity(0, self.layout.app)
-        try:
-            before = Snapshot.take(stats)
-            cpu = meter(self._our_pids)
-            own = own_seconds()
-            load = uvloop.run(loop())
-            own = own_seconds() - own
-            others = cpu().others_percent
-            after = Snapshot.take(stats)
-        finally:
-            os.sched_setaffinity(0, affinity)
-        work = RedisWork.between(before, after, load.total)
-        self.say(
-            f"  {'FOLLOW script (FollowStore) loop':<34} {load.rps:>9,.0f} ops/s  p50 {load.p50_ms:6.2f} ms"
-            f"  p99 {load.p99_ms:6.2f} ms  {work.commands_per_request:.1f} cmds/op  others' CPU {others:.0f}%"
-        )
-        own_ms = 1000 * own / load.total if load.total else None
-        return Row(
-            "FOLLOW/UNFOLLOW script loop", load, work, round_trips, "no HTTP, no GraphQL", others, own_ms
         )
 
     def spawn_server(self, name: str, port: int, url: str, env: dict[str, str], tmp: Path) -> Child:

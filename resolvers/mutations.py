@@ -12,6 +12,7 @@ from followgraph.store import (
     BlockedError,
     CannotFollowSelfError,
     FollowResult,
+    FollowStore,
     InvalidInputError,
     Profile,
     Relationship,
@@ -67,19 +68,29 @@ def _failure(exc: StoreError, *, viewer_id: str, input_field: str) -> Failure:
     return Failure("INVALID_INPUT", str(exc), ["input", input_field])
 
 
-Action = Callable[[str, str], Awaitable[FollowResult]]
+# A write between the viewer and another user: (store, viewer, other) -> its result.
+Action = Callable[[FollowStore, str, str], Awaitable[FollowResult]]
 
 
 async def _act(context: Context, user_id: str, action: Action) -> FollowOutcome:
     viewer_id = require_viewer(context)
     try:
-        result = await action(viewer_id, user_id)
+        result = await action(context.store, viewer_id, user_id)
     except StoreError as exc:
         failure = _failure(exc, viewer_id=viewer_id, input_field="userId")
         return FollowOutcome(viewer_id, None, failures=[failure])
     finally:
         context.loaders.clear_all()
     return FollowOutcome(viewer_id, user_id, result.changed, result.relationship, pending=result.pending)
+
+
+def _mutation(action: Action) -> Callable[[Context, str], Awaitable[FollowOutcome]]:
+    """The mutation that runs `action` between the viewer and `user_id`."""
+
+    async def mutation(context: Context, user_id: str) -> FollowOutcome:
+        return await _act(context, user_id, action)
+
+    return mutation
 
 
 async def follow(context: Context, user_id: str) -> FollowOutcome:
@@ -90,45 +101,21 @@ async def follow(context: Context, user_id: str) -> FollowOutcome:
             retry = datetime.fromtimestamp(limited.retry_at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
             message = f"Too many follows: the limit is {limited.limit}. Try again after {retry}."
             return FollowOutcome(viewer_id, None, failures=[Failure("RATE_LIMITED", message)])
-    return await _act(context, user_id, lambda me, other: context.store.follow(follower=me, followee=other))
+    return await _act(context, user_id, lambda store, me, other: store.follow(follower=me, followee=other))
 
 
-async def unfollow(context: Context, user_id: str) -> FollowOutcome:
-    return await _act(context, user_id, lambda me, other: context.store.unfollow(follower=me, followee=other))
-
-
-async def remove_fan(context: Context, user_id: str) -> FollowOutcome:
-    return await _act(context, user_id, lambda me, other: context.store.remove_fan(user=me, fan=other))
-
-
-async def block(context: Context, user_id: str) -> FollowOutcome:
-    return await _act(
-        context, user_id, lambda me, other: controls.block(context.store, blocker=me, blocked=other)
-    )
-
-
-async def unblock(context: Context, user_id: str) -> FollowOutcome:
-    return await _act(
-        context, user_id, lambda me, other: controls.unblock(context.store, blocker=me, blocked=other)
-    )
-
-
-async def mute(context: Context, user_id: str, *, on: bool) -> FollowOutcome:
-    return await _act(
-        context, user_id, lambda me, other: controls.mute(context.store, muter=me, muted=other, on=on)
-    )
-
-
-async def accept_follow_request(context: Context, user_id: str) -> FollowOutcome:
-    return await _act(
-        context, user_id, lambda me, other: controls.accept_request(context.store, user=me, requester=other)
-    )
-
-
-async def reject_follow_request(context: Context, user_id: str) -> FollowOutcome:
-    return await _act(
-        context, user_id, lambda me, other: controls.reject_request(context.store, user=me, requester=other)
-    )
+unfollow = _mutation(lambda store, me, other: store.unfollow(follower=me, followee=other))
+remove_fan = _mutation(lambda store, me, other: store.remove_fan(user=me, fan=other))
+block = _mutation(lambda store, me, other: controls.block(store, blocker=me, blocked=other))
+unblock = _mutation(lambda store, me, other: controls.unblock(store, blocker=me, blocked=other))
+mute = _mutation(lambda store, me, other: controls.mute(store, muter=me, muted=other, on=True))
+unmute = _mutation(lambda store, me, other: controls.mute(store, muter=me, muted=other, on=False))
+accept_follow_request = _mutation(
+    lambda store, me, other: controls.accept_request(store, user=me, requester=other)
+)
+reject_follow_request = _mutation(
+    lambda store, me, other: controls.reject_request(store, user=me, requester=other)
+)
 
 
 async def update_settings(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from followgraph.resolvers.errors import ApiError, bad_user_input
 from followgraph.store import DEFAULT_PAGE_SIZE
+from followgraph.store.paging import page_size_message
 
 MAX_PAGE_SIZE = 100
 
@@ -18,7 +19,7 @@ def page_size_error(name: str, value: int, maximum: int) -> ApiError | None:
     """The error for `first`/`last` = `value`, None when it is allowed."""
     if 0 <= value <= maximum:
         return None
-    return bad_user_input(f"`{name}` must be between 0 and {maximum}, got {value}.", argument=name)
+    return bad_user_input(page_size_message(name, value, maximum), argument=name)
 
 
 def check_page_size(name: str, value: int | None, maximum: int) -> None:

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 import strawberry
-from strawberry.types.base import StrawberryObjectDefinition
-from strawberry.utils.str_converters import to_camel_case
+from strawberry.types import get_object_definition
 
+from followgraph.schema.document import graphql_name
 from followgraph.store import ListKind, Parts
 
 S = TypeVar("S")
@@ -56,7 +56,7 @@ class Values(Generic[S]):
     """The declared plain fields of a Strawberry type, by GraphQL name."""
 
     def __init__(self, cls: type) -> None:
-        definition: StrawberryObjectDefinition = cls.__strawberry_definition__  # type: ignore[attr-defined]
+        definition = get_object_definition(cls, strict=True)
         self.type_name = definition.name
         self.by_name: dict[str, Value[S]] = {}
         # Fields that are not plain values: objects, lists and fields with resolvers.
@@ -64,7 +64,7 @@ class Values(Generic[S]):
         # Connection fields over a user's sorted-set lists, with the list each pages.
         self.lists: dict[str, ListKind] = {}
         for field in definition.fields:
-            name = field.graphql_name or to_camel_case(field.python_name)
+            name = graphql_name(field)
             metadata: Mapping[str, Any] = field.metadata or {}
             declared = metadata.get(_VALUE)
             if declared is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, Protocol, Self, TypeVar
 
 from graphql import (
     DocumentNode,
@@ -20,6 +20,7 @@ from graphql import (
     GraphQLSchema,
     InlineFragmentNode,
     OperationDefinitionNode,
+    SelectionNode,
     SelectionSetNode,
     ValueNode,
     VariableNode,
@@ -27,13 +28,22 @@ from graphql import (
 )
 from graphql.validation import ASTValidationRule
 from strawberry import Schema
+from strawberry.schema.config import StrawberryConfig
 from strawberry.schema.validation_rules.maybe_null import MaybeNullValidationRule
 from strawberry.schema.validation_rules.one_of import OneOfInputValidationRule
 from strawberry.types import ExecutionContext
+from strawberry.types.field import StrawberryField
 
 Fragments = Mapping[str, FragmentDefinitionNode]
 # Called for every inline fragment and fragment definition a selection expands (to refuse some).
 FragmentCheck = Callable[[InlineFragmentNode | FragmentDefinitionNode], None]
+
+
+class _Sum(Protocol):
+    def __add__(self, other: Self, /) -> Self: ...
+
+
+Value = TypeVar("Value", bound=_Sum)
 
 
 class UnknownFragmentError(Exception):
@@ -42,6 +52,8 @@ class UnknownFragmentError(Exception):
 
 # -- Strawberry's wrapped graphql-core objects --------------------------------------------------
 
+
+_NAMES = StrawberryConfig().name_converter
 
 # The validation rules Strawberry adds to graphql-core's (for its Maybe and @oneOf inputs).
 STRAWBERRY_RULES: tuple[type[ASTValidationRule], ...] = (MaybeNullValidationRule, OneOfInputValidationRule)
@@ -56,6 +68,11 @@ def provided_operation_name(context: ExecutionContext) -> str | None:
     """The operation name the client sent (ExecutionContext.operation_name falls back to the first
     operation's name)."""
     return context._provided_operation_name
+
+
+def graphql_name(field: StrawberryField) -> str:
+    """A Strawberry field's name in the schema (the schema's default naming: camelCase)."""
+    return _NAMES.get_graphql_name(field)
 
 
 def field_nodes(info: Any) -> tuple[list[FieldNode], Fragments]:
@@ -162,3 +179,56 @@ def _below(nodes: list[FieldNode], fragments: Fragments) -> Iterator[FieldNode]:
             yield from fields(node.selection_set, fragments, expanded=expanded)
         except UnknownFragmentError:
             continue
+
+
+class SelectionFold(Generic[Value]):
+    """Folds selection sets into a sum of Values, fragments expanded: a subclass says what a field
+    is worth (`field`, which folds its own selection set with `selections`) and may look at every
+    selection and fragment definition it meets (`visit`). Each named fragment is folded once and its
+    value reused wherever it is spread, so a document that fans fragments out exponentially is
+    read in linear time; an unknown or cyclic spread is worth `empty` (validation refuses it)."""
+
+    def __init__(self, schema: GraphQLSchema, document: DocumentNode, empty: Value) -> None:
+        self.schema = schema
+        self.fragments = fragments_of(document)
+        self.empty = empty
+        self._folded: dict[str, Value] = {}
+        self._in_progress: set[str] = set()
+
+    def field(self, node: FieldNode, parent: Any) -> Value:
+        """What `node`, a field of the type `parent` (None when unknown), is worth."""
+        raise NotImplementedError
+
+    def visit(self, node: SelectionNode | FragmentDefinitionNode) -> None:
+        """Sees every selection folded and every fragment definition, once per fold of it."""
+
+    def selections(self, selections: SelectionSetNode | None, parent: Any) -> Value:
+        """The sum over a selection set of fields of the type `parent`."""
+        total = self.empty
+        if selections is None:
+            return total
+        for node in selections.selections:
+            self.visit(node)
+            if isinstance(node, FieldNode):
+                total += self.field(node, parent)
+            elif isinstance(node, InlineFragmentNode):
+                inner = (
+                    self.schema.get_type(node.type_condition.name.value) if node.type_condition else parent
+                )
+                total += self.selections(node.selection_set, inner)
+            elif isinstance(node, FragmentSpreadNode):
+                total += self._fragment(node.name.value)
+        return total
+
+    def _fragment(self, name: str) -> Value:
+        if name in self._folded:
+            return self._folded[name]
+        fragment = self.fragments.get(name)
+        if fragment is None or name in self._in_progress:
+            return self.empty
+        self._in_progress.add(name)
+        self.visit(fragment)
+        inner = self.schema.get_type(fragment.type_condition.name.value)
+        folded = self._folded[name] = self.selections(fragment.selection_set, inner)
+        self._in_progress.discard(name)
+        return folded

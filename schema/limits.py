@@ -12,13 +12,12 @@ from typing import Any
 from graphql import (
     DocumentNode,
     FieldNode,
-    FragmentSpreadNode,
+    FragmentDefinitionNode,
     GraphQLList,
     GraphQLNonNull,
     GraphQLObjectType,
     GraphQLSchema,
-    InlineFragmentNode,
-    SelectionSetNode,
+    SelectionNode,
     ValueNode,
 )
 from graphql.execution.values import get_variable_values
@@ -28,8 +27,8 @@ from followgraph.resolvers.errors import ApiError
 from followgraph.resolvers.paging import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, page_size_error
 from followgraph.schema.document import (
     Argument,
+    SelectionFold,
     core_schema,
-    fragments_of,
     operation,
     provided_operation_name,
 )
@@ -67,50 +66,19 @@ class _Measure:
         return _Measure(max(self.depth, other.depth), self.aliases + other.aliases, self.cost + other.cost)
 
 
-class _Walker:
-    """Measures an operation in one pass over the document: each fragment is measured once and
-    reused wherever it is spread (cost is linear in the number of nodes it is asked on), so a
-    document that fans fragments out exponentially is measured in linear time."""
+class _Walker(SelectionFold[_Measure]):
+    """Measures an operation in one pass over the document (each fragment measured once, its
+    measure reused wherever it is spread: cost is linear in the number of nodes it is asked on)."""
 
     def __init__(
         self, schema: GraphQLSchema, document: DocumentNode, variables: Mapping[str, Any], limits: QueryLimits
     ) -> None:
-        self.schema = schema
+        super().__init__(schema, document, _Measure())
         self.variables = variables
         self.limits = limits
-        self.fragments = fragments_of(document)
-        self.measured: dict[str, _Measure] = {}
-        self.in_progress: set[str] = set()
 
-    def selections(self, selections: SelectionSetNode | None, parent: Any) -> _Measure:
-        total = _Measure()
-        if selections is None:
-            return total
-        for node in selections.selections:
-            self._directives(node)
-            if isinstance(node, FieldNode):
-                total += self._field(node, parent)
-            elif isinstance(node, InlineFragmentNode):
-                inner = (
-                    self.schema.get_type(node.type_condition.name.value) if node.type_condition else parent
-                )
-                total += self.selections(node.selection_set, inner)
-            elif isinstance(node, FragmentSpreadNode):
-                total += self._fragment(node.name.value)
-        return total
-
-    def _fragment(self, name: str) -> _Measure:
-        if name in self.measured:
-            return self.measured[name]
-        fragment = self.fragments.get(name)
-        if fragment is None or name in self.in_progress:
-            return _Measure()  # unknown or cyclic: validation refuses the document
-        self.in_progress.add(name)
-        self._directives(fragment)
-        inner = self.schema.get_type(fragment.type_condition.name.value)
-        measured = self.measured[name] = self.selections(fragment.selection_set, inner)
-        self.in_progress.discard(name)
-        return measured
+    def visit(self, node: SelectionNode | FragmentDefinitionNode) -> None:
+        self._directives(node)
 
     def _directives(self, node: Any) -> None:
         count = len(node.directives or ())
@@ -120,7 +88,7 @@ class _Walker:
                 "TOO_MANY_DIRECTIVES",
             )
 
-    def _field(self, node: FieldNode, parent: Any) -> _Measure:
+    def field(self, node: FieldNode, parent: Any) -> _Measure:
         aliases = 0 if node.alias is None else 1
         if node.name.value.startswith("__"):
             return _Measure(aliases=aliases)  # introspection: served from memory, bounded by tokens

@@ -177,11 +177,11 @@ class Mutation:
 
     @strawberry.mutation(description="The viewer mutes userId (no change to the graph). Requires a token.")
     async def mute(self, info: Info, input: MuteInput) -> FollowPayload:
-        return await FollowPayload.load(info, await mutations.mute(info.context, input.user_id, on=True))
+        return await FollowPayload.load(info, await mutations.mute(info.context, input.user_id))
 
     @strawberry.mutation(description="The viewer unmutes userId. Requires a token.")
     async def unmute(self, info: Info, input: UnmuteInput) -> FollowPayload:
-        return await FollowPayload.load(info, await mutations.mute(info.context, input.user_id, on=False))
+        return await FollowPayload.load(info, await mutations.unmute(info.context, input.user_id))
 
     @strawberry.mutation(
         description="userId's pending follow request to the viewer becomes a follow (followedAt = now). "

@@ -140,8 +140,9 @@ async def users_at(info: Info, user_ids: Sequence[str], *path: str) -> list["Use
     return [User.of(facts) for facts in loaded]
 
 
-def _list_field(kind: ListKind, description: str) -> Any:
-    """A connection field over one of the user's sorted-set lists (the three differ only in kind)."""
+def _list_field(kind: ListKind, description: str, *, owner_only: bool = False) -> Any:
+    """A connection field over one of the user's sorted-set lists; `owner_only`: a list only its
+    owner sees, null for anyone else (and not one the plans cover)."""
 
     async def resolve(
         self: "User",
@@ -150,13 +151,19 @@ def _list_field(kind: ListKind, description: str) -> Any:
         after: After = None,
         last: Last = None,
         before: Before = None,
-    ) -> FollowConnection:
+    ) -> FollowConnection | None:
+        if owner_only and info.context.viewer_id != self.user_id:
+            return None
         page = await lists.list_page(
             info.context, kind, self.user_id, first=first, after=after, last=last, before=before
         )
         return await FollowConnection.load(info, page)
 
-    return strawberry.field(resolver=resolve, description=description, metadata=list_metadata(kind))
+    if owner_only:
+        return strawberry.field(resolver=resolve, description=description)
+    return strawberry.field(
+        resolver=resolve, description=description, metadata=list_metadata(kind), graphql_type=FollowConnection
+    )
 
 
 def _relation(get: Callable[[Any], Any], description: str) -> Any:
@@ -167,27 +174,6 @@ def _relation(get: Callable[[Any], Any], description: str) -> Any:
 def _control(get: Callable[[Controls], bool], description: str) -> Any:
     """A block, mute or pending request between the user and the viewer."""
     return value(lambda facts: get(facts.controls), needs=CONTROLS, description=description)
-
-
-def _own_list_field(kind: ListKind, description: str) -> Any:
-    """A connection field over a list only its owner sees: null for anyone else."""
-
-    async def resolve(
-        self: "User",
-        info: Info,
-        first: First = None,
-        after: After = None,
-        last: Last = None,
-        before: Before = None,
-    ) -> FollowConnection | None:
-        if info.context.viewer_id != self.user_id:
-            return None
-        page = await lists.list_page(
-            info.context, kind, self.user_id, first=first, after=after, last=last, before=before
-        )
-        return await FollowConnection.load(info, page)
-
-    return strawberry.field(resolver=resolve, description=description)
 
 
 def _own_settings(facts: UserFacts) -> UserSettings | None:
@@ -311,25 +297,29 @@ class User(Node):
         "followedAt is when the relation became mutual.",
     )
 
-    follow_requests = _own_list_field(
+    follow_requests = _list_field(
         ListKind.REQUESTS_IN,
         "Pending follow requests to this user, newest first; followedAt is when the request was made. "
         "Null unless the user is the viewer.",
+        owner_only=True,
     )
-    sent_follow_requests = _own_list_field(
+    sent_follow_requests = _list_field(
         ListKind.REQUESTS_OUT,
         "Follow requests this user made that are still pending, newest first. "
         "Null unless the user is the viewer.",
+        owner_only=True,
     )
-    blocking = _own_list_field(
+    blocking = _list_field(
         ListKind.BLOCKING,
         "Users this user blocks, newest first; followedAt is when the block was made. "
         "Null unless the user is the viewer.",
+        owner_only=True,
     )
-    muting = _own_list_field(
+    muting = _list_field(
         ListKind.MUTING,
         "Users this user mutes, newest first; followedAt is when the mute was made. "
         "Null unless the user is the viewer.",
+        owner_only=True,
     )
 
     @strawberry.field(

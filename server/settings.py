@@ -20,6 +20,7 @@ from followgraph.server.auth import AuthConfig, AuthConfigError
 from followgraph.server.http_protocol import ReadLimits
 from followgraph.server.subscriptions import SocketLimits
 from followgraph.store.keys import DEFAULT_LOG_CAP, Keys
+from followgraph.store.paging import MAX_LIMIT
 
 ENV_PREFIX = "FOLLOWGRAPH_"
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -35,8 +36,8 @@ RANGES: dict[str, tuple[int, int]] = {
     "max_directives": (0, 100),
     "max_cost": (1, 10_000_000),
     "max_tokens": (100, 1_000_000),
-    # The store pages at most 1,000 entries per call.
-    "max_page_size": (1, 1000),
+    # No more than the store pages per call.
+    "max_page_size": (1, MAX_LIMIT),
     "max_errors": (1, 100),
     "max_header_bytes": (1024, 1_048_576),
     "max_connections": (1, 1_000_000),

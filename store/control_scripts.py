@@ -19,43 +19,50 @@ local function cut(following, fans, mutual, requests_in, requests_out, member)
 end
 """
 
-# block(A, B) on a single Redis.
-# KEYS: profile:A profile:B blocking:A following:A fans:A mutual:A requests_in:A requests_out:A
-#       blocked_by:B following:B fans:B mutual:B requests_in:B requests_out:B
-# ARGV: A B   Returns {status, added}.
-BLOCK = (
-    NOW
-    + LOG
-    + _CUT
-    + """
-if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
-if redis.call('EXISTS', KEYS[2]) == 0 then return {-2, 0} end
-local added = redis.call('ZADD', KEYS[3], 'NX', now_ms(nil), ARGV[2])
+
+def _block(prefix: str, at: str) -> tuple[str, str]:
+    """block(A, B) on a single Redis and A's step of it on a cluster, the block's time being the
+    Lua expression `at` (B's step is BLOCK_IN either way)."""
+    single = (
+        prefix
+        + LOG
+        + _CUT
+        + f"""
+if redis.call('EXISTS', KEYS[1]) == 0 then return {{-1, 0}} end
+if redis.call('EXISTS', KEYS[2]) == 0 then return {{-2, 0}} end
+local added = redis.call('ZADD', KEYS[3], 'NX', {at.format(arg=3)}, ARGV[2])
 local at = redis.call('ZSCORE', KEYS[3], ARGV[2])
 if added == 1 then log_event('BLOCK', ME, ARGV[2], at) end
 cut(KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], ARGV[2])
 redis.call('ZADD', KEYS[9], at, ARGV[1])
 cut(KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], ARGV[1])
-return {0, added}
+return {{0, added}}
 """
-)
-
-# A's step of a block, on a cluster.
-# KEYS: profile:A blocking:A following:A fans:A mutual:A requests_in:A requests_out:A   ARGV: B
-# Returns {status, added, time}.
-BLOCK_OUT = (
-    NOW
-    + LOG
-    + _CUT
-    + """
-if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, false} end
-local added = redis.call('ZADD', KEYS[2], 'NX', now_ms(nil), ARGV[1])
+    )
+    out = (
+        prefix
+        + LOG
+        + _CUT
+        + f"""
+if redis.call('EXISTS', KEYS[1]) == 0 then return {{-1, 0, false}} end
+local added = redis.call('ZADD', KEYS[2], 'NX', {at.format(arg=2)}, ARGV[1])
 cut(KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], ARGV[1])
 local at = redis.call('ZSCORE', KEYS[2], ARGV[1])
 if added == 1 then log_event('BLOCK', ME, ARGV[1], at) end
-return {0, added, at}
+return {{0, added, at}}
 """
-)
+    )
+    return single, out
+
+
+# block(A, B) on a single Redis.
+# KEYS: profile:A profile:B blocking:A following:A fans:A mutual:A requests_in:A requests_out:A
+#       blocked_by:B following:B fans:B mutual:B requests_in:B requests_out:B
+# ARGV: A B   Returns {status, added}.
+# A's step of a block, on a cluster (BLOCK_OUT).
+# KEYS: profile:A blocking:A following:A fans:A mutual:A requests_in:A requests_out:A   ARGV: B
+# Returns {status, added, time}.
+BLOCK, BLOCK_OUT = _block(NOW, "now_ms(nil)")
 
 # B's step of a block, on a cluster.
 # KEYS: blocked_by:B following:B fans:B mutual:B requests_in:B requests_out:B   ARGV: A, time
@@ -68,38 +75,45 @@ return 1
 """
 )
 
-# unblock(A, B) on a single Redis.   KEYS: profile:A profile:B blocking:A blocked_by:B   ARGV: A B
-# Returns {status, removed}. Follows the block ended stay ended.
-UNBLOCK = (
-    NOW
-    + LOG
-    + """
-if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
-if redis.call('EXISTS', KEYS[2]) == 0 then return {-2, 0} end
-local removed = redis.call('ZREM', KEYS[3], ARGV[2])
+
+def _removal(event: str) -> tuple[str, str, str]:
+    """An undone relation that A's set holds and B's set mirrors (a block, a request to A): the
+    script on a single Redis, A's step and B's step on a cluster, logging `event` when A's entry
+    was there.
+    Single: KEYS profile:A profile:B A's set B's set, ARGV A B. A's step: KEYS profile:A A's set,
+    ARGV B. Both return {status, changed}. B's step: KEYS B's set, ARGV A."""
+    single = (
+        NOW
+        + LOG
+        + f"""
+if redis.call('EXISTS', KEYS[1]) == 0 then return {{-1, 0}} end
+if redis.call('EXISTS', KEYS[2]) == 0 then return {{-2, 0}} end
+local changed = redis.call('ZREM', KEYS[3], ARGV[2])
 redis.call('ZREM', KEYS[4], ARGV[1])
-if removed == 1 then log_event('UNBLOCK', ME, ARGV[2], now_ms(nil)) end
-return {0, removed}
+if changed == 1 then log_event('{event}', ME, ARGV[2], now_ms(nil)) end
+return {{0, changed}}
 """
-)
-
-# A's step of an unblock, on a cluster.   KEYS: profile:A blocking:A   ARGV: B   Returns {status, removed}.
-UNBLOCK_OUT = (
-    NOW
-    + LOG
-    + """
-if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
-local removed = redis.call('ZREM', KEYS[2], ARGV[1])
-if removed == 1 then log_event('UNBLOCK', ME, ARGV[1], now_ms(nil)) end
-return {0, removed}
+    )
+    out = (
+        NOW
+        + LOG
+        + f"""
+if redis.call('EXISTS', KEYS[1]) == 0 then return {{-1, 0}} end
+local changed = redis.call('ZREM', KEYS[2], ARGV[1])
+if changed == 1 then log_event('{event}', ME, ARGV[1], now_ms(nil)) end
+return {{0, changed}}
 """
-)
-
-# B's step of an unblock, on a cluster.   KEYS: blocked_by:B   ARGV: A
-UNBLOCK_IN = """
+    )
+    into = """
 redis.call('ZREM', KEYS[1], ARGV[1])
 return 1
 """
+    return single, out, into
+
+
+# unblock(A, B): KEYS profile:A profile:B blocking:A blocked_by:B (A's step: profile:A blocking:A;
+# B's: blocked_by:B). Follows the block ended stay ended.
+UNBLOCK, UNBLOCK_OUT, UNBLOCK_IN = _removal("UNBLOCK")
 
 # mute / unmute: A's keys only (B's registration is checked apart on a cluster).
 # KEYS: profile:A muting:A [profile:B]   ARGV: B, '1' to mute / '0' to unmute
@@ -221,38 +235,9 @@ return out
 """
 )
 
-# reject(A rejects B) on a single Redis.   KEYS: profile:A profile:B requests_in:A requests_out:B
-# ARGV: A B   Returns {status, changed}.
-REJECT = (
-    NOW
-    + LOG
-    + """
-if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
-if redis.call('EXISTS', KEYS[2]) == 0 then return {-2, 0} end
-local changed = redis.call('ZREM', KEYS[3], ARGV[2])
-redis.call('ZREM', KEYS[4], ARGV[1])
-if changed == 1 then log_event('REJECT_FOLLOW_REQUEST', ME, ARGV[2], now_ms(nil)) end
-return {0, changed}
-"""
-)
-
-# The owner's step, on a cluster.   KEYS: profile:A requests_in:A   ARGV: B   Returns {status, changed}.
-REJECT_OUT = (
-    NOW
-    + LOG
-    + """
-if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
-local changed = redis.call('ZREM', KEYS[2], ARGV[1])
-if changed == 1 then log_event('REJECT_FOLLOW_REQUEST', ME, ARGV[1], now_ms(nil)) end
-return {0, changed}
-"""
-)
-
-# The requester's step, on a cluster.   KEYS: requests_out:B   ARGV: A
-REJECT_IN = """
-redis.call('ZREM', KEYS[1], ARGV[1])
-return 1
-"""
+# reject(A rejects B): KEYS profile:A profile:B requests_in:A requests_out:B (the owner's step:
+# profile:A requests_in:A; the requester's: requests_out:B).
+REJECT, REJECT_OUT, REJECT_IN = _removal("REJECT_FOLLOW_REQUEST")
 
 # KEYS: profile   ARGV: locked, hideFollowing, hideFans: '1' on, '0' off, '' unchanged
 # Returns {locked before, locked, hideFollowing, hideFans} ('1' or false), or -1 for an unknown user.
@@ -281,38 +266,9 @@ return {was[1], now[1], now[2], now[3]}
 
 # -- imports: the same changes at a given time (epoch ms), idempotent, a batch to a pipeline ------
 
-# block(A, B) at a given time on a single Redis (an existing block keeps its time).
-# KEYS: as BLOCK   ARGV: A B time   Returns {status, added}.
-BLOCK_AT = (
-    LOG
-    + _CUT
-    + """
-if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
-if redis.call('EXISTS', KEYS[2]) == 0 then return {-2, 0} end
-local added = redis.call('ZADD', KEYS[3], 'NX', ARGV[3], ARGV[2])
-local at = redis.call('ZSCORE', KEYS[3], ARGV[2])
-if added == 1 then log_event('BLOCK', ME, ARGV[2], at) end
-cut(KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], ARGV[2])
-redis.call('ZADD', KEYS[9], at, ARGV[1])
-cut(KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], ARGV[1])
-return {0, added}
-"""
-)
-
-# A's step of a block at a given time, on a cluster; B's step is BLOCK_IN.
-# KEYS: as BLOCK_OUT   ARGV: B time   Returns {status, added, time}.
-BLOCK_AT_OUT = (
-    LOG
-    + _CUT
-    + """
-if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, false} end
-local added = redis.call('ZADD', KEYS[2], 'NX', ARGV[2], ARGV[1])
-cut(KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], ARGV[1])
-local at = redis.call('ZSCORE', KEYS[2], ARGV[1])
-if added == 1 then log_event('BLOCK', ME, ARGV[1], at) end
-return {0, added, at}
-"""
-)
+# block(A, B) at a given time (an existing block keeps its time): KEYS as BLOCK and BLOCK_OUT,
+# ARGV as theirs followed by the time; B's step is BLOCK_IN.
+BLOCK_AT, BLOCK_AT_OUT = _block("", "ARGV[{arg}]")
 
 # mute(A, B) at a given time: A's keys only (B's registration is checked apart on a cluster).
 # KEYS: profile:A muting:A [profile:B]   ARGV: B time   Returns {status, added}.

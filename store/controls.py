@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from followgraph.store import control_scripts as cs
@@ -18,7 +19,8 @@ from followgraph.store.errors import UserNotFoundError
 from followgraph.store.events import logged
 from followgraph.store.graph import FollowStore
 from followgraph.store.ids import validate_user_id
-from followgraph.store.lua import ScriptCall, run_scripts
+from followgraph.store.keys import Keys
+from followgraph.store.lua import LuaScript, ScriptCall, run_scripts
 from followgraph.store.model import FollowResult, Relationship, UserSettings
 
 # Requests accepted per round trip when an account is unlocked.
@@ -76,19 +78,42 @@ async def block(store: FollowStore, *, blocker: str, blocked: str) -> FollowResu
     return FollowResult(bool(reply[1]), Relationship.NONE)
 
 
+@dataclass(frozen=True, slots=True)
+class _Removal:
+    """A relation A's set holds and B's set mirrors, removed by a trio of scripts
+    (control_scripts._removal: on a single Redis, A's step, B's step)."""
+
+    scripts: tuple[LuaScript, LuaScript, LuaScript]
+    a_set: Callable[[Keys, str], str]
+    b_set: Callable[[Keys, str], str]
+
+    async def run(self, store: FollowStore, a: str, b: str) -> FollowResult:
+        single, out, into = self.scripts
+        k = store.keys
+        a_set, b_set = self.a_set(k, a), self.b_set(k, b)
+        reply = await _pair(
+            store,
+            a,
+            b,
+            (single, [k.profile(a), k.profile(b), a_set, b_set], [a, b]),
+            (out, [k.profile(a), a_set], [b]),
+            lambda _: (into, [b_set], [a]),
+        )
+        return await _result(store, a, b, reply[1])
+
+
+_UNBLOCK = _Removal(
+    (cs.UNBLOCK_SCRIPT, cs.UNBLOCK_OUT_SCRIPT, cs.UNBLOCK_IN_SCRIPT), Keys.blocking, Keys.blocked_by
+)
+_REJECT = _Removal(
+    (cs.REJECT_SCRIPT, cs.REJECT_OUT_SCRIPT, cs.REJECT_IN_SCRIPT), Keys.requests_in, Keys.requests_out
+)
+
+
 async def unblock(store: FollowStore, *, blocker: str, blocked: str) -> FollowResult:
     """`blocker` lifts the block of `blocked`; follows it ended stay ended. Idempotent."""
     store.check_pair(blocker, blocked, self_message="A user cannot unblock themselves.")
-    k, a, b = store.keys, blocker, blocked
-    reply = await _pair(
-        store,
-        a,
-        b,
-        (cs.UNBLOCK_SCRIPT, [k.profile(a), k.profile(b), k.blocking(a), k.blocked_by(b)], [a, b]),
-        (cs.UNBLOCK_OUT_SCRIPT, [k.profile(a), k.blocking(a)], [b]),
-        lambda _: (cs.UNBLOCK_IN_SCRIPT, [k.blocked_by(b)], [a]),
-    )
-    return await _result(store, a, b, reply[1])
+    return await _UNBLOCK.run(store, blocker, blocked)
 
 
 async def mute(store: FollowStore, *, muter: str, muted: str, on: bool = True) -> FollowResult:
@@ -133,16 +158,7 @@ async def accept_request(store: FollowStore, *, user: str, requester: str) -> Fo
 async def reject_request(store: FollowStore, *, user: str, requester: str) -> FollowResult:
     """`requester`'s pending request to follow `user` is dropped. Idempotent."""
     store.check_pair(user, requester, self_message="A user cannot answer their own request.")
-    k, a, b = store.keys, user, requester
-    reply = await _pair(
-        store,
-        a,
-        b,
-        (cs.REJECT_SCRIPT, [k.profile(a), k.profile(b), k.requests_in(a), k.requests_out(b)], [a, b]),
-        (cs.REJECT_OUT_SCRIPT, [k.profile(a), k.requests_in(a)], [b]),
-        lambda _: (cs.REJECT_IN_SCRIPT, [k.requests_out(b)], [a]),
-    )
-    return await _result(store, a, b, reply[1])
+    return await _REJECT.run(store, user, requester)
 
 
 async def update_settings(

@@ -16,8 +16,14 @@ from followgraph.store.cursor import Cursor, cursor_of
 from followgraph.store.errors import InvalidPageError
 from followgraph.store.model import Entry, Page
 
-# The most entries one call returns; the API layer sets its own, lower limit.
+# The most entries one call returns, and so the highest page-size limit the API may be configured
+# with (its own default is lower: resolvers.paging.MAX_PAGE_SIZE).
 MAX_LIMIT = 1000
+
+
+def page_size_message(name: str, value: int, maximum: int) -> str:
+    """What is said of a `first`/`last` = `value` outside 0..`maximum`, at every layer."""
+    return f"`{name}` must be between 0 and {maximum}, got {value}."
 
 
 class Direction(enum.Enum):
@@ -59,7 +65,7 @@ def _limit(name: str, value: int | None, default: int) -> int:
     if value is None:
         return default
     if value < 0 or value > MAX_LIMIT:
-        raise InvalidPageError(f"`{name}` must be between 0 and {MAX_LIMIT}, got {value}.")
+        raise InvalidPageError(page_size_message(name, value, MAX_LIMIT))
     return value
 
 

@@ -13,6 +13,7 @@ from starlette.applications import Starlette
 from followgraph.server.app import create_app
 from followgraph.server.auth import mint_token
 from followgraph.server.settings import Settings
+from followgraph.server.watchdog import RedisWatchdog
 from followgraph.store import FollowStore
 from followgraph.store.lua import Client
 
@@ -83,11 +84,14 @@ async def serve(
     *,
     accept: str | None = None,
     raise_app_exceptions: bool = True,
+    watchdog: RedisWatchdog | None = None,
+    base_url: str = "http://testserver",
 ) -> AsyncIterator[Served]:
-    """The app for `settings`, started, on `redis` (or the Redis its settings name). With
-    `raise_app_exceptions` off, an exception the app lets out is a 500, as in production."""
-    app = create_app(settings, redis=redis)
+    """The app for `settings`, started, on `redis` (or the Redis its settings name), with the
+    embedded Redis's `watchdog` if any. With `raise_app_exceptions` off, an exception the app lets
+    out is a 500, as in production."""
+    app = create_app(settings, redis=redis, watchdog=watchdog)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app, raise_app_exceptions=raise_app_exceptions)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        async with httpx.AsyncClient(transport=transport, base_url=base_url) as client:
             yield Served(app, client, settings, accept)

@@ -5,14 +5,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from followgraph.server.app import create_app
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
 from tests.conftest import TEST_SECRET
-from tests.served import Served
+from tests.served import Served, serve
 
 
 @pytest.fixture
@@ -25,31 +24,29 @@ async def own_redis(tmp_path: Path) -> AsyncIterator[RedisServer]:
 
 async def test_readyz_follows_redis_without_a_restart(own_redis: RedisServer, tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path, jwt_secret=TEST_SECRET, redis_url=own_redis.url)
-    app = create_app(settings)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
-            ready = (await client.get("/readyz")).json()
-            # The SQL copy (SQLite in the data directory by default) is reported beside Redis.
-            assert (ready["status"], ready["redis"], ready["sync"]["status"]) in {
-                ("ok", "ok", "starting"), ("ok", "ok", "ok")
-            }  # fmt: skip
-            assert (await client.get("/healthz")).status_code == 200
+    async with serve(settings) as served:
+        client = served.client
+        ready = (await client.get("/readyz")).json()
+        # The SQL copy (SQLite in the data directory by default) is reported beside Redis.
+        assert (ready["status"], ready["redis"], ready["sync"]["status"]) in {
+            ("ok", "ok", "starting"), ("ok", "ok", "ok")
+        }  # fmt: skip
+        assert (await client.get("/healthz")).status_code == 200
 
-            own_redis.stop()
-            down = await client.get("/readyz")
-            assert down.status_code == 503
-            assert down.json()["status"] == "unavailable"
-            assert (await client.get("/healthz")).status_code == 200
-            query = await client.post("/graphql", json={"query": '{ user(userId: "a") { name } }'})
-            body = query.json()
-            assert body["errors"][0]["message"] == "Internal server error."
-            assert body["errors"][0]["extensions"]["code"] == "INTERNAL_SERVER_ERROR"
+        own_redis.stop()
+        down = await client.get("/readyz")
+        assert down.status_code == 503
+        assert down.json()["status"] == "unavailable"
+        assert (await client.get("/healthz")).status_code == 200
+        query = await client.post("/graphql", json={"query": '{ user(userId: "a") { name } }'})
+        body = query.json()
+        assert body["errors"][0]["message"] == "Internal server error."
+        assert body["errors"][0]["extensions"]["code"] == "INTERNAL_SERVER_ERROR"
 
-            own_redis.start()
-            assert (await client.get("/readyz")).status_code == 200
-            again = await client.post("/graphql", json={"query": '{ user(userId: "a") { name } }'})
-            assert again.json() == {"data": {"user": None}}
+        own_redis.start()
+        assert (await client.get("/readyz")).status_code == 200
+        again = await client.post("/graphql", json={"query": '{ user(userId: "a") { name } }'})
+        assert again.json() == {"data": {"user": None}}
 
 
 async def test_metrics_count_requests_outcomes_and_batches(api: Served) -> None:

@@ -17,7 +17,6 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 from websockets.typing import Origin, Subprotocol
 
-from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
 from followgraph.store.events import Event, EventKind
 from tests.conftest import TEST_SECRET
@@ -28,21 +27,13 @@ GRAPHQL_TRANSPORT_WS = Subprotocol("graphql-transport-ws")
 FOLLOW = "mutation Follow($id: ID!) { follow(input: {userId: $id}) { changed } }"
 
 
-@pytest.fixture
-async def client(redis_server: RedisServer) -> AsyncIterator[aioredis.Redis]:
-    redis = aioredis.Redis(unix_socket_path=str(redis_server.socket_path), decode_responses=True)
-    await redis.flushall()
-    yield redis
-    await redis.aclose()
-
-
 def limited(tmp_path: Path, **changes: object) -> Settings:
     base = Settings(data_dir=tmp_path / "data", jwt_secret=TEST_SECRET, database_url="off")
     return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
 
 
 @pytest.fixture
-async def live(client: aioredis.Redis, tmp_path: Path) -> AsyncIterator[Live]:
+async def live(real_redis: aioredis.Redis, tmp_path: Path) -> AsyncIterator[Live]:
     settings = limited(
         tmp_path,
         ws_max_subscriptions=2,
@@ -50,7 +41,7 @@ async def live(client: aioredis.Redis, tmp_path: Path) -> AsyncIterator[Live]:
         subscription_buffer=5,
         ws_ping_seconds=0.2,
     )
-    async with serve_live(settings, client) as served:
+    async with serve_live(settings, real_redis) as served:
         await served.register("alice", "bob")
         yield served
 

@@ -12,13 +12,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from followgraph.server.app import create_app
 from followgraph.server.settings import Settings
 from followgraph.server.sync import SqlSync
 from followgraph.store import FollowStore
 from followgraph.store.lua import Client
 from followgraph.store.sql import counts, create_engine, mirror
 from tests.conftest import TEST_SECRET
+from tests.served import serve
 from tests.server.copies import USERS, caught_up, copied_between, differences, poll, random_changes, register
 
 
@@ -96,18 +96,15 @@ async def test_serve_feeds_the_copy_and_reports_its_lag(
     settings = Settings(data_dir=tmp_path, jwt_secret=TEST_SECRET, database_url=copy_url)
     store = FollowStore(served_redis)
     await register(store, ["ann", "bob"])
-    app = create_app(settings, redis=served_redis)
     engine = create_engine(copy_url)
     try:
-        async with app.router.lifespan_context(app):
-            transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
-                await store.follow(follower="ann", followee="bob")
-                await poll(lambda: copied_between(engine, 1, 1))
-                await poll(lambda: _ready_lag(client, 0))
-                metrics = (await client.get("/metrics")).text
-                assert "followgraph_sync_lag_events 0.0" in metrics
-                assert "followgraph_sync_events_total" in metrics
+        async with serve(settings, served_redis) as served:
+            await store.follow(follower="ann", followee="bob")
+            await poll(lambda: copied_between(engine, 1, 1))
+            await poll(lambda: _ready_lag(served.client, 0))
+            metrics = (await served.client.get("/metrics")).text
+            assert "followgraph_sync_lag_events 0.0" in metrics
+            assert "followgraph_sync_events_total" in metrics
     finally:
         await engine.dispose()
 

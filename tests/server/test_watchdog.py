@@ -7,16 +7,15 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 import redis
 from prometheus_client import CollectorRegistry, generate_latest
 
-from followgraph.server.app import create_app
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
 from followgraph.server.watchdog import RedisWatchdog
 from tests.conftest import TEST_SECRET
+from tests.served import serve
 
 
 def wait_for(condition: Callable[[], bool], within: float = 20.0) -> bool:
@@ -76,21 +75,18 @@ async def test_healthz_fails_when_the_redis_cannot_start_again(server: RedisServ
     settings = Settings(
         data_dir=tmp_path / "data", jwt_secret=TEST_SECRET, redis_url=server.url, follow_rate_limit="off"
     )
-    app = create_app(settings, watchdog=watchdog)
     watchdog.start()
     try:
-        async with app.router.lifespan_context(app):
-            transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
-                assert (await client.get("/healthz")).status_code == 200
-                # A crash that leaves an AOF Redis refuses to load: every restart fails.
-                server.kill()
-                aof = server.directory / "appendonly.aof"
-                aof.write_bytes(b"not a redis command\r\n" + aof.read_bytes())
+        async with serve(settings, watchdog=watchdog) as served:
+            assert (await served.client.get("/healthz")).status_code == 200
+            # A crash that leaves an AOF Redis refuses to load: every restart fails.
+            server.kill()
+            aof = server.directory / "appendonly.aof"
+            aof.write_bytes(b"not a redis command\r\n" + aof.read_bytes())
 
-                assert wait_for(lambda: watchdog.problem() is not None)
-                response = await client.get("/healthz")
-                metrics = (await client.get("/metrics")).text
+            assert wait_for(lambda: watchdog.problem() is not None)
+            response = await served.client.get("/healthz")
+            metrics = (await served.client.get("/metrics")).text
 
         assert response.status_code == 503
         assert response.json()["status"] == "failing"

@@ -11,13 +11,12 @@ import httpx
 import pytest
 import redis.asyncio as aioredis
 
-from followgraph.server.app import create_app
 from followgraph.server.auth import Principal, authenticate
-from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import ConfigError, Settings
 from followgraph.server.web import WebBuild, build_notice
 from followgraph.store import FollowStore
 from tests.conftest import TEST_SECRET
+from tests.served import serve
 
 HTML = {"accept": "text/html"}
 
@@ -31,28 +30,17 @@ def fake_build(directory: Path) -> Path:
 
 
 async def client_for(settings: Settings, redis: aioredis.Redis) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(settings, redis=redis)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
-            yield client
-
-
-@pytest.fixture
-async def redis(redis_server: RedisServer) -> AsyncIterator[aioredis.Redis]:
-    client = aioredis.Redis(unix_socket_path=str(redis_server.socket_path), decode_responses=True)
-    await client.flushall()
-    yield client
-    await client.aclose()
+    async with serve(settings, redis, base_url="http://127.0.0.1") as served:
+        yield served.client
 
 
 def settings(tmp_path: Path, **changes: Any) -> Settings:
     return replace(Settings(data_dir=tmp_path, jwt_secret=TEST_SECRET), **changes)
 
 
-async def test_the_built_pages_are_served(tmp_path: Path, redis: aioredis.Redis) -> None:
+async def test_the_built_pages_are_served(tmp_path: Path, real_redis: aioredis.Redis) -> None:
     dist = fake_build(tmp_path / "dist")
-    async for client in client_for(settings(tmp_path, web_dist=dist), redis):
+    async for client in client_for(settings(tmp_path, web_dist=dist), real_redis):
         index = await client.get("/")
         assert index.status_code == 200
         assert index.text == "<title>the app</title>"
@@ -65,8 +53,8 @@ async def test_the_built_pages_are_served(tmp_path: Path, redis: aioredis.Redis)
         assert api.json() == {"data": {"viewer": None}}
 
 
-async def test_without_a_build_the_pages_fall_back(tmp_path: Path, redis: aioredis.Redis) -> None:
-    async for client in client_for(settings(tmp_path, web_dist=tmp_path / "nothing"), redis):
+async def test_without_a_build_the_pages_fall_back(tmp_path: Path, real_redis: aioredis.Redis) -> None:
+    async for client in client_for(settings(tmp_path, web_dist=tmp_path / "nothing"), real_redis):
         index = await client.get("/")
         assert index.status_code == 503
         assert "The web app is not built" in index.text
@@ -90,17 +78,17 @@ def test_the_build_notice_says_what_is_missing(tmp_path: Path, monkeypatch: pyte
     assert "`make web` builds them" in (build_notice(tmp_path, None) or "")
 
 
-async def test_demo_tokens_only_in_demo_mode(tmp_path: Path, redis: aioredis.Redis) -> None:
-    async for client in client_for(settings(tmp_path), redis):
+async def test_demo_tokens_only_in_demo_mode(tmp_path: Path, real_redis: aioredis.Redis) -> None:
+    async for client in client_for(settings(tmp_path), real_redis):
         assert (await client.get("/demo/token", params={"user": "42"})).status_code == 404
 
 
-async def test_demo_tokens(tmp_path: Path, redis: aioredis.Redis) -> None:
+async def test_demo_tokens(tmp_path: Path, real_redis: aioredis.Redis) -> None:
     config = settings(tmp_path, demo=True)
-    store = FollowStore(redis)
+    store = FollowStore(real_redis)
     await store.upsert_user("42", name="Wang Fang")
     await store.upsert_user("7", name="Chen Hao")
-    async for client in client_for(config, redis):
+    async for client in client_for(config, real_redis):
         default = await client.get("/demo/token")
         assert default.status_code == 200
         assert default.headers["cache-control"] == "no-store"
