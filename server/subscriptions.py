@@ -11,14 +11,22 @@ connection_init in time, 4409 duplicate id, 4429 second connection_init):
 No token is not refused at connection_init (an anonymous socket may run queries); viewerEvents
 then fails with UNAUTHENTICATED. Beyond `max_subscriptions` operations on one socket, a new
 subscribe gets an error message naming the limit.
+
+A subscribe payload gets the checks of an HTTP request (graphql_http.parse_params); one that fails
+them gets an error message for its id, with the HTTP error. A message that is not a protocol message
+at all closes the socket with 4400. Close reasons are cut to the 123 bytes a close frame holds.
+Queries and mutations run through the HTTP endpoint's executor (its compiled plans included), each
+with its own DataLoaders; only subscriptions run through Strawberry's stream.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
+import uuid
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,16 +40,24 @@ from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.http.exceptions import WebSocketDisconnected
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
-from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler
+from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
+    BaseGraphQLTransportWSHandler,
+    Operation,
+)
 from strawberry.subscriptions.protocols.graphql_transport_ws.types import (
     ConnectionInitMessage,
+    Message,
     SubscribeMessage,
 )
+from strawberry.types import ExecutionResult
 
 from followgraph.dataloaders import DataLoaders
 from followgraph.resolvers.context import Context
 from followgraph.schema import FollowGraphSchema
+from followgraph.schema.execute import Executor, NoOperationError, OperationNotAllowedError, rejected
+from followgraph.schema.validation import GRAPHQL_VALIDATION_FAILED
 from followgraph.server.auth import AuthConfig, AuthError, Principal, VerifiedTokens
+from followgraph.server.graphql_http import RequestError, parse_params
 from followgraph.server.metrics import Metrics
 
 log = logging.getLogger("followgraph.ws")
@@ -175,13 +191,38 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
         with contextlib.suppress(WebSocketDisconnected, RuntimeError):
             await self.websocket.close(FORBIDDEN, "The token has expired.")
 
-    async def handle_subscribe(self, message: SubscribeMessage) -> None:
-        most = self.view.sockets.limits.max_subscriptions
-        if (
-            self.connection_acknowledged
-            and message["id"] not in self.operations
-            and len(self.operations) >= most
+    async def handle_message(self, message: Message) -> None:
+        # Strawberry reads `type` (and a subscribe's `id` and `payload`) without checking them.
+        if not isinstance(message, dict) or not isinstance(message.get("type"), str):
+            await self.handle_invalid_message("A message must be a JSON object with a string `type`.")
+            return
+        if message["type"] == "subscribe" and not (
+            isinstance(message.get("id"), str) and isinstance(message.get("payload"), dict)
         ):
+            await self.handle_invalid_message(
+                "A subscribe message needs a string `id` and an object `payload`."
+            )
+            return
+        await super().handle_message(message)
+
+    async def handle_invalid_message(self, error_message: str) -> None:
+        await self.websocket.close(4400, _reason(error_message))
+
+    async def handle_subscribe(self, message: SubscribeMessage) -> None:
+        if not self.connection_acknowledged:
+            await super().handle_subscribe(message)  # 4401
+            return
+        id = message["id"]
+        if id in self.operations:
+            await self.websocket.close(4409, _reason(f"Subscriber for {id} already exists"))
+            return
+        try:
+            parse_params(message["payload"])
+        except RequestError as exc:
+            await self.send_message({"id": id, "type": "error", "payload": exc.body()["errors"]})
+            return
+        most = self.view.sockets.limits.max_subscriptions
+        if len(self.operations) >= most:
             error = GraphQLError(
                 f"Too many subscriptions on this connection: at most {most}. Complete one first.",
                 extensions={"code": "TOO_MANY_SUBSCRIPTIONS"},
@@ -194,6 +235,45 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
             gauge = self.view.sockets.subscriptions
             gauge.inc()
             operation.task.add_done_callback(lambda _task: gauge.dec())
+
+    async def run_operation(self, operation: Operation[Context, None]) -> None:
+        """A query or mutation through the executor, as over HTTP; a subscription through Strawberry."""
+        try:
+            result = await self.view.executor.execute(
+                operation.query,
+                variables=operation.variables,
+                operation_name=operation.operation_name,
+                context=self._operation_context(),
+                mutations=True,
+            )
+        except OperationNotAllowedError:
+            await super().run_operation(operation)  # the only operations left: subscriptions
+            return
+        except NoOperationError as exc:
+            error = GraphQLError(str(exc), extensions={"code": GRAPHQL_VALIDATION_FAILED})
+            await operation.send_initial_errors([error])
+            return
+        except Exception:
+            with contextlib.suppress(Exception):
+                await operation.send_operation_message({"id": operation.id, "type": "complete"})
+            self.operations.pop(operation.id, None)
+            raise
+        if rejected(result):
+            await operation.send_initial_errors(list(result.errors or ()))
+            return
+        await operation.send_next(ExecutionResult(data=result.data, errors=result.errors))
+        await operation.send_operation_message({"id": operation.id, "type": "complete"})
+
+    def _operation_context(self) -> Context:
+        """The socket's context with DataLoaders of its own: an operation reads what is stored now,
+        not what an earlier operation on the socket loaded."""
+        context = self.context
+        return dataclasses.replace(
+            context,
+            loaders=DataLoaders(context.store, context.viewer_id, self.view.metrics.observe_batch),
+            request_id=uuid.uuid4().hex,
+            operation_name=None,
+        )
 
 
 class SubscriptionEndpoint(GraphQL[Context, None]):
@@ -208,6 +288,7 @@ class SubscriptionEndpoint(GraphQL[Context, None]):
         limits: SocketLimits,
         metrics: Metrics,
         *,
+        executor: Executor | None = None,
         allowed_origins: Sequence[str] = (),
     ) -> None:
         # A browser page on another origin may open a socket only from the CORS origins, as it
@@ -222,6 +303,8 @@ class SubscriptionEndpoint(GraphQL[Context, None]):
         )
         self.tokens = VerifiedTokens(auth)
         self.metrics = metrics
+        # Queries and mutations over WebSocket; the HTTP endpoint's, to share its compiled plans.
+        self.executor = executor or Executor(schema)
         self.sockets = Sockets(limits, metrics)
 
     async def get_context(self, request: Request | WebSocket, response: Any) -> Context:
