@@ -37,6 +37,7 @@ from graphql import GraphQLError
 from prometheus_client import Gauge
 from starlette.requests import Request
 from starlette.websockets import WebSocket
+from starlette.websockets import WebSocketDisconnected as SocketClosedError
 from strawberry.asgi import GraphQL
 from strawberry.http.exceptions import WebSocketDisconnected
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
@@ -192,18 +193,24 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
             await self.websocket.close(FORBIDDEN, "The token has expired.")
 
     async def handle_message(self, message: Message) -> None:
-        # Strawberry reads `type` (and a subscribe's `id` and `payload`) without checking them.
+        # Strawberry reads `type`, `id` and a subscribe's `payload` without checking what they are.
         if not isinstance(message, dict) or not isinstance(message.get("type"), str):
             await self.handle_invalid_message("A message must be a JSON object with a string `type`.")
             return
-        if message["type"] == "subscribe" and not (
-            isinstance(message.get("id"), str) and isinstance(message.get("payload"), dict)
-        ):
-            await self.handle_invalid_message(
-                "A subscribe message needs a string `id` and an object `payload`."
-            )
+        kind = message["type"]
+        if kind in ("subscribe", "complete") and not isinstance(message.get("id"), str):
+            await self.handle_invalid_message(f"A {kind} message needs a string `id`.")
+            return
+        if kind == "subscribe" and not isinstance(message.get("payload"), dict):
+            await self.handle_invalid_message("A subscribe message needs an object `payload`.")
             return
         await super().handle_message(message)
+
+    async def send_message(self, message: Message) -> None:
+        # An operation that ends after the server closed the socket (a second connection_init,
+        # a bad message) has nobody left to tell.
+        with contextlib.suppress(WebSocketDisconnected, SocketClosedError):
+            await super().send_message(message)
 
     async def handle_invalid_message(self, error_message: str) -> None:
         await self.websocket.close(4400, _reason(error_message))
@@ -247,8 +254,7 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
                 mutations=True,
             )
         except OperationNotAllowedError:
-            await super().run_operation(operation)  # the only operations left: subscriptions
-            return
+            result = None  # the only operations left: subscriptions
         except NoOperationError as exc:
             error = GraphQLError(str(exc), extensions={"code": GRAPHQL_VALIDATION_FAILED})
             await operation.send_initial_errors([error])
@@ -258,6 +264,9 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
                 await operation.send_operation_message({"id": operation.id, "type": "complete"})
             self.operations.pop(operation.id, None)
             raise
+        if result is None:
+            await super().run_operation(operation)
+            return
         if rejected(result):
             await operation.send_initial_errors(list(result.errors or ()))
             return

@@ -101,6 +101,7 @@ async def test_a_malformed_subscribe_message_closes_with_4400_and_a_short_reason
     messages: list[object] = [
         {"id": "1", "type": "subscribe", "payload": 1},
         {"id": ["1"], "type": "subscribe", "payload": {"query": "{ viewer { userId } }"}},
+        {"id": ["1"], "type": "complete"},
         {"type": "x" * 10_000},
         [],
     ]
