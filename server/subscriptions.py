@@ -6,7 +6,9 @@ connection_init in time, 4409 duplicate id, 4429 second connection_init):
 
 - 4403 Forbidden: the token in connection_init is bad or expired, or expires while connected;
 - 4429 with its reason: the user already has `max_connections_per_user` sockets on this process;
-- 1001 going away: the server is shutting down (server/ws_protocol.py).
+- 1001 going away: the server is shutting down (server/ws_protocol.py);
+- 1009 message too big: a message past `max_body_bytes`, the HTTP body limit (uvicorn's
+  `ws_max_size`, set by `serve`).
 
 No token is not refused at connection_init (an anonymous socket may run queries); viewerEvents
 then fails with UNAUTHENTICATED. Beyond `max_subscriptions` operations on one socket, a new
@@ -219,14 +221,14 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
         if not self.connection_acknowledged:
             await super().handle_subscribe(message)  # 4401
             return
-        id = message["id"]
-        if id in self.operations:
-            await self.websocket.close(4409, _reason(f"Subscriber for {id} already exists"))
+        operation_id = message["id"]
+        if operation_id in self.operations:
+            await self.websocket.close(4409, _reason(f"Subscriber for {operation_id} already exists"))
             return
         try:
             parse_params(message["payload"])
         except RequestError as exc:
-            await self.send_message({"id": id, "type": "error", "payload": exc.body()["errors"]})
+            await self.send_message({"id": operation_id, "type": "error", "payload": exc.body()["errors"]})
             return
         most = self.view.sockets.limits.max_subscriptions
         if len(self.operations) >= most:
@@ -259,7 +261,8 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
             error = GraphQLError(str(exc), extensions={"code": GRAPHQL_VALIDATION_FAILED})
             await operation.send_initial_errors([error])
             return
-        except Exception:
+        except Exception as exc:  # as Strawberry's run_operation does
+            await self.handle_task_exception(exc)
             with contextlib.suppress(Exception):
                 await operation.send_operation_message({"id": operation.id, "type": "complete"})
             self.operations.pop(operation.id, None)
