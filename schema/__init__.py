@@ -18,6 +18,7 @@ from followgraph.schema.query import Query
 from followgraph.schema.scalars import SCALAR_MAP
 from followgraph.schema.user import User
 from followgraph.schema.validation import (
+    CapErrors,
     CappedValidation,
     ErrorCodes,
     HideSuggestions,
@@ -54,6 +55,7 @@ def build_schema(
     standard: list[Any] = [
         MaskUnexpectedErrors,
         ErrorCodes,
+        partial(CapErrors, limits.max_errors),
         partial(MaxTokensLimiter, max_token_count=limits.max_tokens),
         partial(ParserCache, maxsize=PARSE_CACHE_SIZE),
         RequireOperationName,

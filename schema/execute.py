@@ -17,6 +17,7 @@ from followgraph.schema import FollowGraphSchema
 from followgraph.schema.compiler import NotCompilable, compile_document
 from followgraph.schema.document import core_schema
 from followgraph.schema.plan import Fallback, Plan
+from followgraph.schema.validation import capped
 
 # Distinct documents kept (compiled, or known not to compile).
 PLAN_CACHE_SIZE = 512
@@ -70,16 +71,18 @@ class Executor:
         plan = _UNSEEN if self.plans is None else self.plans.get(key, _UNSEEN)
         if isinstance(plan, Plan):
             try:
-                return await plan.run(context, variables, self.types, self.schema.limits)
+                result = await plan.run(context, variables, self.types, self.schema.limits)
             except Fallback:
                 pass  # the general executor answers, errors included
+            else:
+                return _capped(result, self.schema.limits.max_errors)
         result = await self._general(query, variables, operation_name, context, mutations)
         for error in result.errors or ():
             if not (error.extensions or {}).get("code"):
                 error.extensions = {**(error.extensions or {}), "code": INTERNAL_SERVER_ERROR}
         if plan is _UNSEEN and self.plans is not None and not result.errors:
             self.plans[key] = self._compile(query, operation_name)
-        return result
+        return _capped(result, self.schema.limits.max_errors)
 
     def plan(self, query: str, operation_name: str | None) -> Plan | None:
         """The plan learnt for a document, if any."""
@@ -117,6 +120,12 @@ class Executor:
             named = f"named {shown!r} " if operation_name else ""
             raise NoOperationError(f"The document has no operation {named}to run.") from None
         return ExecutionResult(result.data, _listed(result.errors))
+
+
+def _capped(result: ExecutionResult, most: int) -> ExecutionResult:
+    if result.errors and len(result.errors) > most:
+        result.errors = capped(result.errors, most)
+    return result
 
 
 def _listed(errors: list[GraphQLError] | None) -> list[GraphQLError] | None:

@@ -10,6 +10,7 @@ from functools import lru_cache
 from graphql import DocumentNode, GraphQLError, GraphQLSchema, GraphQLSyntaxError, validate
 from graphql.validation import ASTValidationRule
 from strawberry.extensions import SchemaExtension
+from strawberry.types import ExecutionResult, StreamExecutionResult
 
 from followgraph.resolvers.errors import BAD_USER_INPUT, INTERNAL_SERVER_ERROR
 from followgraph.schema.document import STRAWBERRY_RULES, core_schema, operations_of, provided_operation_name
@@ -74,6 +75,36 @@ def _validator(max_errors: int, cache_size: int) -> Validator:
         return validate(schema, document, (*rules, *STRAWBERRY_RULES), max_errors=max_errors)
 
     return lru_cache(maxsize=cache_size)(run)
+
+
+def capped(errors: list[GraphQLError], most: int) -> list[GraphQLError]:
+    """`errors` cut to the first `most`, and one more saying so (with the code of the first one
+    left out) when there were more: every error list a client gets is at most `most` + 1 long."""
+    if len(errors) <= most:
+        return errors
+    code = (errors[most].extensions or {}).get("code", INTERNAL_SERVER_ERROR)
+    notice = GraphQLError(f"Too many errors: only the first {most} are reported.", extensions={"code": code})
+    return [*errors[:most], notice]
+
+
+class CapErrors(SchemaExtension):
+    """Cuts the errors of every result to `max_errors` (+1): validation stops at the cap itself, but
+    variable coercion stops at graphql-core's own 50, and resolver errors do not stop."""
+
+    def __init__(self, max_errors: int) -> None:
+        self.max_errors = max_errors
+
+    def on_operation(self) -> Iterator[None]:
+        yield
+        result = self.execution_context.result
+        if result is not None and result.errors:
+            result.errors = capped(list(result.errors), self.max_errors)
+
+    def on_stream_result(self, result: StreamExecutionResult) -> Iterator[None]:
+        # Subscriptions: each result they send, the first (refused before execution) included.
+        if isinstance(result, ExecutionResult) and result.errors:
+            result.errors = capped(list(result.errors), self.max_errors)
+        yield
 
 
 class ErrorCodes(SchemaExtension):

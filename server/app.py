@@ -65,7 +65,12 @@ def create_app(
         metrics.registry.register(watchdog)
     endpoint = GraphQLEndpoint(schema, config, metrics)
     subscriptions = SubscriptionEndpoint(
-        schema, auth, settings.socket_limits, metrics, allowed_origins=settings.cors_origins
+        schema,
+        auth,
+        settings.socket_limits,
+        metrics,
+        executor=endpoint.executor,
+        allowed_origins=settings.cors_origins,
     )
 
     @asynccontextmanager

@@ -249,6 +249,8 @@ def serve(
             # Events are a few hundred bytes: compressing them saves little, and each socket's
             # compressor and decompressor cost about 45 KB (of about 100 KB per subscription).
             "ws_per_message_deflate": False,
+            # A WebSocket message may be as large as an HTTP body, no larger (1009 beyond it).
+            "ws_max_size": settings.max_body_bytes,
             # Requests beyond this many connections (or requests in progress) are answered 503.
             "limit_concurrency": limits.max_connections,
             "timeout_graceful_shutdown": 10,

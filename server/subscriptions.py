@@ -6,19 +6,29 @@ connection_init in time, 4409 duplicate id, 4429 second connection_init):
 
 - 4403 Forbidden: the token in connection_init is bad or expired, or expires while connected;
 - 4429 with its reason: the user already has `max_connections_per_user` sockets on this process;
-- 1001 going away: the server is shutting down (server/ws_protocol.py).
+- 1001 going away: the server is shutting down (server/ws_protocol.py);
+- 1009 message too big: a message past `max_body_bytes`, the HTTP body limit (uvicorn's
+  `ws_max_size`, set by `serve`).
 
 No token is not refused at connection_init (an anonymous socket may run queries); viewerEvents
 then fails with UNAUTHENTICATED. Beyond `max_subscriptions` operations on one socket, a new
 subscribe gets an error message naming the limit.
+
+A subscribe payload gets the checks of an HTTP request (graphql_http.parse_params); one that fails
+them gets an error message for its id, with the HTTP error. A message that is not a protocol message
+at all closes the socket with 4400. Close reasons are cut to the 123 bytes a close frame holds.
+Queries and mutations run through the HTTP endpoint's executor (its compiled plans included), each
+with its own DataLoaders; only subscriptions run through Strawberry's stream.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
+import uuid
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,19 +39,28 @@ from graphql import GraphQLError
 from prometheus_client import Gauge
 from starlette.requests import Request
 from starlette.websockets import WebSocket
+from starlette.websockets import WebSocketDisconnected as SocketClosedError
 from strawberry.asgi import GraphQL
 from strawberry.http.exceptions import WebSocketDisconnected
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
-from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler
+from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
+    BaseGraphQLTransportWSHandler,
+    Operation,
+)
 from strawberry.subscriptions.protocols.graphql_transport_ws.types import (
     ConnectionInitMessage,
+    Message,
     SubscribeMessage,
 )
+from strawberry.types import ExecutionResult
 
 from followgraph.dataloaders import DataLoaders
 from followgraph.resolvers.context import Context
 from followgraph.schema import FollowGraphSchema
+from followgraph.schema.execute import Executor, NoOperationError, OperationNotAllowedError, rejected
+from followgraph.schema.validation import GRAPHQL_VALIDATION_FAILED
 from followgraph.server.auth import AuthConfig, AuthError, Principal, VerifiedTokens
+from followgraph.server.graphql_http import RequestError, parse_params
 from followgraph.server.metrics import Metrics
 
 log = logging.getLogger("followgraph.ws")
@@ -175,13 +194,44 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
         with contextlib.suppress(WebSocketDisconnected, RuntimeError):
             await self.websocket.close(FORBIDDEN, "The token has expired.")
 
+    async def handle_message(self, message: Message) -> None:
+        # Strawberry reads `type`, `id` and a subscribe's `payload` without checking what they are.
+        if not isinstance(message, dict) or not isinstance(message.get("type"), str):
+            await self.handle_invalid_message("A message must be a JSON object with a string `type`.")
+            return
+        kind = message["type"]
+        if kind in ("subscribe", "complete") and not isinstance(message.get("id"), str):
+            await self.handle_invalid_message(f"A {kind} message needs a string `id`.")
+            return
+        if kind == "subscribe" and not isinstance(message.get("payload"), dict):
+            await self.handle_invalid_message("A subscribe message needs an object `payload`.")
+            return
+        await super().handle_message(message)
+
+    async def send_message(self, message: Message) -> None:
+        # An operation that ends after the server closed the socket (a second connection_init,
+        # a bad message) has nobody left to tell.
+        with contextlib.suppress(WebSocketDisconnected, SocketClosedError):
+            await super().send_message(message)
+
+    async def handle_invalid_message(self, error_message: str) -> None:
+        await self.websocket.close(4400, _reason(error_message))
+
     async def handle_subscribe(self, message: SubscribeMessage) -> None:
+        if not self.connection_acknowledged:
+            await super().handle_subscribe(message)  # 4401
+            return
+        operation_id = message["id"]
+        if operation_id in self.operations:
+            await self.websocket.close(4409, _reason(f"Subscriber for {operation_id} already exists"))
+            return
+        try:
+            parse_params(message["payload"])
+        except RequestError as exc:
+            await self.send_message({"id": operation_id, "type": "error", "payload": exc.body()["errors"]})
+            return
         most = self.view.sockets.limits.max_subscriptions
-        if (
-            self.connection_acknowledged
-            and message["id"] not in self.operations
-            and len(self.operations) >= most
-        ):
+        if len(self.operations) >= most:
             error = GraphQLError(
                 f"Too many subscriptions on this connection: at most {most}. Complete one first.",
                 extensions={"code": "TOO_MANY_SUBSCRIPTIONS"},
@@ -194,6 +244,48 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
             gauge = self.view.sockets.subscriptions
             gauge.inc()
             operation.task.add_done_callback(lambda _task: gauge.dec())
+
+    async def run_operation(self, operation: Operation[Context, None]) -> None:
+        """A query or mutation through the executor, as over HTTP; a subscription through Strawberry."""
+        try:
+            result = await self.view.executor.execute(
+                operation.query,
+                variables=operation.variables,
+                operation_name=operation.operation_name,
+                context=self._operation_context(),
+                mutations=True,
+            )
+        except OperationNotAllowedError:
+            result = None  # the only operations left: subscriptions
+        except NoOperationError as exc:
+            error = GraphQLError(str(exc), extensions={"code": GRAPHQL_VALIDATION_FAILED})
+            await operation.send_initial_errors([error])
+            return
+        except Exception as exc:  # as Strawberry's run_operation does
+            await self.handle_task_exception(exc)
+            with contextlib.suppress(Exception):
+                await operation.send_operation_message({"id": operation.id, "type": "complete"})
+            self.operations.pop(operation.id, None)
+            raise
+        if result is None:
+            await super().run_operation(operation)
+            return
+        if rejected(result):
+            await operation.send_initial_errors(list(result.errors or ()))
+            return
+        await operation.send_next(ExecutionResult(data=result.data, errors=result.errors))
+        await operation.send_operation_message({"id": operation.id, "type": "complete"})
+
+    def _operation_context(self) -> Context:
+        """The socket's context with DataLoaders of its own: an operation reads what is stored now,
+        not what an earlier operation on the socket loaded."""
+        context = self.context
+        return dataclasses.replace(
+            context,
+            loaders=DataLoaders(context.store, context.viewer_id, self.view.metrics.observe_batch),
+            request_id=uuid.uuid4().hex,
+            operation_name=None,
+        )
 
 
 class SubscriptionEndpoint(GraphQL[Context, None]):
@@ -208,6 +300,7 @@ class SubscriptionEndpoint(GraphQL[Context, None]):
         limits: SocketLimits,
         metrics: Metrics,
         *,
+        executor: Executor | None = None,
         allowed_origins: Sequence[str] = (),
     ) -> None:
         # A browser page on another origin may open a socket only from the CORS origins, as it
@@ -222,6 +315,8 @@ class SubscriptionEndpoint(GraphQL[Context, None]):
         )
         self.tokens = VerifiedTokens(auth)
         self.metrics = metrics
+        # Queries and mutations over WebSocket; the HTTP endpoint's, to share its compiled plans.
+        self.executor = executor or Executor(schema)
         self.sockets = Sockets(limits, metrics)
 
     async def get_context(self, request: Request | WebSocket, response: Any) -> Context:

@@ -92,6 +92,7 @@ async def serve_live(settings: Settings, redis: Client | None = None) -> AsyncIt
         log_config=None,
         lifespan="on",
         ws=GoingAwayWebSocketProtocol,
+        ws_max_size=settings.max_body_bytes,
         timeout_graceful_shutdown=5,
     )
     server = uvicorn.Server(config)

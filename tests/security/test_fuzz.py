@@ -98,12 +98,17 @@ class Harness:
             assert error["extensions"]["code"] != "INTERNAL_SERVER_ERROR", body
 
     async def invariants(self) -> None:
-        """following/fans mirror each other with the same scores; mutual = following ∩ fans, both ways."""
+        """following/fans mirror each other with the same scores; mutual = following ∩ fans, both ways;
+        blocks and follow requests mirror each other, and no follow or pending request crosses a block."""
         keys = Keys()
         users = {keys.user_of(str(key)) for key in await self.redis.keys(keys.pattern())}
         following: dict[str, dict[str, float]] = {}
         fans: dict[str, dict[str, float]] = {}
         mutual: dict[str, set[str]] = {}
+        blocking: dict[str, set[str]] = {}
+        blocked_by: dict[str, set[str]] = {}
+        asked: dict[str, set[str]] = {}
+        asked_by: dict[str, set[str]] = {}
 
         async def scored(key: str) -> dict[str, float]:
             return dict(cast("list[tuple[str, float]]", await self.redis.zrange(key, 0, -1, withscores=True)))
@@ -112,6 +117,10 @@ class Harness:
             following[user] = await scored(keys.following(user))
             fans[user] = await scored(keys.fans(user))
             mutual[user] = set(await scored(keys.mutual(user)))
+            blocking[user] = set(await scored(keys.blocking(user)))
+            blocked_by[user] = set(await scored(keys.blocked_by(user)))
+            asked[user] = set(await scored(keys.requests_out(user)))
+            asked_by[user] = set(await scored(keys.requests_in(user)))
         for a in users:
             assert a not in following[a], f"{a} follows themselves"
             for b, at in following[a].items():
@@ -121,6 +130,21 @@ class Harness:
             assert mutual[a] == set(following[a]) & set(fans[a]), f"mutual:{a} = {mutual[a]}"
             for b in mutual[a]:
                 assert a in mutual.get(b, set()), f"{a} and {b} are mutual one way only"
+            for b in blocking[a]:
+                assert a in blocked_by.get(b, set()), f"{a} blocks {b}, blocked_by:{b} disagrees"
+                assert b not in following[a] and a not in following.get(b, {}), (
+                    f"a follow crosses {a}'s block of {b}"
+                )
+                assert b not in asked[a] and a not in asked.get(b, set()), (
+                    f"a request crosses {a}'s block of {b}"
+                )
+            for b in blocked_by[a]:
+                assert a in blocking.get(b, set()), f"blocked_by:{a} names {b}, who does not block them"
+            for b in asked[a]:
+                assert a in asked_by.get(b, set()), f"{a} asked to follow {b}, requests_in:{b} disagrees"
+                assert b not in following[a], f"{a} both follows {b} and asks to"
+            for b in asked_by[a]:
+                assert a in asked.get(b, set()), f"requests_in:{a} names {b}, who did not ask"
 
 
 @contextmanager
@@ -168,6 +192,11 @@ WRITES = [
     ('mutation { removeFan(input: {userId: "u2"}) { changed viewer { fansCount } } }', "u1", False),
     ('mutation { unfollow(input: {userId: "u4"}) { changed user { fans { totalCount } } } }', "u3", False),
     ('mutation { upsertUser(input: {userId: "u10", name: "New"}) { user { userId } } }', "u0", True),
+    # A block between mutual fans, and a pending request to a locked account that a block then ends.
+    ('mutation { block(input: {userId: "u2"}) { changed } }', "u1", False),
+    ("mutation { updateSettings(input: {locked: true}) { settings { locked } } }", "u3", False),
+    ('mutation { follow(input: {userId: "u3"}) { changed relationship } }', "u0", False),
+    ('mutation { block(input: {userId: "u0"}) { changed } }', "u3", False),
 ]
 
 

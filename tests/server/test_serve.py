@@ -15,8 +15,11 @@ import httpx
 import pytest
 
 from followgraph.server.auth import mint_token
+from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
-from tests.server.processes import clean_env, free_port, wait_ready
+from tests.conftest import TEST_SECRET
+from tests.server.processes import clean_env, free_port, serve, wait_ready
+from tests.subscriber import raw
 
 
 def followgraph(*args: str, env: dict[str, str] | None = None) -> list[str]:
@@ -210,3 +213,26 @@ def test_serve_demo_loads_once_and_prints_a_working_token(tmp_path: Path) -> Non
     server.start()
     log = server.stop()
     assert "already has users" in log
+
+
+async def test_a_websocket_message_past_the_body_limit_closes_the_socket_with_1009(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    env = {
+        "FOLLOWGRAPH_REDIS_URL": redis_server.url,
+        "FOLLOWGRAPH_JWT_SECRET": TEST_SECRET,
+        "FOLLOWGRAPH_MAX_BODY_BYTES": "100000",
+        "FOLLOWGRAPH_DATABASE_URL": "off",
+    }
+    with serve(tmp_path, env=env) as server:
+        ws_url = f"ws://127.0.0.1:{server.port}/graphql"
+        async with raw(ws_url) as socket:
+            await socket.send({"type": "connection_init"})
+            assert (await socket.receive())["type"] == "connection_ack"
+            await socket.send({"type": "ping", "payload": {"pad": "x" * 50_000}})
+            within = await socket.receive()
+            await socket.send({"type": "ping", "payload": {"pad": "x" * 100_000}})
+            code, _ = await socket.closed()
+
+    assert within == {"type": "pong"}
+    assert code == 1009
