@@ -247,6 +247,51 @@ async def test_a_block_between_the_steps_of_a_follow_undoes_it(
     assert (await verify(store)).clean
 
 
+@pytest.mark.parametrize("locked", [False, True], ids=["follow", "request"])
+async def test_a_block_by_the_follower_between_the_steps_of_a_follow_undoes_it(
+    cluster_users: FollowStore, monkeypatch: pytest.MonkeyPatch, locked: bool
+) -> None:
+    store = cluster_users
+    if locked:
+        await lock(store, "bob")
+    second_step = scripts.FOLLOW_IN_SCRIPT.run
+
+    async def block_first(*args: Any) -> Any:
+        # ann blocks bob after ann's side of ann -> bob was written, before bob's side.
+        await c.block(store, blocker="ann", blocked="bob")
+        return await second_step(*args)
+
+    monkeypatch.setattr(scripts.FOLLOW_IN_SCRIPT, "run", block_first)
+    with pytest.raises(BlockedError):
+        await store.follow(follower="ann", followee="bob")
+    monkeypatch.undo()
+    assert await state_of(store, "ann", "bob") == ([], [], [], [], [], [])
+    assert await members(store, ListKind.BLOCKING, "ann") == ["bob"]
+    assert (await verify(store)).clean
+
+
+async def test_an_unlock_between_the_steps_of_a_request_makes_it_a_follow(
+    cluster_users: FollowStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = cluster_users
+    await lock(store, "bob")
+    second_step = scripts.FOLLOW_IN_SCRIPT.run
+
+    async def unlock_first(*args: Any) -> Any:
+        # bob unlocks, and accepts every pending request, after ann's side of the request was
+        # written, before bob's side: there is nothing to accept yet.
+        assert await lock(store, "bob", locked=False)
+        assert [n async for n in c.accept_pending(store, "bob")] == []
+        return await second_step(*args)
+
+    monkeypatch.setattr(scripts.FOLLOW_IN_SCRIPT, "run", unlock_first)
+    result = await store.follow(follower="ann", followee="bob")
+    monkeypatch.undo()
+    assert (result.changed, result.pending, result.relationship) == (True, False, Relationship.FOLLOWING)
+    assert await state_of(store, "ann", "bob") == (["bob"], ["ann"], [], [], [], [])
+    assert (await verify(store)).clean
+
+
 @pytest.mark.parametrize("between", ["withdrawal", "block"])
 async def test_a_withdrawal_or_block_between_the_steps_of_an_accept_wins(
     cluster_users: FollowStore, monkeypatch: pytest.MonkeyPatch, between: str
