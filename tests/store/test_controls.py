@@ -349,6 +349,34 @@ async def test_verify_knows_blocks_and_requests_and_repair_converges(users: Foll
     assert await members(users, ListKind.REQUESTS_IN, "ann") == []
 
 
+async def test_repair_accepts_the_requests_an_unlocked_account_still_holds(users: FollowStore) -> None:
+    k, r = users.keys, users.redis
+    await lock(users, "bob")
+    for requester in ("cat", "ann", "dan"):
+        await users.follow(follower=requester, followee="bob")
+    await users.follow(follower="bob", followee="dan")
+    await lock(users, "bob", locked=False)  # and the acceptance never ran, or was cut short:
+    # the oldest request's (cat's, or ann's when asked in the same ms) by a crash after the owner's
+    # step of its batch (bob's side holds it as a fan); dan's with bob's side of the request lost
+    # too; the other is simply still pending.
+    owner = [k.profile("bob"), k.requests_in("bob"), k.fans("bob"), k.following("bob"), k.mutual("bob")]
+    [oldest, accepted_at] = await cs.ACCEPT_OLDEST_SCRIPT.run(r, owner, [1])
+    await r.zrem(k.requests_in("bob"), "dan")
+
+    report = await verify(users)
+    assert dict(report.problems) == {Problem.REQUEST_TO_UNLOCKED: 3, Problem.FAN_STALE: 1}
+    await verify(users, fix=True)
+    assert (await verify(users)).clean
+    assert sorted(await members(users, ListKind.FANS, "bob")) == ["ann", "cat", "dan"]
+    assert await members(users, ListKind.MUTUAL, "bob") == ["dan"]
+    assert await members(users, ListKind.REQUESTS_IN, "bob") == []
+    for requester in ("ann", "cat", "dan"):
+        assert await members(users, ListKind.FOLLOWING, requester) == ["bob"]
+        assert await members(users, ListKind.REQUESTS_OUT, requester) == []
+    # The follow the owner's side recorded keeps its time.
+    assert await r.zscore(k.following(oldest), "bob") == int(accepted_at)
+
+
 # -- who sees which list ------------------------------------------------------------------------------
 
 
