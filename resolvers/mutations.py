@@ -141,8 +141,10 @@ async def update_settings(
         settings, _ = await controls.update_settings(
             context.store, viewer_id, locked=locked, hide_following=hide_following, hide_fans=hide_fans
         )
-        # Also when the account was unlocked already: an acceptance cut short (a timeout, a
-        # restart) is finished by asking again.
+        # Also when the account was unlocked already: the batches an acceptance cut short (a
+        # timeout, a restart) never started are accepted by asking again. A batch that was started
+        # finishes even when this request is cancelled; one cut by a restart is completed by
+        # `followgraph repair`.
         if locked is False:
             async for _ in controls.accept_pending(context.store, viewer_id):
                 pass

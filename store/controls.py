@@ -4,7 +4,8 @@ Each write between two users is two idempotent steps, one on each user's slot (b
 script on a single Redis), like a follow (store/scripts.py). The first step is the acting user's,
 whose own set is the source of truth (`blocking`, `requests_out` for a request), except for the
 answers to a request, which start on the owner's side: a crash between an accept's steps leaves
-the request pending again once `followgraph repair` has run, never half a follow.
+the request pending again once `followgraph repair` has run (or, when the owner is no longer
+locked, the follow made, as unlocking would), never half a follow.
 """
 
 from __future__ import annotations
@@ -173,19 +174,36 @@ async def accept_pending(
     yielding how many each step accepted; it stops when none are left or the account is locked
     again. The event loop runs other work between steps."""
     validate_user_id(user_id)
+    while True:
+        # A batch's two steps run to the end even when its caller is cancelled (a request timeout,
+        # a disconnect): cut between them, the owner's side would hold follows the requesters'
+        # sides never got, and asking again would find nothing left to accept.
+        step = asyncio.ensure_future(_accept_batch(store, user_id, batch))
+        _finishing.add(step)
+        step.add_done_callback(_finishing.discard)
+        accepted = await asyncio.shield(step)
+        if not accepted:
+            return
+        yield accepted
+        await asyncio.sleep(0)
+
+
+# The batches running on after their caller gave up (held here so that they are not collected).
+_finishing: set[asyncio.Future[int]] = set()
+
+
+async def _accept_batch(store: FollowStore, user_id: str, batch: int) -> int:
+    """Accept up to `batch` of `user_id`'s oldest pending requests: the owner's step, then the
+    requesters'. How many were accepted."""
     k = store.keys
     owner = [k.profile(user_id), k.requests_in(user_id), k.fans(user_id), k.following(user_id)]
     owner.append(k.mutual(user_id))
-    while True:
-        flat = await cs.ACCEPT_OLDEST_SCRIPT.run(store.redis, owner, [batch])
-        accepted = [(flat[i], flat[i + 1]) for i in range(0, len(flat), 2)]
-        if not accepted:
-            return
-        await run_scripts(
-            store.redis, [_requester_step(store, requester, user_id, at) for requester, at in accepted]
-        )
-        yield len(accepted)
-        await asyncio.sleep(0)
+    flat = await cs.ACCEPT_OLDEST_SCRIPT.run(store.redis, owner, [batch])
+    accepted = [(flat[i], flat[i + 1]) for i in range(0, len(flat), 2)]
+    await run_scripts(
+        store.redis, [_requester_step(store, requester, user_id, at) for requester, at in accepted]
+    )
+    return len(accepted)
 
 
 def _requester_step(store: FollowStore, requester: str, owner: str, at: str) -> ScriptCall:

@@ -377,6 +377,42 @@ async def test_repair_accepts_the_requests_an_unlocked_account_still_holds(users
     assert await r.zscore(k.following(oldest), "bob") == int(accepted_at)
 
 
+async def test_an_unlock_cancelled_between_a_batch_s_steps_still_finishes_the_batch(
+    users: FollowStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await lock(users, "bob")
+    for requester in ("ann", "cat"):
+        await users.follow(follower=requester, followee="bob")
+    owner_step = cs.ACCEPT_OLDEST_SCRIPT.run
+    owner_done = asyncio.Event()
+
+    async def then_pause(*args: Any) -> Any:
+        reply = await owner_step(*args)
+        owner_done.set()
+        await asyncio.sleep(0.05)  # the caller gives up here (a request timeout, a disconnect)
+        return reply
+
+    async def accept_all() -> None:
+        async for _ in c.accept_pending(users, "bob"):
+            pass
+
+    monkeypatch.setattr(cs.ACCEPT_OLDEST_SCRIPT, "run", then_pause)
+    assert await lock(users, "bob", locked=False)
+    acceptance = asyncio.create_task(accept_all())
+    await owner_done.wait()
+    acceptance.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await acceptance
+    monkeypatch.undo()
+    for _ in range(500):
+        if await members(users, ListKind.FOLLOWING, "cat") == ["bob"]:
+            break
+        await asyncio.sleep(0.01)
+    assert await state_of(users, "ann", "bob") == (["bob"], ["cat", "ann"], [], [], [], [])
+    assert await members(users, ListKind.FOLLOWING, "cat") == ["bob"]
+    assert (await verify(users)).clean
+
+
 # -- who sees which list ------------------------------------------------------------------------------
 
 
