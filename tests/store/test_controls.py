@@ -442,6 +442,15 @@ async def test_a_hidden_following_list_hides_the_mutual_list_too(graph: FollowSt
     assert len((await graph.page(ListKind.FOLLOWING, "ann")).entries) == 2
 
 
+async def test_hidden_fans_leave_the_mutual_list_shown(graph: FollowStore) -> None:
+    # The contract: hideFans hides the fans list and fansYouFollow; mutuals go with hideFollowing.
+    await c.update_settings(graph, "ann", hide_fans=True)
+    for viewer in (None, "bob", "cat", "dan"):
+        assert await page_as(graph, ListKind.FANS, "ann", viewer) == (True, 2, [])
+        assert await page_as(graph, ListKind.MUTUAL, "ann", viewer) == (False, 1, ["bob"])
+        assert await page_as(graph, ListKind.FOLLOWING, "ann", viewer) == (False, 2, ["cat", "bob"])
+
+
 async def test_a_locked_account_shows_its_lists_to_its_fans_only(graph: FollowStore) -> None:
     await lock(graph, "ann")
     assert (await page_as(graph, ListKind.FANS, "ann", "bob"))[0] is False  # a fan
