@@ -11,7 +11,7 @@ locked, the follow made, as unlocking would), never half a follow.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from typing import Any
 
 from followgraph.store import control_scripts as cs
@@ -178,18 +178,34 @@ async def accept_pending(
         # A batch's two steps run to the end even when its caller is cancelled (a request timeout,
         # a disconnect): cut between them, the owner's side would hold follows the requesters'
         # sides never got, and asking again would find nothing left to accept.
-        step = asyncio.ensure_future(_accept_batch(store, user_id, batch))
-        _finishing.add(step)
-        step.add_done_callback(_finishing.discard)
-        accepted = await asyncio.shield(step)
+        accepted = await _run_on(_accept_batch(store, user_id, batch))
         if not accepted:
             return
         yield accepted
         await asyncio.sleep(0)
 
 
-# The batches running on after their caller gave up (held here so that they are not collected).
+async def accept_all(store: FollowStore, user_id: str, *, batch: int = ACCEPT_BATCH) -> int:
+    """Accept all of `user_id`'s pending requests (accept_pending to its end), in a task that
+    runs on when the caller is cancelled: the account is unlocked already, and what a request
+    timeout or a disconnect cut short would stay pending until asked again. How many."""
+
+    async def every_batch() -> int:
+        return sum([n async for n in accept_pending(store, user_id, batch=batch)])
+
+    return await _run_on(every_batch())
+
+
+# The work running on after its caller gave up (held here so that it is not collected).
 _finishing: set[asyncio.Future[int]] = set()
+
+
+async def _run_on(work: Coroutine[Any, Any, int]) -> int:
+    """`work`'s result; it runs to its end in a task of its own even if the caller is cancelled."""
+    task = asyncio.ensure_future(work)
+    _finishing.add(task)
+    task.add_done_callback(_finishing.discard)
+    return await asyncio.shield(task)
 
 
 async def _accept_batch(store: FollowStore, user_id: str, batch: int) -> int:
@@ -219,6 +235,7 @@ async def pending_count(store: FollowStore, user_id: str) -> int:
 
 
 __all__: Sequence[str] = [
+    "accept_all",
     "accept_pending",
     "accept_request",
     "block",

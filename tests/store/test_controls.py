@@ -413,6 +413,39 @@ async def test_an_unlock_cancelled_between_a_batch_s_steps_still_finishes_the_ba
     assert (await verify(users)).clean
 
 
+async def test_an_unlock_s_acceptance_runs_to_its_end_when_its_caller_is_cancelled(
+    users: FollowStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await lock(users, "dan")
+    requesters = ["ann", "bob", "cat"]
+    for requester in requesters:
+        await users.follow(follower=requester, followee="dan")
+    owner_step = cs.ACCEPT_OLDEST_SCRIPT.run
+    first_done = asyncio.Event()
+
+    async def signal(*args: Any) -> Any:
+        reply = await owner_step(*args)
+        first_done.set()
+        return reply
+
+    monkeypatch.setattr(cs.ACCEPT_OLDEST_SCRIPT, "run", signal)
+    assert await lock(users, "dan", locked=False)
+    acceptance = asyncio.create_task(c.accept_all(users, "dan", batch=1))
+    await first_done.wait()
+    acceptance.cancel()  # a request timeout, a disconnect
+    with pytest.raises(asyncio.CancelledError):
+        await acceptance
+    for _ in range(500):
+        if await c.pending_count(users, "dan") == 0 and await members(users, ListKind.FOLLOWING, "cat"):
+            break
+        await asyncio.sleep(0.01)
+    monkeypatch.undo()
+    assert sorted(await members(users, ListKind.FANS, "dan")) == requesters
+    for requester in requesters:
+        assert await members(users, ListKind.FOLLOWING, requester) == ["dan"]
+    assert (await verify(users)).clean
+
+
 # -- who sees which list ------------------------------------------------------------------------------
 
 
