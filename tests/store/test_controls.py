@@ -4,12 +4,16 @@ cluster and on fakeredis."""
 from __future__ import annotations
 
 import asyncio
+import statistics
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+import redis.asyncio as aioredis
 
 from followgraph.server.redis_cluster import LocalCluster
+from followgraph.server.settings import Settings
 from followgraph.store import (
     BlockedError,
     Controls,
@@ -22,6 +26,7 @@ from followgraph.store import (
 )
 from followgraph.store import control_scripts as cs
 from followgraph.store import controls as c
+from followgraph.store.lua import AnyPipeline, run_pipeline
 from followgraph.store.repair import Problem, verify
 from followgraph.store.suggestions import suggestions
 from tests.conftest import Backend
@@ -444,6 +449,58 @@ async def test_an_unlock_s_acceptance_runs_to_its_end_when_its_caller_is_cancell
     for requester in requesters:
         assert await members(users, ListKind.FOLLOWING, requester) == ["dan"]
     assert (await verify(users)).clean
+
+
+async def _read_until(store: FollowStore, stop: asyncio.Event, seconds: list[float]) -> None:
+    while not stop.is_set():
+        started = time.perf_counter()
+        await store.page(ListKind.FANS, "reader", first=100)
+        seconds.append(time.perf_counter() - started)
+        await asyncio.sleep(0.001)
+
+
+@pytest.mark.slow
+async def test_an_unlock_of_100_000_requests_ends_in_time_and_reads_go_on(real_redis: aioredis.Redis) -> None:
+    store = FollowStore(real_redis)
+    k, requests = store.keys, 100_000
+    for user_id in ("owner", "reader"):
+        await store.upsert_user(user_id)
+    await lock(store, "owner")
+    for start in range(0, requests, 10_000):
+        chunk = range(start, start + 10_000)
+
+        def fill(pipe: AnyPipeline, chunk: range = chunk) -> None:
+            # What requests of the locked owner leave behind (run_pipeline: one round trip).
+            pipe.zadd(k.requests_in("owner"), {f"r{i}": 1_000 + i for i in chunk})
+            for i in chunk:
+                pipe.zadd(k.requests_out(f"r{i}"), {"owner": 1_000 + i})
+
+        await run_pipeline(real_redis, fill)
+    await real_redis.zadd(k.fans("reader"), {f"f{i}": i for i in range(100)})
+
+    async def reads_while(work: Any) -> tuple[list[float], Any]:
+        seconds: list[float] = []
+        stop = asyncio.Event()
+        reader = asyncio.create_task(_read_until(store, stop, seconds))
+        try:
+            return seconds, await work
+        finally:
+            stop.set()
+            await reader
+
+    before, _ = await reads_while(asyncio.sleep(1.0))
+    assert await lock(store, "owner", locked=False)
+    started = time.perf_counter()
+    during, accepted = await reads_while(c.accept_all(store, "owner"))
+    elapsed = time.perf_counter() - started
+
+    assert accepted == requests and await c.pending_count(store, "owner") == 0
+    assert await real_redis.zcard(k.fans("owner")) == requests
+    assert await members(store, ListKind.FOLLOWING, "r99999") == ["owner"]
+    assert elapsed < Settings().request_timeout
+    # Generous for a loaded machine: reads are served between batches, no batch holds them long.
+    p99 = [statistics.quantiles(s, n=100, method="inclusive")[98] for s in (before, during)]
+    assert p99[1] < max(0.1, 10 * p99[0]), (p99, elapsed)
 
 
 # -- who sees which list ------------------------------------------------------------------------------
