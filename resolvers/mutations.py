@@ -128,11 +128,11 @@ async def update_settings(
         settings, _ = await controls.update_settings(
             context.store, viewer_id, locked=locked, hide_following=hide_following, hide_fans=hide_fans
         )
-        # Also when the account was unlocked already: an acceptance cut short (a timeout, a
-        # restart) is finished by asking again.
+        # The acceptance runs to its end even when this request times out or the client leaves.
+        # Also when the account was unlocked already: what a restart cut short is accepted by
+        # asking again (a batch cut between its two steps, by `followgraph repair`).
         if locked is False:
-            async for _ in controls.accept_pending(context.store, viewer_id):
-                pass
+            await controls.accept_all(context.store, viewer_id)
     except UserNotFoundError:
         message = f"Your own user {viewer_id!r} is not registered yet."
         return viewer_id, None, [Failure("USER_NOT_FOUND", message)]

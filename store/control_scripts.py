@@ -216,6 +216,26 @@ return 1
 """
 )
 
+# The requesters' steps of a batch after ACCEPT_OLDEST in one call, on a single Redis (where every
+# key is on the one server): ACCEPT_IN for each.
+# KEYS: requests_out:B following:B fans:B mutual:B of each requester B in turn
+# ARGV: A, follow time, then each B. Returns how many now follow.
+ACCEPT_IN_MANY = (
+    LOG
+    + _ACCEPT_STEPS
+    + """
+local followed = 0
+for i = 3, #ARGV - 2 do
+  local k = (i - 3) * 4
+  if accept_requester(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], ARGV[1], ARGV[2]) == 1 then
+    log_event('ACCEPT_FOLLOW_REQUEST', ARGV[1], ARGV[i], ARGV[2])
+    followed = followed + 1
+  end
+end
+return followed
+"""
+)
+
 # Up to ARGV[1] of A's oldest pending requests accepted at once, while A is unlocked (a lock
 # that comes back stops it). KEYS: profile:A requests_in:A fans:A following:A mutual:A
 # Returns {requester, time, requester, time, ...}; each requester's own step follows (ACCEPT_IN).
@@ -345,6 +365,7 @@ MUTE_SCRIPT = LuaScript(MUTE)
 ACCEPT_SCRIPT = LuaScript(ACCEPT)
 ACCEPT_OUT_SCRIPT = LuaScript(ACCEPT_OUT)
 ACCEPT_IN_SCRIPT = LuaScript(ACCEPT_IN)
+ACCEPT_IN_MANY_SCRIPT = LuaScript(ACCEPT_IN_MANY)
 ACCEPT_OLDEST_SCRIPT = LuaScript(ACCEPT_OLDEST)
 REJECT_SCRIPT = LuaScript(REJECT)
 REJECT_OUT_SCRIPT = LuaScript(REJECT_OUT)

@@ -4,13 +4,14 @@ Each write between two users is two idempotent steps, one on each user's slot (b
 script on a single Redis), like a follow (store/scripts.py). The first step is the acting user's,
 whose own set is the source of truth (`blocking`, `requests_out` for a request), except for the
 answers to a request, which start on the owner's side: a crash between an accept's steps leaves
-the request pending again once `followgraph repair` has run, never half a follow.
+the request pending again once `followgraph repair` has run (or, when the owner is no longer
+locked, the follow made, as unlocking would), never half a follow.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,8 @@ from followgraph.store.model import FollowResult, Relationship, UserSettings
 
 # Requests accepted per round trip when an account is unlocked.
 ACCEPT_BATCH = 500
+# Requesters' steps per round trip on a cluster, where each is a script call of its own.
+REQUESTER_STEPS = 100
 
 
 async def _pair(
@@ -185,23 +188,68 @@ async def update_settings(
 async def accept_pending(
     store: FollowStore, user_id: str, *, batch: int = ACCEPT_BATCH
 ) -> AsyncIterator[int]:
-    """Accept `user_id`'s pending requests, oldest first, `batch` per step (two round trips each),
-    yielding how many each step accepted; it stops when none are left or the account is locked
-    again. The event loop runs other work between steps."""
+    """Accept `user_id`'s pending requests, oldest first, `batch` per step (two round trips each;
+    on a cluster one more per REQUESTER_STEPS requesters beyond the first), yielding how many each
+    step accepted; it stops when none are left or the account is locked again. The event loop runs
+    other work between steps."""
     validate_user_id(user_id)
+    while True:
+        # A batch's two steps run to the end even when its caller is cancelled (a request timeout,
+        # a disconnect): cut between them, the owner's side would hold follows the requesters'
+        # sides never got, and asking again would find nothing left to accept.
+        accepted = await _run_on(_accept_batch(store, user_id, batch))
+        if not accepted:
+            return
+        yield accepted
+        await asyncio.sleep(0)
+
+
+async def accept_all(store: FollowStore, user_id: str, *, batch: int = ACCEPT_BATCH) -> int:
+    """Accept all of `user_id`'s pending requests (accept_pending to its end), in a task that
+    runs on when the caller is cancelled: the account is unlocked already, and what a request
+    timeout or a disconnect cut short would stay pending until asked again. How many."""
+
+    async def every_batch() -> int:
+        return sum([n async for n in accept_pending(store, user_id, batch=batch)])
+
+    return await _run_on(every_batch())
+
+
+# The work running on after its caller gave up (held here so that it is not collected).
+_finishing: set[asyncio.Future[int]] = set()
+
+
+async def _run_on(work: Coroutine[Any, Any, int]) -> int:
+    """`work`'s result; it runs to its end in a task of its own even if the caller is cancelled."""
+    task = asyncio.ensure_future(work)
+    _finishing.add(task)
+    task.add_done_callback(_finishing.discard)
+    return await asyncio.shield(task)
+
+
+async def _accept_batch(store: FollowStore, user_id: str, batch: int) -> int:
+    """Accept up to `batch` of `user_id`'s oldest pending requests: the owner's step, then the
+    requesters'. How many were accepted."""
     k = store.keys
     owner = [k.profile(user_id), k.requests_in(user_id), k.fans(user_id), k.following(user_id)]
     owner.append(k.mutual(user_id))
-    while True:
-        flat = await cs.ACCEPT_OLDEST_SCRIPT.run(store.redis, owner, [batch])
-        accepted = [(flat[i], flat[i + 1]) for i in range(0, len(flat), 2)]
-        if not accepted:
-            return
-        await run_scripts(
-            store.redis, [_requester_step(store, requester, user_id, at) for requester, at in accepted]
-        )
-        yield len(accepted)
-        await asyncio.sleep(0)
+    flat = await cs.ACCEPT_OLDEST_SCRIPT.run(store.redis, owner, [batch])
+    accepted = [(flat[i], flat[i + 1]) for i in range(0, len(flat), 2)]
+    if accepted and not store.cluster:
+        # One call for the batch: a call per requester costs the client more than the server.
+        requesters = [requester for requester, _ in accepted]
+        keys = [
+            key for r in requesters for key in (k.requests_out(r), k.following(r), k.fans(r), k.mutual(r))
+        ]
+        call = logged(k, user_id, (cs.ACCEPT_IN_MANY_SCRIPT, keys, [user_id, accepted[0][1], *requesters]))
+        await run_scripts(store.redis, [call])
+        return len(accepted)
+    # A step per requester, each on its own slot, sent a part at a time: packing 500 calls at once
+    # would hold the event loop for tens of milliseconds.
+    steps = [_requester_step(store, requester, user_id, at) for requester, at in accepted]
+    for start in range(0, len(steps), REQUESTER_STEPS):
+        await run_scripts(store.redis, steps[start : start + REQUESTER_STEPS])
+    return len(accepted)
 
 
 def _requester_step(store: FollowStore, requester: str, owner: str, at: str) -> ScriptCall:
@@ -217,6 +265,7 @@ async def pending_count(store: FollowStore, user_id: str) -> int:
 
 
 __all__: Sequence[str] = [
+    "accept_all",
     "accept_pending",
     "accept_request",
     "block",

@@ -8,6 +8,7 @@ from typing import Any, cast
 
 from redis.asyncio import RedisCluster
 
+from followgraph.store import control_scripts as cs
 from followgraph.store import scripts
 from followgraph.store.channel import ReadChannel
 from followgraph.store.errors import BlockedError, CannotFollowSelfError, InvalidInputError, UserNotFoundError
@@ -69,8 +70,17 @@ def _follow_out_call(k: Keys, edge: Edge, locked: bool) -> ScriptCall:
 
 def _follow_in_call(k: Keys, edge: Edge, at: str, pending: bool) -> ScriptCall:
     a, b = edge.follower, edge.followee
-    keys = [k.fans(b), k.following(b), k.mutual(b), k.requests_in(b), k.blocking(b)]
+    keys = [k.fans(b), k.following(b), k.mutual(b), k.requests_in(b), k.blocking(b), k.blocked_by(b)]
+    keys.append(k.profile(b))
     return scripts.FOLLOW_IN_SCRIPT, keys, [a, at, "1" if pending else "0"]
+
+
+def _request_granted_call(k: Keys, edge: Edge, at: str) -> ScriptCall:
+    """A's request to B becomes the follow B's step wrote (B unlocked between the steps), logged as
+    an acceptance, as the acceptance of B's other pending requests is."""
+    a, b = edge.follower, edge.followee
+    keys = [k.requests_out(a), k.following(a), k.fans(a), k.mutual(a)]
+    return logged(k, a, (cs.ACCEPT_IN_SCRIPT, keys, [b, at]))
 
 
 def unfollow_out_call(k: Keys, a: str, b: str, removed_by_b: bool = False) -> ScriptCall:
@@ -202,8 +212,8 @@ class FollowStore:
 
         One round trip on a single Redis (one atomic script per edge). On a cluster three: whether
         the users exist (and whether the followees are locked), then the followers' steps, then the
-        followees' steps. A follow that failed between its steps is completed by its retry, since
-        both steps always run.
+        followees' steps (and a fourth when a block or an unlock came between the steps). A follow
+        that failed between its steps is completed by its retry, since both steps always run.
         """
         k = self.keys
         if not self.cluster:
@@ -217,12 +227,17 @@ class FollowStore:
         replies: list[list[Any]] = [next(out) if status == 0 else [status, *unknown] for status in statuses]
         # FOLLOW_OUT's own checks fail only if the follower vanished or a block came in between.
         done = [(e, r) for e, r in zip(edges, replies, strict=True) if r[0] == 0]
-        accepted = await run_scripts(self.redis, [_follow_in_call(k, e, r[2], bool(r[4])) for e, r in done])
-        # A block of the follower by the followee that ran between the steps: undo the first.
-        refused = [(e, r) for (e, r), ok in zip(done, accepted, strict=True) if not ok]
-        await run_scripts(self.redis, [unfollow_out_call(k, e.follower, e.followee) for e, _ in refused])
+        seconds = await run_scripts(self.redis, [_follow_in_call(k, e, r[2], bool(r[4])) for e, r in done])
+        # A block either way that ran between the steps: undo the first. A request to a followee
+        # unlocked between the steps: the followee's step wrote the follow; the follower's makes it.
+        refused = [(e, r) for (e, r), second in zip(done, seconds, strict=True) if second == 0]
+        granted = [(e, r) for (e, r), second in zip(done, seconds, strict=True) if second == 2]
+        undo = [unfollow_out_call(k, e.follower, e.followee) for e, _ in refused]
+        await run_scripts(self.redis, undo + [_request_granted_call(k, e, r[2]) for e, r in granted])
         for _, reply in refused:
             reply[:] = [-3, 0, None, None, 0]
+        for _, reply in granted:
+            reply[4] = 0
         return replies
 
     async def _profiles_of(self, user_ids: Sequence[str]) -> dict[str, Profile | None]:

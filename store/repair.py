@@ -2,9 +2,10 @@
 
 Each user's `following` set is the source of truth of follows, `blocking` of blocks and
 `requests_out` of follow requests; `fans`, `mutual`, `blocked_by` and `requests_in` are derived.
-A block leaves no follow or request between the two users, and a follow no request. On a single
-Redis a change updates both users atomically; on Redis Cluster it is two single-slot steps, and a
-crash between them leaves the second user's side behind. `verify` finds every disagreement by
+A block leaves no follow or request between the two users, a follow no request, and an account
+that is not locked no pending request (unlocking accepts them). On a single Redis a change updates
+both users atomically; on Redis Cluster it is two single-slot steps, and a crash between them
+leaves the second user's side behind. `verify` finds every disagreement by
 scanning (reads only, streaming, a batch of users at a time); `repair` rewrites the derived
 entries from their sources.
 
@@ -20,7 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from followgraph.store import controls
 from followgraph.store.bulk import set_entries
+from followgraph.store.errors import UserNotFoundError
 from followgraph.store.graph import FollowStore
 from followgraph.store.lua import AnyPipeline, run_pipeline
 
@@ -40,6 +43,7 @@ class Problem(enum.Enum):
     REQUEST_IN_MISSING = "pending request missing on the requested side"
     REQUEST_IN_STALE = "pending request without its requester's"
     REQUEST_OF_A_FOLLOW = "pending request of a follow that exists"
+    REQUEST_TO_UNLOCKED = "pending request to an account that is not locked"
 
 
 @dataclass
@@ -216,20 +220,63 @@ def _both_ways(store: FollowStore, a: str, b: str) -> list[tuple[str, str]]:
 async def _check_requests(
     store: FollowStore, entries: list[tuple[str, str, int]], report: Report, fix: bool
 ) -> None:
-    """Every request A->B at t: requests_in:B has A at t, and A does not follow B already."""
+    """Every request A->B at t: requests_in:B has A at t, A does not follow B already, and B is
+    locked (unlocking accepts every pending request: a request to an unlocked account is one whose
+    acceptance was cut short, or that came in while B unlocked)."""
     k = store.keys
     mirrored = await _scores(store, [(k.requests_in(b), a) for a, b, _ in entries])
     follows = await _scores(store, [(k.following(a), b) for a, b, _ in entries])
+    locked = await _locked(store, [b for _, b, _ in entries])
     fixes: list[tuple[str, str, str, int | None]] = []
+    to_accept: list[tuple[str, str, int, int | None]] = []
     for (a, b, at), mirror_at, follow_at in zip(entries, mirrored, follows, strict=True):
         if follow_at is not None:
             report.found(Problem.REQUEST_OF_A_FOLLOW, f"{a} asked to follow {b}")
             fixes += [("zrem", k.requests_out(a), b, None), ("zrem", k.requests_in(b), a, None)]
+        elif not locked[b]:
+            report.found(Problem.REQUEST_TO_UNLOCKED, f"{a} asked to follow {b}")
+            to_accept.append((a, b, at, mirror_at))
         elif mirror_at != at:
             report.found(Problem.REQUEST_IN_MISSING, f"{a} asked to follow {b}")
             fixes.append(("zadd", k.requests_in(b), a, at))
     if fix:
         await _apply(store, fixes, report)
+        await _accept(store, to_accept, report)
+
+
+async def _locked(store: FollowStore, user_ids: list[str]) -> dict[str, bool]:
+    """Whether each user is locked, in one round trip."""
+    ids = list(dict.fromkeys(user_ids))
+
+    def fill(pipe: AnyPipeline) -> None:
+        for user_id in ids:
+            pipe.hget(store.keys.profile(user_id), "locked")
+
+    flags = await run_pipeline(store.redis, fill) if ids else []
+    return {user_id: flag == "1" for user_id, flag in zip(ids, flags, strict=True)}
+
+
+async def _accept(
+    store: FollowStore, requests: list[tuple[str, str, int, int | None]], report: Report
+) -> None:
+    """Accept each (requester, owner, time, time in the owner's requests_in or None): the owner's
+    side may have accepted already (A among the owner's fans), and then the follow keeps that time;
+    a request whose owner's side was lost is first restored there, so that the acceptance finds it."""
+    k = store.keys
+    lost = [(a, b, at) for a, b, at, mirror_at in requests if mirror_at is None]
+    fans = await _scores(store, [(k.fans(b), a) for a, b, _ in lost])
+    restore: list[tuple[str, str, str, int | None]] = [
+        ("zadd", k.requests_in(b), a, at)
+        for (a, b, at), fan_at in zip(lost, fans, strict=True)
+        if fan_at is None
+    ]
+    await _apply(store, restore, report)
+    for a, b, _, _ in requests:
+        try:
+            await controls.accept_request(store, user=b, requester=a)
+        except UserNotFoundError:
+            continue
+        report.repaired += 1
 
 
 async def _check_blocked_by(

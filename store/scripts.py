@@ -175,19 +175,25 @@ return {0, changed, at, back, 0}
 )
 
 # The second step alone, on a cluster.
-# KEYS: fans:B following:B mutual:B requests_in:B blocking:B   ARGV: A, time, pending ('1' / '0')
-# Returns 0 when B blocks A (a block that ran between the steps: the caller undoes the first).
+# KEYS: fans:B following:B mutual:B requests_in:B blocking:B blocked_by:B profile:B
+# ARGV: A, time, pending ('1' / '0')
+# Returns 0 when either blocks the other (a block that ran between the steps: the caller undoes the
+# first); 2 when a request finds B no longer locked (B unlocked between the steps, and the
+# acceptance of B's pending requests may be over): A is B's fan at the request's time, and the
+# caller turns A's request into the follow; 1 otherwise.
 FOLLOW_IN = (
     FOLLOW_STEPS
+    + _BLOCKED
     + _REQUEST_STEPS
     + """
-if redis.call('ZSCORE', KEYS[5], ARGV[1]) then return 0 end
-if ARGV[3] == '1' then
+if blocked(KEYS[5], KEYS[6], ARGV[1]) then return 0 end
+if ARGV[3] == '1' and redis.call('HGET', KEYS[7], 'locked') == '1' then
   redis.call('ZADD', KEYS[4], ARGV[2], ARGV[1])
-else
-  follow_in(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2])
-  end_request(KEYS[4], ARGV[1])
+  return 1
 end
+follow_in(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2])
+end_request(KEYS[4], ARGV[1])
+if ARGV[3] == '1' then return 2 end
 return 1
 """
 )

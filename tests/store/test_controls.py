@@ -4,12 +4,16 @@ cluster and on fakeredis."""
 from __future__ import annotations
 
 import asyncio
+import statistics
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+import redis.asyncio as aioredis
 
 from followgraph.server.redis_cluster import LocalCluster
+from followgraph.server.settings import Settings
 from followgraph.store import (
     BlockedError,
     Controls,
@@ -22,6 +26,7 @@ from followgraph.store import (
 )
 from followgraph.store import control_scripts as cs
 from followgraph.store import controls as c
+from followgraph.store.lua import AnyPipeline, run_pipeline
 from followgraph.store.repair import Problem, verify
 from followgraph.store.suggestions import suggestions
 from tests.conftest import Backend
@@ -247,6 +252,51 @@ async def test_a_block_between_the_steps_of_a_follow_undoes_it(
     assert (await verify(store)).clean
 
 
+@pytest.mark.parametrize("locked", [False, True], ids=["follow", "request"])
+async def test_a_block_by_the_follower_between_the_steps_of_a_follow_undoes_it(
+    cluster_users: FollowStore, monkeypatch: pytest.MonkeyPatch, locked: bool
+) -> None:
+    store = cluster_users
+    if locked:
+        await lock(store, "bob")
+    second_step = scripts.FOLLOW_IN_SCRIPT.run
+
+    async def block_first(*args: Any) -> Any:
+        # ann blocks bob after ann's side of ann -> bob was written, before bob's side.
+        await c.block(store, blocker="ann", blocked="bob")
+        return await second_step(*args)
+
+    monkeypatch.setattr(scripts.FOLLOW_IN_SCRIPT, "run", block_first)
+    with pytest.raises(BlockedError):
+        await store.follow(follower="ann", followee="bob")
+    monkeypatch.undo()
+    assert await state_of(store, "ann", "bob") == ([], [], [], [], [], [])
+    assert await members(store, ListKind.BLOCKING, "ann") == ["bob"]
+    assert (await verify(store)).clean
+
+
+async def test_an_unlock_between_the_steps_of_a_request_makes_it_a_follow(
+    cluster_users: FollowStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = cluster_users
+    await lock(store, "bob")
+    second_step = scripts.FOLLOW_IN_SCRIPT.run
+
+    async def unlock_first(*args: Any) -> Any:
+        # bob unlocks, and accepts every pending request, after ann's side of the request was
+        # written, before bob's side: there is nothing to accept yet.
+        assert await lock(store, "bob", locked=False)
+        assert [n async for n in c.accept_pending(store, "bob")] == []
+        return await second_step(*args)
+
+    monkeypatch.setattr(scripts.FOLLOW_IN_SCRIPT, "run", unlock_first)
+    result = await store.follow(follower="ann", followee="bob")
+    monkeypatch.undo()
+    assert (result.changed, result.pending, result.relationship) == (True, False, Relationship.FOLLOWING)
+    assert await state_of(store, "ann", "bob") == (["bob"], ["ann"], [], [], [], [])
+    assert (await verify(store)).clean
+
+
 @pytest.mark.parametrize("between", ["withdrawal", "block"])
 async def test_a_withdrawal_or_block_between_the_steps_of_an_accept_wins(
     cluster_users: FollowStore, monkeypatch: pytest.MonkeyPatch, between: str
@@ -304,6 +354,155 @@ async def test_verify_knows_blocks_and_requests_and_repair_converges(users: Foll
     assert await members(users, ListKind.REQUESTS_IN, "ann") == []
 
 
+async def test_repair_accepts_the_requests_an_unlocked_account_still_holds(users: FollowStore) -> None:
+    k, r = users.keys, users.redis
+    await lock(users, "bob")
+    for requester in ("cat", "ann", "dan"):
+        await users.follow(follower=requester, followee="bob")
+    await users.follow(follower="bob", followee="dan")
+    await lock(users, "bob", locked=False)  # and the acceptance never ran, or was cut short:
+    # the oldest request's (cat's, or ann's when asked in the same ms) by a crash after the owner's
+    # step of its batch (bob's side holds it as a fan); dan's with bob's side of the request lost
+    # too; the other is simply still pending.
+    owner = [k.profile("bob"), k.requests_in("bob"), k.fans("bob"), k.following("bob"), k.mutual("bob")]
+    [oldest, accepted_at] = await cs.ACCEPT_OLDEST_SCRIPT.run(r, owner, [1])
+    await r.zrem(k.requests_in("bob"), "dan")
+
+    report = await verify(users)
+    assert dict(report.problems) == {Problem.REQUEST_TO_UNLOCKED: 3, Problem.FAN_STALE: 1}
+    await verify(users, fix=True)
+    assert (await verify(users)).clean
+    assert sorted(await members(users, ListKind.FANS, "bob")) == ["ann", "cat", "dan"]
+    assert await members(users, ListKind.MUTUAL, "bob") == ["dan"]
+    assert await members(users, ListKind.REQUESTS_IN, "bob") == []
+    for requester in ("ann", "cat", "dan"):
+        assert await members(users, ListKind.FOLLOWING, requester) == ["bob"]
+        assert await members(users, ListKind.REQUESTS_OUT, requester) == []
+    # The follow the owner's side recorded keeps its time.
+    assert await r.zscore(k.following(oldest), "bob") == int(accepted_at)
+
+
+async def test_an_unlock_cancelled_between_a_batch_s_steps_still_finishes_the_batch(
+    users: FollowStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await lock(users, "bob")
+    for requester in ("ann", "cat"):
+        await users.follow(follower=requester, followee="bob")
+    owner_step = cs.ACCEPT_OLDEST_SCRIPT.run
+    owner_done = asyncio.Event()
+
+    async def then_pause(*args: Any) -> Any:
+        reply = await owner_step(*args)
+        owner_done.set()
+        await asyncio.sleep(0.05)  # the caller gives up here (a request timeout, a disconnect)
+        return reply
+
+    async def accept_all() -> None:
+        async for _ in c.accept_pending(users, "bob"):
+            pass
+
+    monkeypatch.setattr(cs.ACCEPT_OLDEST_SCRIPT, "run", then_pause)
+    assert await lock(users, "bob", locked=False)
+    acceptance = asyncio.create_task(accept_all())
+    await owner_done.wait()
+    acceptance.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await acceptance
+    monkeypatch.undo()
+    for _ in range(500):
+        if await members(users, ListKind.FOLLOWING, "cat") == ["bob"]:
+            break
+        await asyncio.sleep(0.01)
+    assert await state_of(users, "ann", "bob") == (["bob"], ["cat", "ann"], [], [], [], [])
+    assert await members(users, ListKind.FOLLOWING, "cat") == ["bob"]
+    assert (await verify(users)).clean
+
+
+async def test_an_unlock_s_acceptance_runs_to_its_end_when_its_caller_is_cancelled(
+    users: FollowStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await lock(users, "dan")
+    requesters = ["ann", "bob", "cat"]
+    for requester in requesters:
+        await users.follow(follower=requester, followee="dan")
+    owner_step = cs.ACCEPT_OLDEST_SCRIPT.run
+    first_done = asyncio.Event()
+
+    async def signal(*args: Any) -> Any:
+        reply = await owner_step(*args)
+        first_done.set()
+        return reply
+
+    monkeypatch.setattr(cs.ACCEPT_OLDEST_SCRIPT, "run", signal)
+    assert await lock(users, "dan", locked=False)
+    acceptance = asyncio.create_task(c.accept_all(users, "dan", batch=1))
+    await first_done.wait()
+    acceptance.cancel()  # a request timeout, a disconnect
+    with pytest.raises(asyncio.CancelledError):
+        await acceptance
+    for _ in range(500):
+        if await c.pending_count(users, "dan") == 0 and await members(users, ListKind.FOLLOWING, "cat"):
+            break
+        await asyncio.sleep(0.01)
+    monkeypatch.undo()
+    assert sorted(await members(users, ListKind.FANS, "dan")) == requesters
+    for requester in requesters:
+        assert await members(users, ListKind.FOLLOWING, requester) == ["dan"]
+    assert (await verify(users)).clean
+
+
+async def _read_until(store: FollowStore, stop: asyncio.Event, seconds: list[float]) -> None:
+    while not stop.is_set():
+        started = time.perf_counter()
+        await store.page(ListKind.FANS, "reader", first=100)
+        seconds.append(time.perf_counter() - started)
+        await asyncio.sleep(0.001)
+
+
+@pytest.mark.slow
+async def test_an_unlock_of_100_000_requests_ends_in_time_and_reads_go_on(real_redis: aioredis.Redis) -> None:
+    store = FollowStore(real_redis)
+    k, requests = store.keys, 100_000
+    for user_id in ("owner", "reader"):
+        await store.upsert_user(user_id)
+    await lock(store, "owner")
+    for start in range(0, requests, 10_000):
+        chunk = range(start, start + 10_000)
+
+        def fill(pipe: AnyPipeline, chunk: range = chunk) -> None:
+            # What requests of the locked owner leave behind (run_pipeline: one round trip).
+            pipe.zadd(k.requests_in("owner"), {f"r{i}": 1_000 + i for i in chunk})
+            for i in chunk:
+                pipe.zadd(k.requests_out(f"r{i}"), {"owner": 1_000 + i})
+
+        await run_pipeline(real_redis, fill)
+    await real_redis.zadd(k.fans("reader"), {f"f{i}": i for i in range(100)})
+
+    async def reads_while(work: Any) -> tuple[list[float], Any]:
+        seconds: list[float] = []
+        stop = asyncio.Event()
+        reader = asyncio.create_task(_read_until(store, stop, seconds))
+        try:
+            return seconds, await work
+        finally:
+            stop.set()
+            await reader
+
+    before, _ = await reads_while(asyncio.sleep(1.0))
+    assert await lock(store, "owner", locked=False)
+    started = time.perf_counter()
+    during, accepted = await reads_while(c.accept_all(store, "owner"))
+    elapsed = time.perf_counter() - started
+
+    assert accepted == requests and await c.pending_count(store, "owner") == 0
+    assert await real_redis.zcard(k.fans("owner")) == requests
+    assert await members(store, ListKind.FOLLOWING, "r99999") == ["owner"]
+    assert elapsed < Settings().request_timeout
+    # Generous for a loaded machine: reads are served between batches, no batch holds them long.
+    p99 = [statistics.quantiles(s, n=100, method="inclusive")[98] for s in (before, during)]
+    assert p99[1] < max(0.1, 10 * p99[0]), (p99, elapsed)
+
+
 # -- who sees which list ------------------------------------------------------------------------------
 
 
@@ -331,6 +530,15 @@ async def test_a_hidden_following_list_hides_the_mutual_list_too(graph: FollowSt
     assert await page_as(graph, ListKind.FOLLOWING, "ann", "ann") == (False, 2, ["cat", "bob"])
     # The store's own reads (exports, repair) see everything.
     assert len((await graph.page(ListKind.FOLLOWING, "ann")).entries) == 2
+
+
+async def test_hidden_fans_leave_the_mutual_list_shown(graph: FollowStore) -> None:
+    # The contract: hideFans hides the fans list and fansYouFollow; mutuals go with hideFollowing.
+    await c.update_settings(graph, "ann", hide_fans=True)
+    for viewer in (None, "bob", "cat", "dan"):
+        assert await page_as(graph, ListKind.FANS, "ann", viewer) == (True, 2, [])
+        assert await page_as(graph, ListKind.MUTUAL, "ann", viewer) == (False, 1, ["bob"])
+        assert await page_as(graph, ListKind.FOLLOWING, "ann", viewer) == (False, 2, ["cat", "bob"])
 
 
 async def test_a_locked_account_shows_its_lists_to_its_fans_only(graph: FollowStore) -> None:
