@@ -8,7 +8,7 @@ from followgraph.dataloaders import BatchObserver, DataLoaders
 from followgraph.resolvers.paging import MAX_PAGE_SIZE
 from followgraph.store import FollowStore
 from followgraph.store.hub import EventHub
-from followgraph.store.ratelimit import FollowRateLimiter
+from followgraph.store.ratelimit import FollowLimit
 
 ADMIN_SCOPE = "admin"
 
@@ -20,7 +20,8 @@ class Context:
     viewer_id: str | None = None
     scopes: frozenset[str] = field(default_factory=frozenset)
     request_id: str = "-"
-    follow_limiter: FollowRateLimiter | None = None
+    # The follow rate limit; None when it is off.
+    follow_limit: FollowLimit | None = None
     # The operation that ran, once the document is parsed (for logs and metrics).
     operation_name: str | None = None
     # The largest first/last of a connection (the schema's QueryLimits.max_page_size).
@@ -39,11 +40,11 @@ class Context:
         scopes: frozenset[str] = frozenset(),
         request_id: str = "-",
         observe: BatchObserver | None = None,
-        follow_limiter: FollowRateLimiter | None = None,
+        follow_limit: FollowLimit | None = None,
         max_page_size: int = MAX_PAGE_SIZE,
     ) -> Context:
         loaders = DataLoaders(store, viewer_id, observe)
-        return cls(store, loaders, viewer_id, scopes, request_id, follow_limiter, max_page_size=max_page_size)
+        return cls(store, loaders, viewer_id, scopes, request_id, follow_limit, max_page_size=max_page_size)
 
     @property
     def is_admin(self) -> bool:

@@ -14,14 +14,16 @@ from followgraph.store import (
     FollowResult,
     FollowStore,
     InvalidInputError,
+    Parts,
     Profile,
+    RateLimitedError,
     Relationship,
     StoreError,
+    UserFacts,
     UserNotFoundError,
     UserSettings,
     controls,
 )
-from followgraph.store.ids import is_valid_user_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +67,8 @@ def _failure(exc: StoreError, *, viewer_id: str, input_field: str) -> Failure:
             return Failure(exc.code, str(exc), ["input", exc.field or input_field])
         case CannotFollowSelfError() | BlockedError():
             return Failure(exc.code, str(exc), ["input", input_field])
+        case RateLimitedError():
+            return Failure(exc.code, rate_limited_message(exc))
     return Failure("INVALID_INPUT", str(exc), ["input", input_field])
 
 
@@ -93,15 +97,73 @@ def _mutation(action: Action) -> Callable[[Context, str], Awaitable[FollowOutcom
     return mutation
 
 
+def rate_limited_message(exc: RateLimitedError) -> str:
+    retry = datetime.fromtimestamp(exc.retry_at / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return f"{exc} Try again after {retry}."
+
+
 async def follow(context: Context, user_id: str) -> FollowOutcome:
+    # The follow rate limit is checked and counted by the follow's own script.
+    limit = context.follow_limit
+    return await _act(
+        context, user_id, lambda store, me, other: store.follow(follower=me, followee=other, limit=limit)
+    )
+
+
+# A write between the viewer and another user that reads both users' facts after it, in its round
+# trip: (store, viewer, other, parts) -> its result (or the StoreError it ended in), the facts.
+ReadingAction = Callable[
+    [FollowStore, str, str, Parts], Awaitable[tuple[FollowResult | StoreError, list[UserFacts]]]
+]
+
+
+async def _act_reading(
+    context: Context, user_id: str, parts: Parts, action: ReadingAction
+) -> tuple[FollowOutcome, UserFacts | None, UserFacts]:
+    """The outcome, and the `parts` of the other user (None on a failure) and of the viewer, read
+    after the write in the same round trip where the store can."""
     viewer_id = require_viewer(context)
-    if context.follow_limiter is not None and user_id != viewer_id and is_valid_user_id(user_id):
-        limited = await context.follow_limiter.hit(viewer_id)
-        if limited is not None:
-            retry = datetime.fromtimestamp(limited.retry_at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-            message = f"Too many follows: the limit is {limited.limit}. Try again after {retry}."
-            return FollowOutcome(viewer_id, None, failures=[Failure("RATE_LIMITED", message)])
-    return await _act(context, user_id, lambda store, me, other: store.follow(follower=me, followee=other))
+    try:
+        try:
+            result, (other, viewer) = await action(context.store, viewer_id, user_id, parts)
+        except StoreError as exc:  # refused before any I/O: only the viewer is read
+            result = exc
+            [viewer] = await context.store.facts(viewer_id, [viewer_id], parts)
+            other = None
+    finally:
+        context.loaders.clear_all()
+    if isinstance(result, StoreError):
+        failure = _failure(result, viewer_id=viewer_id, input_field="userId")
+        return FollowOutcome(viewer_id, None, failures=[failure]), None, viewer
+    outcome = FollowOutcome(viewer_id, user_id, result.changed, result.relationship, pending=result.pending)
+    return outcome, other, viewer
+
+
+async def follow_reading(
+    context: Context, user_id: str, parts: Parts
+) -> tuple[FollowOutcome, UserFacts | None, UserFacts]:
+    """follow, with both users' `parts` as of after it (one round trip on a single Redis)."""
+    limit = context.follow_limit
+    return await _act_reading(
+        context,
+        user_id,
+        parts,
+        lambda store, me, other, parts: store.follow_reading(
+            follower=me, followee=other, limit=limit, parts=parts
+        ),
+    )
+
+
+async def unfollow_reading(
+    context: Context, user_id: str, parts: Parts
+) -> tuple[FollowOutcome, UserFacts | None, UserFacts]:
+    """unfollow, with both users' `parts` as of after it (one round trip on a single Redis)."""
+    return await _act_reading(
+        context,
+        user_id,
+        parts,
+        lambda store, me, other, parts: store.unfollow_reading(follower=me, followee=other, parts=parts),
+    )
 
 
 unfollow = _mutation(lambda store, me, other: store.unfollow(follower=me, followee=other))

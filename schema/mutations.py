@@ -10,8 +10,10 @@ from followgraph.resolvers.context import Context
 from followgraph.resolvers.mutations import Failure, FollowOutcome
 from followgraph.schema.enums import Relationship, UserErrorCode
 from followgraph.schema.scalars import EpochMillis
+from followgraph.schema.selection import selected
 from followgraph.schema.settings import UserSettings
-from followgraph.schema.user import User, users_at
+from followgraph.schema.user import USER, User, users_at
+from followgraph.store import Parts, UserFacts
 
 Info: TypeAlias = strawberry.Info[Context, None]
 
@@ -106,6 +108,18 @@ class FollowPayload:
     errors: list[UserError]
 
     @classmethod
+    def of(cls, outcome: FollowOutcome, other: UserFacts | None, viewer: UserFacts) -> "FollowPayload":
+        """The payload from the users' facts read with the write."""
+        return cls(
+            changed=outcome.changed,
+            relationship=None if outcome.relationship is None else Relationship.of(outcome.relationship),
+            pending=outcome.pending,
+            user=None if other is None else User.of(other),
+            viewer=User.of(viewer),
+            errors=[UserError.of(p) for p in outcome.failures],
+        )
+
+    @classmethod
     async def load(cls, info: Info, outcome: FollowOutcome) -> "FollowPayload":
         """The payload, with the users' selected fields loaded after the write."""
         other_ids = [] if outcome.other_id is None else [outcome.other_id]
@@ -121,6 +135,11 @@ class FollowPayload:
             viewer=viewer,
             errors=[UserError.of(p) for p in outcome.failures],
         )
+
+
+def payload_parts(info: Info) -> Parts:
+    """What the payload's `user` and `viewer` selections need loaded (read with the write)."""
+    return USER.needs(selected(info, "user")) | USER.needs(selected(info, "viewer"))
 
 
 @strawberry.type(description="The result of markFansSeen.")
@@ -148,11 +167,13 @@ class UpsertUserPayload:
 class Mutation:
     @strawberry.mutation(description="The viewer follows userId. Requires a token.")
     async def follow(self, info: Info, input: FollowInput) -> FollowPayload:
-        return await FollowPayload.load(info, await mutations.follow(info.context, input.user_id))
+        parts = payload_parts(info)
+        return FollowPayload.of(*await mutations.follow_reading(info.context, input.user_id, parts))
 
     @strawberry.mutation(description="The viewer unfollows userId. Requires a token.")
     async def unfollow(self, info: Info, input: UnfollowInput) -> FollowPayload:
-        return await FollowPayload.load(info, await mutations.unfollow(info.context, input.user_id))
+        parts = payload_parts(info)
+        return FollowPayload.of(*await mutations.unfollow_reading(info.context, input.user_id, parts))
 
     @strawberry.mutation(
         description="Makes userId stop following the viewer (Mastodon's remove_from_followers). "

@@ -31,7 +31,6 @@ from followgraph.store.channel import ReadChannel
 from followgraph.store.hub import EventHub
 from followgraph.store.log import EventLog
 from followgraph.store.lua import Client
-from followgraph.store.ratelimit import FollowRateLimiter
 
 READY_TIMEOUT = 2.0
 
@@ -83,15 +82,8 @@ def create_app(
         app.state.endpoint = endpoint
         reads = ReadChannel.for_client(client) if settings.read_channel else None
         app.state.store = FollowStore(client, keys=keys, reads=reads)
-        app.state.follow_limiter = (
-            None
-            if settings.follow_rate_limit.lower() == "off"
-            else FollowRateLimiter(client, settings.follow_rate_limit, keys=keys)
-        )
+        app.state.follow_limit = settings.follow_limit
         await warm_up(client)
-        limiter_client = app.state.follow_limiter and app.state.follow_limiter.cluster_client()
-        if limiter_client is not None:
-            await warm_up(limiter_client)
         # The SQL copy's consumer and the subscriptions' reader share what they know of the log.
         events = EventLog(app.state.store)
         url = settings.sql_url if settings.sync else None
@@ -127,8 +119,6 @@ def create_app(
             await app.state.hub.stop()
             if reads is not None:
                 await reads.aclose()
-            if app.state.follow_limiter is not None:
-                await app.state.follow_limiter.aclose()
             if redis is None:
                 await client.aclose()
 

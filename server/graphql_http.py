@@ -187,7 +187,7 @@ class GraphQLEndpoint:
                     scopes=principal.scopes if principal else frozenset(),
                     request_id=request_id,
                     observe=self.metrics.observe_batch,
-                    follow_limiter=request.app.state.follow_limiter,
+                    follow_limit=request.app.state.follow_limit,
                     max_page_size=self.schema.limits.max_page_size,
                 )
 

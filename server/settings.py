@@ -21,6 +21,7 @@ from followgraph.server.http_protocol import ReadLimits
 from followgraph.server.subscriptions import SocketLimits
 from followgraph.store.keys import DEFAULT_LOG_CAP, Keys
 from followgraph.store.paging import MAX_LIMIT
+from followgraph.store.ratelimit import FollowLimit
 
 ENV_PREFIX = "FOLLOWGRAPH_"
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -255,6 +256,11 @@ class Settings:
                 f"Set either {_env_name('jwt_secret')} (HS256) "
                 f"or {_env_name('jwt_public_key_file')} (RS256), not both."
             )
+
+    @property
+    def follow_limit(self) -> FollowLimit | None:
+        """The follow rate limit; None when it is off."""
+        return None if self.follow_rate_limit.lower() == "off" else FollowLimit.parse(self.follow_rate_limit)
 
     @property
     def keys(self) -> Keys:

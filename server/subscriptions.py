@@ -324,7 +324,7 @@ class SubscriptionEndpoint(GraphQL[Context, None]):
         context = Context.create(
             state.store,
             observe=self.metrics.observe_batch,
-            follow_limiter=state.follow_limiter,
+            follow_limit=state.follow_limit,
             max_page_size=self.schema.limits.max_page_size,  # type: ignore[attr-defined]
         )
         context.hub = state.hub

@@ -6,6 +6,7 @@ from followgraph.store.errors import (
     InvalidCursorError,
     InvalidInputError,
     InvalidPageError,
+    RateLimitedError,
     StoreError,
     UserNotFoundError,
 )
@@ -26,6 +27,7 @@ from followgraph.store.model import (
     UserFacts,
     UserSettings,
 )
+from followgraph.store.ratelimit import FollowLimit
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
@@ -34,6 +36,7 @@ __all__ = [
     "Controls",
     "Counts",
     "Entry",
+    "FollowLimit",
     "FollowResult",
     "FollowStore",
     "InvalidCursorError",
@@ -45,6 +48,7 @@ __all__ = [
     "Page",
     "Parts",
     "Profile",
+    "RateLimitedError",
     "Relation",
     "Relationship",
     "StoreError",

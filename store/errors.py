@@ -43,6 +43,17 @@ class BlockedError(StoreError):
         super().__init__(message)
 
 
+class RateLimitedError(StoreError):
+    """The follower made as many follows as the follow rate limit allows in its window."""
+
+    code = "RATE_LIMITED"
+
+    def __init__(self, limit: str, retry_at: int) -> None:
+        super().__init__(f"Too many follows: the limit is {limit}.")
+        self.limit = limit
+        self.retry_at = retry_at  # epoch ms
+
+
 class InvalidCursorError(StoreError):
     """A page cursor that is malformed, tampered with, or taken from another list."""
 

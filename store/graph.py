@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
@@ -11,7 +11,14 @@ from redis.asyncio import RedisCluster
 from followgraph.store import control_scripts as cs
 from followgraph.store import scripts
 from followgraph.store.channel import ReadChannel
-from followgraph.store.errors import BlockedError, CannotFollowSelfError, InvalidInputError, UserNotFoundError
+from followgraph.store.errors import (
+    BlockedError,
+    CannotFollowSelfError,
+    InvalidInputError,
+    RateLimitedError,
+    StoreError,
+    UserNotFoundError,
+)
 from followgraph.store.events import logged
 from followgraph.store.ids import validate_user_id, validate_user_ids
 from followgraph.store.keys import Keys
@@ -35,6 +42,7 @@ from followgraph.store.model import (
 )
 from followgraph.store.paging import Direction, PageRequest, build_page, window
 from followgraph.store.profiles import validate_avatar_url, validate_name
+from followgraph.store.ratelimit import NO_LIMIT_ARGS, FollowLimit
 
 DEFAULT_PAGE_SIZE = 20
 # Members fetched per round trip when a list is intersected with another.
@@ -50,22 +58,24 @@ class Edge:
     at: int | None = None
 
 
-def _follow_call(k: Keys, edge: Edge) -> ScriptCall:
+def _follow_call(k: Keys, edge: Edge, limit: list[str]) -> ScriptCall:
     a, b = edge.follower, edge.followee
     keys = [
         k.profile(a), k.profile(b),
         k.following(a), k.fans(a), k.mutual(a),
         k.fans(b), k.following(b), k.mutual(b),
         k.blocking(a), k.blocked_by(a), k.requests_out(a), k.requests_in(b),
+        k.follow_limit(a),
     ]  # fmt: skip
-    return logged(k, a, (scripts.FOLLOW_SCRIPT, keys, [a, b, _at(edge)]))
+    return logged(k, a, (scripts.FOLLOW_SCRIPT, keys, [a, b, _at(edge), *limit]))
 
 
-def _follow_out_call(k: Keys, edge: Edge, locked: bool) -> ScriptCall:
+def _follow_out_call(k: Keys, edge: Edge, locked: bool, limit: list[str]) -> ScriptCall:
     a, b = edge.follower, edge.followee
     keys = [k.profile(a), k.following(a), k.fans(a), k.mutual(a), k.blocking(a), k.blocked_by(a)]
-    keys.append(k.requests_out(a))
-    return logged(k, a, (scripts.FOLLOW_OUT_SCRIPT, keys, [b, _at(edge), "1" if locked else "0"]))
+    keys += [k.requests_out(a), k.follow_limit(a)]
+    args = [b, _at(edge), "1" if locked else "0", *limit]
+    return logged(k, a, (scripts.FOLLOW_OUT_SCRIPT, keys, args))
 
 
 def _follow_in_call(k: Keys, edge: Edge, at: str, pending: bool) -> ScriptCall:
@@ -87,6 +97,13 @@ def unfollow_out_call(k: Keys, a: str, b: str, removed_by_b: bool = False) -> Sc
     """A's step of an unfollow of B (or of a withdrawal of A's request), logged."""
     keys = [k.profile(a), k.following(a), k.mutual(a), k.fans(a), k.requests_out(a)]
     return logged(k, a, (scripts.UNFOLLOW_OUT_SCRIPT, keys, [b, "1" if removed_by_b else "0"]))
+
+
+def _unfollow_call(k: Keys, a: str, b: str, removed_by_b: bool) -> ScriptCall:
+    """Both steps of an unfollow in one script, on a single Redis."""
+    keys = [k.profile(a), k.profile(b), k.following(a), k.mutual(a), k.fans(a)]
+    keys += [k.fans(b), k.mutual(b), k.requests_out(a), k.requests_in(b)]
+    return logged(k, a, (scripts.UNFOLLOW_SCRIPT, keys, [a, b, "1" if removed_by_b else "0"]))
 
 
 def _at(edge: Edge) -> str:
@@ -187,28 +204,47 @@ class FollowStore:
 
     # -- writes ---------------------------------------------------------------------------------
 
-    async def follow(self, *, follower: str, followee: str, at: int | None = None) -> FollowResult:
+    async def follow(
+        self, *, follower: str, followee: str, at: int | None = None, limit: FollowLimit | None = None
+    ) -> FollowResult:
         """`follower` follows `followee`; idempotent. `at` (epoch ms) keeps an imported follow's time.
         A follow of a locked account becomes a request (`pending`) unless `at` is given (an
-        import); BlockedError when either blocks the other."""
+        import); BlockedError when either blocks the other; RateLimitedError when the follower is
+        over `limit` (checked and counted in the follow's own script). One round trip on a single
+        Redis."""
         self.check_pair(follower, followee)
         if at is not None and not 0 <= at <= MAX_TIME:
             raise InvalidInputError(
                 "A follow time must be an epoch time in ms from 1970 to 9999.", field="at"
             )
-        [(status, changed, _, back, pending)] = await self.follow_edges([Edge(follower, followee, at)])
-        self.check_status(status, follower, followee)
-        follows_back = back is not None
-        return FollowResult(
-            bool(changed),
-            Relationship.of(viewer_follows=not pending, follows_viewer=follows_back),
-            pending=bool(pending),
+        [reply] = await self.follow_edges([Edge(follower, followee, at)], limit=limit)
+        return _follow_result(reply, follower, followee, limit)
+
+    async def follow_reading(
+        self, *, follower: str, followee: str, limit: FollowLimit | None, parts: Parts
+    ) -> tuple[FollowResult | StoreError, list[UserFacts]]:
+        """follow(), and then the `parts` of the followee and of the follower (as the follower
+        sees them), read after the write whether or not it succeeded: one round trip on a single
+        Redis (a pipeline runs in order). A StoreError before any I/O (a bad id) is raised."""
+        self.check_pair(follower, followee)
+        if self.cluster or not parts.any:
+            return await self._then_read(
+                self.follow(follower=follower, followee=followee, limit=limit), follower, followee, parts
+            )
+        call = _follow_call(
+            self.keys, Edge(follower, followee), NO_LIMIT_ARGS if limit is None else limit.args()
+        )
+        return await self._write_and_read(
+            call, lambda reply: _follow_result(reply, follower, followee, limit), follower, followee, parts
         )
 
-    async def follow_edges(self, edges: Sequence[Edge]) -> list[list[Any]]:
+    async def follow_edges(
+        self, edges: Sequence[Edge], *, limit: FollowLimit | None = None
+    ) -> list[list[Any]]:
         """Apply valid, non-self `edges`; each reply is [status, changed, follow (or request) time,
         time of the follow back or None, pending], status -1/-2 for an unknown follower/followee,
-        -3 when one blocks the other; pending 1 when the follow became a request.
+        -3 when one blocks the other, -4 when the follower is over `limit` (time: when to retry);
+        pending 1 when the follow became a request.
 
         One round trip on a single Redis (one atomic script per edge). On a cluster three: whether
         the users exist (and whether the followees are locked), then the followers' steps, then the
@@ -216,12 +252,13 @@ class FollowStore:
         that failed between its steps is completed by its retry, since both steps always run.
         """
         k = self.keys
+        limited = NO_LIMIT_ARGS if limit is None else limit.args()
         if not self.cluster:
-            return await run_scripts(self.redis, [_follow_call(k, e) for e in edges])
+            return await run_scripts(self.redis, [_follow_call(k, e, limited) for e in edges])
         found = await self._profiles_of([u for e in edges for u in (e.follower, e.followee)])
         statuses = [_pair_status(found[e.follower], found[e.followee]) for e in edges]
         known = [e for e, status in zip(edges, statuses, strict=True) if status == 0]
-        calls = [_follow_out_call(k, e, e.at is None and _locked(found[e.followee])) for e in known]
+        calls = [_follow_out_call(k, e, e.at is None and _locked(found[e.followee]), limited) for e in known]
         out = iter(await run_scripts(self.redis, calls))
         unknown: list[Any] = [0, None, None, 0]
         replies: list[list[Any]] = [next(out) if status == 0 else [status, *unknown] for status in statuses]
@@ -268,15 +305,54 @@ class FollowStore:
                 keys = [k.fans(b), k.mutual(b), k.requests_in(b)]
                 await scripts.UNFOLLOW_IN_SCRIPT.run(self.redis, keys, [a])
         else:
-            keys = [k.profile(a), k.profile(b), k.following(a), k.mutual(a), k.fans(a)]
-            keys += [k.fans(b), k.mutual(b), k.requests_out(a), k.requests_in(b)]
-            args = [a, b, "1" if removed_by_followee else "0"]
-            call = logged(k, a, (scripts.UNFOLLOW_SCRIPT, keys, args))
+            call = _unfollow_call(k, a, b, removed_by_followee)
             [(status, changed, back)] = await run_scripts(self.redis, [call])
-        self.check_status(status, follower, followee)
-        return FollowResult(
-            bool(changed), Relationship.of(viewer_follows=False, follows_viewer=back is not None)
+        return _unfollow_result([status, changed, back], follower, followee)
+
+    async def unfollow_reading(
+        self, *, follower: str, followee: str, parts: Parts
+    ) -> tuple[FollowResult | StoreError, list[UserFacts]]:
+        """unfollow(), then the `parts` of both users as follow_reading reads them: one round trip
+        on a single Redis."""
+        self.check_pair(follower, followee, self_message="A user cannot unfollow themselves.")
+        if self.cluster or not parts.any:
+            return await self._then_read(
+                self.unfollow(follower=follower, followee=followee), follower, followee, parts
+            )
+        call = _unfollow_call(self.keys, follower, followee, False)
+        return await self._write_and_read(
+            call, lambda reply: _unfollow_result(reply, follower, followee), follower, followee, parts
         )
+
+    async def _then_read(
+        self, write: Awaitable[FollowResult], follower: str, followee: str, parts: Parts
+    ) -> tuple[FollowResult | StoreError, list[UserFacts]]:
+        """The write's result, then the users' facts in a round trip of their own (a cluster)."""
+        result: FollowResult | StoreError
+        try:
+            result = await write
+        except StoreError as exc:
+            result = exc
+        if not parts.any:
+            return result, [UserFacts(followee), UserFacts(follower)]
+        return result, await self.facts(follower, [followee, follower], parts)
+
+    async def _write_and_read(
+        self,
+        call: ScriptCall,
+        result_of: Callable[[list[Any]], FollowResult],
+        follower: str,
+        followee: str,
+        parts: Parts,
+    ) -> tuple[FollowResult | StoreError, list[UserFacts]]:
+        calls, parse = self._facts_calls(follower, [followee, follower], parts)
+        replies = await run_scripts(self.redis, [call, *calls])
+        result: FollowResult | StoreError
+        try:
+            result = result_of(replies[0])
+        except StoreError as exc:
+            result = exc
+        return result, parse(replies[1:])
 
     async def remove_fan(self, *, user: str, fan: str) -> FollowResult:
         """Make `fan` stop following `user`. The relationship is `user`'s view of `fan` afterwards."""
@@ -491,13 +567,22 @@ class FollowStore:
     ) -> list[UserFacts]:
         """The parts asked for of each user (profile, relation to `viewer`, counts, blocks, mutes
         and requests between them and `viewer`): one round trip."""
+        parts = Parts(profile, relation, counts, controls)
+        calls, parse = self._facts_calls(viewer, user_ids, parts)
+        return parse(await self._read(calls)) if calls else parse([])
+
+    def _facts_calls(
+        self, viewer: str | None, user_ids: Sequence[str], parts: Parts
+    ) -> tuple[list[ScriptCall], Callable[[list[Any]], list[UserFacts]]]:
+        """The read calls of user_facts, and how to turn their replies into the users' facts."""
         ids = validate_user_ids(user_ids)
         if viewer is not None:
             validate_user_id(viewer, field="viewer")
-        relation = relation and viewer is not None
-        controls = controls and viewer is not None
+        profile, counts = parts.profile, parts.counts
+        relation = parts.relation and viewer is not None
+        controls = parts.controls and viewer is not None
         if not ids:
-            return []
+            return [], lambda reply: []
         k = self.keys
         groups = self._slot_groups(ids)
         calls: list[ScriptCall] = []
@@ -511,22 +596,11 @@ class FollowStore:
             ]
         if controls and viewer is not None:
             calls.append((scripts.CONTROLS_SCRIPT, _control_keys(k, viewer), ids))
-        reply = await self._read(calls)
-        none: list[Any] = [None] * len(ids)
-        profiles, all_counts = none, none
-        if profile:
-            profiles = _profiles(ids, _gather(ids, groups, reply[: len(groups)], PROFILE_WIDTH))
-            reply = reply[len(groups) :]
-        relations = _relations(viewer, ids, reply.pop(0)) if relation else [NO_RELATION] * len(ids)
-        all_controls = [NO_CONTROLS] * len(ids)
-        if controls:
-            all_controls = _controls(reply.pop())
-        if counts:
-            all_counts = _counts(_gather(ids, groups, reply, 3))
-        return [
-            UserFacts(u, p, r, c, x)
-            for u, p, r, c, x in zip(ids, profiles, relations, all_counts, all_controls, strict=True)
-        ]
+
+        def parse(replies: list[Any]) -> list[UserFacts]:
+            return _facts(viewer, ids, groups, replies, profile, relation, counts, controls)
+
+        return calls, parse
 
     def _slot_groups(self, ids: list[str]) -> list[list[str]]:
         """`ids` split by cluster slot (in first-seen order); all of them at once on a single Redis."""
@@ -542,6 +616,35 @@ class FollowStore:
         validate_user_id(user_id)
         keys = [self.keys.fans(user_id), self.keys.fans_seen(user_id)]
         return int(await scripts.NEW_FANS_COUNT_SCRIPT.run(self.redis, keys))
+
+
+def _facts(
+    viewer: str | None,
+    ids: list[str],
+    groups: list[list[str]],
+    reply: list[Any],
+    profile: bool,
+    relation: bool,
+    counts: bool,
+    controls: bool,
+) -> list[UserFacts]:
+    """The users' facts from the replies of the calls _facts_calls made."""
+    reply = list(reply)
+    none: list[Any] = [None] * len(ids)
+    profiles, all_counts = none, none
+    if profile:
+        profiles = _profiles(ids, _gather(ids, groups, reply[: len(groups)], PROFILE_WIDTH))
+        reply = reply[len(groups) :]
+    relations = _relations(viewer, ids, reply.pop(0)) if relation else [NO_RELATION] * len(ids)
+    all_controls = [NO_CONTROLS] * len(ids)
+    if controls:
+        all_controls = _controls(reply.pop())
+    if counts:
+        all_counts = _counts(_gather(ids, groups, reply, 3))
+    return [
+        UserFacts(u, p, r, c, x)
+        for u, p, r, c, x in zip(ids, profiles, relations, all_counts, all_controls, strict=True)
+    ]
 
 
 def _count_keys(k: Keys, user_id: str) -> tuple[str, str, str]:
@@ -624,6 +727,24 @@ def _slice(list_id: str, entries: list[tuple[int, str]], request: PageRequest, h
         return Page([], len(entries), has_next=False, has_previous=False, hidden=True)
     start, stop = window(entries, request)
     return build_page(list_id, entries[start:stop], total=len(entries), start=start, stop=stop)
+
+
+def _follow_result(reply: list[Any], follower: str, followee: str, limit: FollowLimit | None) -> FollowResult:
+    status, changed, when, back, pending = reply
+    if status == -4 and limit is not None:
+        raise RateLimitedError(limit.text, int(when))
+    FollowStore.check_status(status, follower, followee)
+    return FollowResult(
+        bool(changed),
+        Relationship.of(viewer_follows=not pending, follows_viewer=back is not None),
+        pending=bool(pending),
+    )
+
+
+def _unfollow_result(reply: list[Any], follower: str, followee: str) -> FollowResult:
+    status, changed, back = reply
+    FollowStore.check_status(status, follower, followee)
+    return FollowResult(bool(changed), Relationship.of(viewer_follows=False, follows_viewer=back is not None))
 
 
 def _pair_status(a: Profile | None, b: Profile | None) -> int:

@@ -125,6 +125,11 @@ class Keys:
         """Prefix of the rate limiter's keys (one per limited user and action)."""
         return f"{self.prefix}limits"
 
+    def follow_limit(self, user_id: str) -> str:
+        """The times of `user_id`'s latest follows (the follow rate limit's window): on the user's
+        slot, outside the graph's keys (`pattern()` does not match it)."""
+        return f"{self.rate_limit_prefix()}{{u:{user_id}}}:follow"
+
     def pattern(self, suffix: str = "*") -> str:
         """A SCAN pattern matching every user's key ending in `suffix` (all keys of the graph by default)."""
         return f"{self._escaped_prefix()}{{u:*}}:{suffix}"

@@ -113,21 +113,45 @@ local function request_out(requests_out, member, at)
 end
 """
 
+# The follow rate limit (store/ratelimit.py): an exact moving window, the times of the follower's
+# last `amount` follows in a list on the follower's slot, newest first. A follow is refused when the
+# oldest of them is still inside the window; it is then not counted, and the reply says when that
+# oldest follow leaves the window (epoch ms). `amount` '' means no limit (imports, or the limit off).
+_LIMIT = """
+local function over_limit(key, amount, window)
+  if amount == '' then return false end
+  amount, window = tonumber(amount), tonumber(window)
+  local now = tonumber(now_ms(nil))
+  if redis.call('LLEN', key) >= amount then
+    local oldest = tonumber(redis.call('LINDEX', key, amount - 1))
+    if oldest + window > now then return string.format('%.0f', oldest + window) end
+  end
+  redis.call('LPUSH', key, string.format('%.0f', now))
+  redis.call('LTRIM', key, 0, amount - 1)
+  redis.call('PEXPIRE', key, window)
+  return false
+end
+"""
+
 # Both steps in one atomic script, on a single Redis.
 # KEYS: profile:A profile:B following:A fans:A mutual:A fans:B following:B mutual:B
-#       blocking:A blocked_by:A requests_out:A requests_in:B
-# ARGV: A B [at]
+#       blocking:A blocked_by:A requests_out:A requests_in:B follow limit:A
+# ARGV: A B [at] [limit amount] [limit window ms]
 # Returns {status, changed, time, B's follow time of A or false, pending}: status -1/-2 = A/B
-# unknown, -3 = one blocks the other; pending 1 when the follow became a request (time: its time).
+# unknown, -3 = one blocks the other, -4 = A is over the follow limit (time: when to retry);
+# pending 1 when the follow became a request (time: its time).
 FOLLOW = (
     NOW
     + LOG
     + FOLLOW_STEPS
     + _BLOCKED
     + _REQUEST_STEPS
+    + _LIMIT
     + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, false, false, 0} end
 if redis.call('EXISTS', KEYS[2]) == 0 then return {-2, 0, false, false, 0} end
+local retry = over_limit(KEYS[13], ARGV[4], ARGV[5])
+if retry then return {-4, 0, retry, false, 0} end
 if blocked(KEYS[9], KEYS[10], ARGV[2]) then return {-3, 0, false, false, 0} end
 local back = redis.call('ZSCORE', KEYS[4], ARGV[2])
 if ARGV[3] == '' and not redis.call('ZSCORE', KEYS[3], ARGV[2])
@@ -148,8 +172,8 @@ return {0, changed, at, back, 0}
 )
 
 # The first step alone, on a cluster (B is known to exist; `locked` was read on B's slot).
-# KEYS: profile:A following:A fans:A mutual:A blocking:A blocked_by:A requests_out:A
-# ARGV: B [at] locked ('1' / '0')
+# KEYS: profile:A following:A fans:A mutual:A blocking:A blocked_by:A requests_out:A follow limit:A
+# ARGV: B [at] locked ('1' / '0') [limit amount] [limit window ms]
 # Returns as FOLLOW.
 FOLLOW_OUT = (
     NOW
@@ -157,8 +181,11 @@ FOLLOW_OUT = (
     + FOLLOW_STEPS
     + _BLOCKED
     + _REQUEST_STEPS
+    + _LIMIT
     + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, false, false, 0} end
+local retry = over_limit(KEYS[8], ARGV[4], ARGV[5])
+if retry then return {-4, 0, retry, false, 0} end
 if blocked(KEYS[5], KEYS[6], ARGV[1]) then return {-3, 0, false, false, 0} end
 local back = redis.call('ZSCORE', KEYS[3], ARGV[1])
 if ARGV[2] == '' and ARGV[3] == '1' and not redis.call('ZSCORE', KEYS[2], ARGV[1]) then

@@ -123,3 +123,31 @@ async def test_blocks_mutes_requests_and_hidden_lists_cost_no_round_trip_of_thei
         assert (general, compiled) == (3, 2)
         await counted.round_trips(PAGE % size)
         assert await counted.round_trips(PAGE % size) == compiled
+
+
+FOLLOW = 'mutation { follow(input: {userId: "fan%d"}) { changed relationship errors { code message } } }'
+UNFOLLOW = 'mutation { unfollow(input: {userId: "fan%d"}) { changed relationship errors { code } } }'
+WITH_USERS = """mutation { %s(input: {userId: "fan%d"}) {
+  changed relationship pending errors { code message field }
+  user { userId name fansCount relationship viewerBlocks } viewer { userId name followingCount } } }"""
+
+
+async def test_a_follow_and_an_unfollow_cost_one_round_trip_each_rate_limit_included(
+    counted: Counted,
+) -> None:
+    # The rate limit is checked and counted inside the follow's script (the settings' default,
+    # 400/day, is on). The first run of a document goes through the general executor.
+    await counted.round_trips(FOLLOW % 1)  # loads the scripts
+    await counted.round_trips(UNFOLLOW % 1)
+    for user in (0, 0, 3):
+        assert await counted.round_trips(FOLLOW % user) == 1
+        assert await counted.round_trips(UNFOLLOW % user) == 1
+
+
+async def test_the_payloads_users_are_read_in_the_round_trip_of_the_write(counted: Counted) -> None:
+    # The write script, then the users' profiles, relations, counts and controls: one pipeline.
+    await counted.round_trips(WITH_USERS % ("follow", 1))  # loads the scripts
+    await counted.round_trips(WITH_USERS % ("unfollow", 1))
+    for user in (0, 0, 3):
+        assert await counted.round_trips(WITH_USERS % ("follow", user)) == 1
+        assert await counted.round_trips(WITH_USERS % ("unfollow", user)) == 1
