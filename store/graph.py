@@ -22,7 +22,14 @@ from followgraph.store.errors import (
 from followgraph.store.events import logged
 from followgraph.store.ids import validate_user_id, validate_user_ids
 from followgraph.store.keys import Keys
-from followgraph.store.lua import AnyPipeline, Client, ScriptCall, run_pipeline, run_scripts
+from followgraph.store.lua import (
+    AnyPipeline,
+    Client,
+    ScriptCall,
+    run_pipeline,
+    run_scripts,
+    run_write_then_reads,
+)
 from followgraph.store.model import (
     DEFAULT_SETTINGS,
     MAX_TIME,
@@ -346,7 +353,7 @@ class FollowStore:
         parts: Parts,
     ) -> tuple[FollowResult | StoreError, list[UserFacts]]:
         calls, parse = self._facts_calls(follower, [followee, follower], parts)
-        replies = await run_scripts(self.redis, [call, *calls])
+        replies = await run_write_then_reads(self.redis, [call, *calls])
         result: FollowResult | StoreError
         try:
             result = result_of(replies[0])

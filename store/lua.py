@@ -82,3 +82,29 @@ async def run_scripts(redis: Client, calls: Sequence[ScriptCall]) -> list[Any]:
             script.queue(pipe, keys, args)
 
     return await run_pipeline(redis, fill, list(dict.fromkeys(script for script, _, _ in calls)))
+
+
+async def run_write_then_reads(redis: Client, calls: Sequence[ScriptCall]) -> list[Any]:
+    """The replies of a writing script call followed by read-only ones, in one round trip once the
+    server knows the scripts. On NOSCRIPT the calls from the first unknown script on run again
+    after loading it: the reads may run twice, the write never (it either ran, or was refused
+    unknown and runs now), so that its reply is that of its only run."""
+    results: list[Any] = []
+    pending = list(calls)
+    for attempt in range(2):
+        pipe = redis.pipeline(transaction=False)
+        for script, keys, args in pending:
+            script.queue(pipe, keys, args)
+        replies: list[Any] = await pipe.execute(raise_on_error=False)
+        unknown = next((i for i, r in enumerate(replies) if isinstance(r, NoScriptError)), None)
+        if unknown is None or attempt == 1:
+            results += replies
+            break
+        results += replies[:unknown]
+        pending = pending[unknown:]
+        for script in dict.fromkeys(script for script, _, _ in pending):
+            await script.load(redis)
+    for result in results:
+        if isinstance(result, Exception):
+            raise result
+    return results

@@ -11,9 +11,12 @@ from redis.crc import key_slot
 from followgraph.store import (
     BlockedError,
     FollowLimit,
+    FollowResult,
     FollowStore,
     ListKind,
+    Parts,
     RateLimitedError,
+    Relationship,
     UserNotFoundError,
     controls,
 )
@@ -93,3 +96,19 @@ async def test_the_window_lives_on_the_followers_slot_and_expires_with_it(
     assert await backend.llen(key) == 1
     assert 0 < await backend.pttl(key) <= 60_000
     assert key.startswith(users.keys.rate_limit_prefix())
+
+
+async def test_a_follow_read_with_its_users_runs_once_when_the_server_forgot_the_scripts(
+    users: FollowStore, backend: Client
+) -> None:
+    await backend.script_flush()
+    parts = Parts(profile=True, relation=True, counts=True, controls=True)
+
+    result, (followee, follower) = await users.follow_reading(
+        follower="me", followee="t0", limit=LIMIT, parts=parts
+    )
+
+    assert isinstance(result, FollowResult) and result.changed
+    assert await backend.llen(users.keys.follow_limit("me")) == 1
+    assert followee.counts is not None and followee.counts.fans == 1
+    assert follower.relation.relationship is Relationship.SELF
