@@ -1,10 +1,12 @@
-"""Compiling a read document into a plan (schema/plan.py runs it).
+"""Compiling a document into a plan (schema/plan.py runs read plans, schema/mutation_plan.py
+mutation plans).
 
 A plan covers what the hot paths select and nothing else: `viewer` and `user(userId)` at the root,
 the plain User fields, and the list connections of those root users (User fields declared with
-a list kind), with their edges, nodes and pageInfo. Anything else (other root fields, nested
-connections, directives, introspection, mutations, repeated response keys) raises NotCompilable
-and leaves the document to the general executor. Every value comes from the fields' declarations
+a list kind), with their edges, nodes and pageInfo; or one `follow` or `unfollow` with its
+payload (its users' plain fields). Anything else (other root fields and mutations, nested
+connections, directives, introspection, repeated response keys) raises NotCompilable and leaves
+the document to the general executor. Every value comes from the fields' declarations
 (schema/declared.py) and is serialized by the schema's own serializers, as the general executor
 would.
 """
@@ -22,6 +24,8 @@ from graphql import (
     GraphQLScalarType,
     GraphQLSchema,
     InlineFragmentNode,
+    ObjectValueNode,
+    OperationDefinitionNode,
     OperationType,
     SelectionSetNode,
     get_named_type,
@@ -29,6 +33,8 @@ from graphql import (
     specified_scalar_types,
 )
 
+from followgraph.resolvers import mutations
+from followgraph.resolvers.mutations import Failure, FollowOutcome
 from followgraph.schema.declared import Values, Wants
 from followgraph.schema.document import (
     Argument,
@@ -40,14 +46,17 @@ from followgraph.schema.document import (
     operation,
     response_key,
 )
+from followgraph.schema.enums import Relationship, UserErrorCode
 from followgraph.schema.limits import QueryLimits
+from followgraph.schema.mutation_plan import Action, MutationPlan
 from followgraph.schema.plan import ListPlan, Plan, RootField, UserPlan
 from followgraph.schema.scalars import SCALAR_MAP
 from followgraph.schema.user import CONNECTION, EDGE, PAGE_INFO, USER, EdgeSource
-from followgraph.store import ListKind, Page, UserFacts
+from followgraph.store import ListKind, Page, Parts, UserFacts
 
 CUSTOM_SCALARS = {d.name: d.serialize for d in SCALAR_MAP.values() if d.serialize is not None}
 LIST_ARGUMENTS = frozenset({"first", "after", "last", "before"})
+PAYLOAD = "FollowPayload"
 
 Getter = Callable[[Any], Any]
 
@@ -235,17 +244,124 @@ def _nodes(plan: UserPlan) -> Callable[[Page, list[UserFacts]], Any]:
     return lambda page, users: [plan.build(user, {}) for user in users]
 
 
+# The mutations plans cover, by root field: the resolver function both executors call.
+MUTATIONS: dict[str, Action] = {
+    "follow": mutations.follow_reading,
+    "unfollow": mutations.unfollow_reading,
+}
+
+
+def _constant(value: Any) -> Callable[..., Any]:
+    return lambda *_: value
+
+
+def _compile_mutation(compiler: _Compiler, chosen: OperationDefinitionNode) -> MutationPlan:
+    """The plan of a `follow` or `unfollow` alone, its input written out (`input: {userId: ...}`)."""
+    roots = compiler.fields(chosen.selection_set, "Mutation")
+    if len(roots) != 1 or roots[0].name.value not in MUTATIONS:
+        raise NotCompilable("not one follow or unfollow")
+    node = roots[0]
+    [argument] = node.arguments or [None]
+    value = None if argument is None else argument.value
+    if argument is None or argument.name.value != "input" or not isinstance(value, ObjectValueNode):
+        raise NotCompilable("an input that is not written out")
+    if [f.name.value for f in value.fields] != ["userId"]:
+        raise NotCompilable("an input of other fields")
+    types = compiler.types
+    relationship = _serializer(types, PAYLOAD, "relationship")
+    code = _serializer(types, "UserError", "code")
+    assert relationship is not None and code is not None
+    parts = Parts()
+    items: list[tuple[str, Callable[[FollowOutcome, UserFacts | None, UserFacts], Any]]] = []
+    for field in compiler.fields(node.selection_set, PAYLOAD):
+        name, key = field.name.value, response_key(field)
+        if name in ("user", "viewer"):
+            plan = compiler.user(field, with_lists=False)
+            parts = parts | plan.wants
+            items.append((key, _other(plan) if name == "user" else _viewer(plan)))
+        elif name == "errors":
+            items.append((key, _errors(compiler, field, code)))
+        elif field.arguments or field.selection_set is not None:
+            raise NotCompilable(f"{PAYLOAD}.{name} with arguments")
+        elif name == "__typename":
+            items.append((key, _constant(PAYLOAD)))
+        elif name == "changed":
+            items.append((key, lambda outcome, *_: outcome.changed))
+        elif name == "pending":
+            items.append((key, lambda outcome, *_: outcome.pending))
+        elif name == "relationship":
+            items.append((key, lambda outcome, *_: _relationship(outcome, relationship)))
+        else:
+            raise NotCompilable(f"{PAYLOAD}.{name}")
+
+    def build(outcome: FollowOutcome, other: UserFacts | None, viewer: UserFacts) -> dict[str, Any]:
+        return {key: get(outcome, other, viewer) for key, get in items}
+
+    return MutationPlan(
+        chosen.name.value if chosen.name else None,
+        chosen.variable_definitions or (),
+        response_key(node),
+        MUTATIONS[node.name.value],
+        Argument.of(value.fields[0].value),
+        parts,
+        build,
+        node,
+    )
+
+
+def _relationship(outcome: FollowOutcome, serialize: Callable[[Any], Any]) -> Any:
+    if outcome.relationship is None:
+        return None
+    return serialize(Relationship.of(outcome.relationship))
+
+
+def _other(plan: UserPlan) -> Callable[[FollowOutcome, UserFacts | None, UserFacts], Any]:
+    return lambda outcome, other, viewer: None if other is None else plan.build(other, {})
+
+
+def _viewer(plan: UserPlan) -> Callable[[FollowOutcome, UserFacts | None, UserFacts], Any]:
+    return lambda outcome, other, viewer: plan.build(viewer, {})
+
+
+def _errors(
+    compiler: _Compiler, node: FieldNode, code: Callable[[Any], Any]
+) -> Callable[[FollowOutcome, UserFacts | None, UserFacts], Any]:
+    """The payload's user errors: code, message, field and __typename."""
+    getters: list[tuple[str, Callable[[Failure], Any]]] = []
+    for field in compiler.fields(node.selection_set, "UserError"):
+        name, key = field.name.value, response_key(field)
+        if name == "__typename":
+            getters.append((key, _constant("UserError")))
+        elif name == "code":
+            getters.append((key, lambda failure: code(UserErrorCode[failure.code])))
+        elif name == "message":
+            getters.append((key, lambda failure: failure.message))
+        elif name == "field":
+            getters.append((key, lambda failure: failure.field))
+        else:
+            raise NotCompilable(f"UserError.{name}")
+
+    def build(outcome: FollowOutcome, *_: Any) -> list[dict[str, Any]]:
+        return [{key: get(failure) for key, get in getters} for failure in outcome.failures]
+
+    return build
+
+
 def compile_document(
     types: GraphQLSchema, query: str, operation_name: str | None, limits: QueryLimits
-) -> Plan:
+) -> Plan | MutationPlan:
     """The plan of `operation_name` in `query` (a document that already ran without error)."""
     document = parse(query)
     chosen = operation(document, operation_name)
     if chosen is None:
         raise NotCompilable("no single operation of that name")
-    if chosen.operation is not OperationType.QUERY or chosen.directives:
-        raise NotCompilable("not a plain query")
+    if chosen.directives:
+        raise NotCompilable("directives on the operation")
     compiler = _Compiler(types, fragments_of(document))
+    if chosen.operation is OperationType.MUTATION:
+        return _compile_mutation(compiler, chosen)
+    if chosen.operation is not OperationType.QUERY:
+        raise NotCompilable("not a query or a mutation")
     roots: list[RootField] = []
     connections = 0
     for node in compiler.fields(chosen.selection_set, "Query"):

@@ -1,5 +1,5 @@
 """Running one GraphQL operation: from its compiled plan when there is one, through Strawberry and
-graphql-core otherwise, learning a plan from every read document that ran without an error."""
+graphql-core otherwise, learning a plan from every document that ran without an error."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from followgraph.resolvers.errors import INTERNAL_SERVER_ERROR
 from followgraph.schema import FollowGraphSchema
 from followgraph.schema.compiler import NotCompilable, compile_document
 from followgraph.schema.document import core_schema
+from followgraph.schema.mutation_plan import MutationPlan
 from followgraph.schema.plan import Fallback, Plan
 from followgraph.schema.validation import capped
 
@@ -52,7 +53,7 @@ class Executor:
         self.schema = schema
         self.types = core_schema(schema)
         # (document, operation name) -> its plan, or None when it does not compile.
-        self.plans: LRUCache[tuple[str, str | None], Plan | None] | None = (
+        self.plans: LRUCache[tuple[str, str | None], Plan | MutationPlan | None] | None = (
             LRUCache(PLAN_CACHE_SIZE) if compiled else None
         )
 
@@ -69,7 +70,9 @@ class Executor:
         NoOperationError when the request names nothing it may run."""
         key = (query, operation_name)
         plan = _UNSEEN if self.plans is None else self.plans.get(key, _UNSEEN)
-        if isinstance(plan, Plan):
+        # A mutation's plan runs only where mutations may (POST): elsewhere the general executor
+        # refuses the operation.
+        if isinstance(plan, Plan) or (isinstance(plan, MutationPlan) and mutations):
             try:
                 result = await plan.run(context, variables, self.types, self.schema.limits)
             except Fallback:
@@ -84,11 +87,11 @@ class Executor:
             self.plans[key] = self._compile(query, operation_name)
         return _capped(result, self.schema.limits.max_errors)
 
-    def plan(self, query: str, operation_name: str | None) -> Plan | None:
+    def plan(self, query: str, operation_name: str | None) -> Plan | MutationPlan | None:
         """The plan learnt for a document, if any."""
         return None if self.plans is None else self.plans.get((query, operation_name))
 
-    def _compile(self, query: str, operation_name: str | None) -> Plan | None:
+    def _compile(self, query: str, operation_name: str | None) -> Plan | MutationPlan | None:
         try:
             return compile_document(self.types, query, operation_name, self.schema.limits)
         except NotCompilable:

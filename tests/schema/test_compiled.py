@@ -24,6 +24,7 @@ from followgraph.schema.declared import Values
 from followgraph.schema.document import core_schema
 from followgraph.schema.execute import Executor
 from followgraph.schema.limits import QueryLimits
+from followgraph.schema.plan import Plan
 from followgraph.server.auth import mint_token
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore, controls
@@ -150,7 +151,9 @@ NOT_COMPILED = [
     '{ users(userIds: ["ann"]) { name } }',
     '{ user(userId: "ann") { commonFollowing(userId: "bob") { totalCount } } }',
     '{ user(userId: "ann") { fans { totalCount } fans { totalCount } } }',
-    'mutation { follow(input: {userId: "ann"}) { changed errors { code } } }',
+    'mutation { follow(input: {userId: "ann"}) { changed user { fans { totalCount } } } }',
+    'mutation { unfollow(input: {userId: "no"}) { changed } b: unfollow(input: {userId: "x"}) { changed } }',
+    'mutation { mute(input: {userId: "nobody"}) { changed errors { code } } }',
     "{ __schema { queryType { name } } }",
 ]
 
@@ -248,8 +251,10 @@ def test_a_cost_limit_below_the_worst_case_is_checked_per_request() -> None:
     query = (
         'query Q($n: Int) { user(userId: "a") { fans(first: $n) { totalCount } following { totalCount } } }'
     )
-    assert not compile_document(core_schema(schema), query, None, QueryLimits()).check_cost
-    assert compile_document(core_schema(schema), query, None, QueryLimits(max_cost=150)).check_cost
+    plans = [
+        compile_document(core_schema(schema), query, None, QueryLimits(max_cost=c)) for c in (10_000, 150)
+    ]
+    assert [isinstance(plan, Plan) and plan.check_cost for plan in plans] == [False, True]
 
 
 def test_documents_beyond_the_plans_are_recognised() -> None:
