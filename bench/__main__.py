@@ -26,6 +26,8 @@ from rich.console import Console
 
 from bench.model import Options
 
+SCENARIOS = ("plain-clients", "executor", "sizes", "pages", "connections", "workers", "writes", "memory")
+
 
 def parse(argv: list[str]) -> Options:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
@@ -69,7 +71,16 @@ def parse(argv: list[str]) -> Options:
     parser.add_argument(
         "--memory-users", type=int, help="users of the memory graph (default 100000; quick 10000)"
     )
+    parser.add_argument(
+        "--scenarios",
+        help="only these groups beside the side-by-side page, comma-separated: "
+        + ", ".join(SCENARIOS)
+        + " (default: all); a partial run writes its report beside its JSON",
+    )
     args = parser.parse_args(argv)
+    scenarios = tuple(s.strip() for s in (args.scenarios or "").split(",") if s.strip())
+    if not set(scenarios) <= set(SCENARIOS):
+        parser.error(f"--scenarios: choose among {', '.join(SCENARIOS)}")
     if args.concurrency < 1:
         parser.error("--concurrency must be at least 1")
     if args.no_eventlog and args.eventlog_only:
@@ -93,6 +104,7 @@ def parse(argv: list[str]) -> Options:
         profile=args.profile,
         redis_binary=args.redis_binary,
         memory_users=args.memory_users or (10_000 if quick else 100_000),
+        scenarios=scenarios,
     )
 
 

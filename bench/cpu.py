@@ -33,6 +33,17 @@ def process_seconds(pid: int) -> float:
     return (int(after_name[11]) + int(after_name[12])) / TICK  # utime, stime
 
 
+def tree_seconds(pid: int) -> float:
+    """CPU time of process `pid` and of its live descendants (a server's worker processes)."""
+    total = process_seconds(pid)
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            children = [int(child) for child in f.read().split()]
+    except OSError:
+        return total
+    return total + sum(tree_seconds(child) for child in children)
+
+
 def own_seconds() -> float:
     """CPU time of this process, for a loop it runs itself."""
     me = resource.getrusage(resource.RUSAGE_SELF)

@@ -33,6 +33,13 @@ class Options:
     # The subscriptions' section (bench/subscriptions.py); with subscriptions_only, nothing else runs.
     subscriptions: bool = True
     subscriptions_only: bool = False
+    # The single Redis' scenario groups (and "memory") to run beside the side-by-side page; all
+    # when empty.
+    scenarios: tuple[str, ...] = ()
+
+    def runs(self, group: str) -> bool:
+        """Whether this run measures the scenario group `group`."""
+        return not self.scenarios or group in self.scenarios
 
     @property
     def sizes(self) -> tuple[int, ...]:

@@ -61,6 +61,7 @@ def run_pages_and_memory(bench: Bench) -> None:
             f"({load.edges_per_second:,.0f} edges/s)"
         )
 
+        bench.tmp = tmp
         bench.port_a, bench.port_b = free_port(), free_port()
         url = f"redis://127.0.0.1:{server.port}/0"
         env = child_env({"FOLLOWGRAPH_JWT_SECRET": bench.secret, "FOLLOWGRAPH_DATA_DIR": str(tmp / "data")})
@@ -104,12 +105,13 @@ def run_pages_and_memory(bench: Bench) -> None:
         for child in bench.children:
             child.stop()
     binaries = redis_binaries(bench.options.redis_binary)
-    bench.results.memory += measure_memory(
-        TypicalGraph(bench.options.memory_users),
-        binaries,
-        bench.layout.redis,
-        bench.say,
-        bench.results.checks,
-    )
+    if bench.options.runs("memory"):
+        bench.results.memory += measure_memory(
+            TypicalGraph(bench.options.memory_users),
+            binaries,
+            bench.layout.redis,
+            bench.say,
+            bench.results.checks,
+        )
     if bench.options.cluster:
         run_cluster(bench, single, binaries)

@@ -63,6 +63,10 @@ def ratios(groups_list: list[Group], memory: list[MemoryRow]) -> list[Ratio]:
                 f"{many:.1f} / {one_:.1f} B/edge",
             )
         )
+    if "connections" in groups:
+        out += _connections(groups["connections"].rows)
+    if "workers" in groups:
+        out += _workers(groups["workers"].rows)
     if "writes" in groups and len(groups["writes"].rows) == 2:
         a, raw = groups["writes"].rows
         out.append(_throughput("A mutations / FOLLOW script rate", a, raw, unit="per s"))
@@ -78,6 +82,47 @@ def ratios(groups_list: list[Group], memory: list[MemoryRow]) -> list[Ratio]:
         out += _pooled_ratios(rows, API_ON, API_NO_LOG, "A mutations, log + consumer on / no log")
         out += _pooled_ratios(rows, API_ON, API_OFF, "A mutations, consumer on / off (log written in both)")
         out += _pooled_ratios(rows, API_OFF, API_NO_LOG, "A mutations, log without consumer / no log")
+    return out
+
+
+def _at(rows: list[Row], prefix: str, connections: str) -> Row | None:
+    return next(
+        (r for r in rows if r.name.startswith(prefix) and r.name.endswith(f" at {connections} connections")),
+        None,
+    )
+
+
+def _connection_counts(rows: list[Row]) -> list[str]:
+    return list(dict.fromkeys(r.name.split(" at ")[-1].split()[0] for r in rows))
+
+
+def _connections(rows: list[Row]) -> list[Ratio]:
+    """At each number of connections: A against B and the Node peer, and each one's p99 / p50."""
+    out = []
+    for n in _connection_counts(rows):
+        a = _at(rows, "A ", n)
+        for letter in ("B", "N"):
+            other = _at(rows, f"{letter} ", n)
+            if a is not None and other is not None:
+                out.append(_throughput(f"A / {REFERENCES[letter]} throughput at {n} connections", a, other))
+        for row in (r for r in rows if r.name.endswith(f" at {n} connections")):
+            who = REFERENCES.get(row.name[0], row.name[0]) if row.name[0] != "A" else "A"
+            out.append(
+                Ratio(
+                    f"{who} p99 / p50 at {n} connections",
+                    _div(row.load.p99_ms, row.load.p50_ms),
+                    f"{row.load.p99_ms:.2f} / {row.load.p50_ms:.2f} ms",
+                )
+            )
+    return out
+
+
+def _workers(rows: list[Row]) -> list[Ratio]:
+    out = []
+    for n in _connection_counts(rows):
+        one, two = _at(rows, "A 1 worker ", n), _at(rows, "A 2 workers ", n)
+        if one is not None and two is not None:
+            out.append(_throughput(f"A 2 workers / 1 worker throughput at {n} connections", two, one))
     return out
 
 

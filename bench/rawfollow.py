@@ -16,6 +16,7 @@ from bench.loadgen import LoadResult, summarize
 from bench.model import Row
 from bench.redisstats import RedisWork, Snapshot, Stats
 from followgraph.server.redis_client import connect
+from followgraph.server.settings import Settings
 from followgraph.store import FollowStore
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ def raw_follow(bench: Bench, stats: Stats, url: str, first: int, targets: int, r
     async def loop() -> LoadResult:
         client = connect(url)
         store = FollowStore(client)
+        limit = Settings().follow_limit  # the server's default, counted as A counts it
         state = {"recording": False, "stopping": False}
         latencies: list[int] = []
         total = [0]
@@ -42,7 +44,7 @@ def raw_follow(bench: Bench, stats: Stats, url: str, first: int, targets: int, r
                 target = fan_id(first + c * span + pair % span)
                 started = time.perf_counter_ns()
                 if step % 2 == 0:
-                    await store.follow(follower=me, followee=target)
+                    await store.follow(follower=me, followee=target, limit=limit)
                 else:
                     await store.unfollow(follower=me, followee=target)
                 total[0] += 1

@@ -418,7 +418,7 @@ def write(results: Results, wall_seconds: float, console: Console) -> tuple[Path
     json_path.write_text(json.dumps(to_json(results, wall_seconds), indent=2, default=str) + "\n")
     # The committed report records full runs; a --quick try-out or a single section writes its
     # Markdown beside the JSON.
-    partial = opts.quick or opts.eventlog_only or opts.subscriptions_only
+    partial = opts.quick or opts.eventlog_only or opts.subscriptions_only or bool(opts.scenarios)
     md_path = json_path.with_suffix(".md") if partial else BENCH_DIR / "benchmarks.md"
     md_path.write_text(markdown(items, results))
     return json_path, md_path

@@ -49,6 +49,8 @@ class InProcess:
     ) -> None:
         self.client = client
         self.store = FollowStore(client)
+        # The server's follow rate limit (its default): the script loop counts it as A does.
+        self.follow_limit = Settings().follow_limit
         self.a = a
         self.plain, self.b = b
         self.cd = cd
@@ -121,7 +123,8 @@ class InProcess:
 
     async def raw_follow(self, follower: str, followee: str, *, follow: bool) -> tuple[int, Any]:
         if follow:
-            return await counted(lambda: self.store.follow(follower=follower, followee=followee))
+            limit = self.follow_limit
+            return await counted(lambda: self.store.follow(follower=follower, followee=followee, limit=limit))
         return await counted(lambda: self.store.unfollow(follower=follower, followee=followee))
 
 

@@ -16,7 +16,7 @@ import httpx
 import redis
 
 from bench.answers import Asker, Live, same_subset
-from bench.cpu import meter, process_seconds
+from bench.cpu import meter, tree_seconds
 from bench.eventlog import EventLogResults, run_eventlog
 from bench.graph import VIEWER, FanGraph, LoadReport, fan_id
 from bench.loaders import Loader, pick_loader
@@ -25,7 +25,7 @@ from bench.model import CpuLayout, Group, MemoryRow, Options, Ratio, Row
 from bench.nodepeer import DESCRIPTION as NODE_PEER
 from bench.nodepeer import NodePeer, locked_versions
 from bench.pages import run_pages_and_memory
-from bench.processes import Child, child_env, free_port, spawn
+from bench.processes import Child, child_env, free_port, spawn, wait_http
 from bench.queries import (
     FOLLOW_MUTATION,
     UNFOLLOW_MUTATION,
@@ -42,6 +42,8 @@ from followgraph.server.auth import AuthConfig, mint_token
 
 SECRET = "bench-secret-0123456789abcdefghijklmnopqrstuvwxyz"
 Say = Callable[[str], None]
+# The numbers of connections of the tail and worker scenarios (the issue's goals name them).
+CONNECTIONS = (16, 64)
 # Viewers of the write scenarios. The server limits follows per user (FOLLOWGRAPH_FOLLOW_RATE_LIMIT,
 # 400/day by default); the writes are spread over enough users to stay far below it.
 WRITERS = 512
@@ -94,6 +96,7 @@ class Bench:
         self.children: list[Child] = []
         self.redis_pids: list[int] = []
         self.secret = SECRET
+        self.tmp: Path | None = None
 
     # -- the whole run ----------------------------------------------------------------------------
 
@@ -135,6 +138,11 @@ class Bench:
             checks.update(self._compare(answers))
             checks["B answers byte for byte as A"] = same_bytes
             target = fan_id(self.graph.population)
+            # Once first, so that no count includes a first-use SCRIPT LOAD.
+            await app.mutation(self.writer_tokens[0], target, follow=True)
+            await app.mutation(self.writer_tokens[0], target, follow=False)
+            await app.raw_follow(self.graph.writers[0], target, follow=True)
+            await app.raw_follow(self.graph.writers[0], target, follow=False)
             follow, reply = await app.mutation(self.writer_tokens[0], target, follow=True)
             unfollow, reply2 = await app.mutation(self.writer_tokens[0], target, follow=False)
             checks["mutation changed (follow, unfollow)"] = (
@@ -260,15 +268,15 @@ class Bench:
         request: RequestSpec,
         round_trips: float | None,
         note: str = "",
+        concurrency: int | None = None,
     ) -> Row:
-        spec = LoadSpec(
-            "127.0.0.1", port, self.options.concurrency, self.options.warmup, self.options.duration, request
-        )
+        connections = concurrency or self.options.concurrency
+        spec = LoadSpec("127.0.0.1", port, connections, self.options.warmup, self.options.duration, request)
         before = Snapshot.take(stats)
         cpu = meter(self._our_pids)
-        server_cpu = process_seconds(server.pid)
+        server_cpu = tree_seconds(server.pid)
         load = self.loader.run(spec)
-        server_cpu = process_seconds(server.pid) - server_cpu
+        server_cpu = tree_seconds(server.pid) - server_cpu
         others = cpu().others_percent
         after = Snapshot.take(stats)
         work = RedisWork.between(before, after, load.total)
@@ -290,11 +298,18 @@ class Bench:
             f"Scenarios ({opts.warmup:g}s warm-up + {opts.duration:g}s each, {opts.concurrency} connections):"
         )
         a_mid = self._versus(stats, counts)
-        self._plain_clients(stats, counts, a_mid)
-        self._executors(stats, counts, a_mid)
-        self._by_list_size(stats, counts, a_mid)
-        self._by_page_size(stats, counts, a_mid)
-        self._writes(stats, counts, url)
+        scenarios: list[tuple[str, Callable[[], object]]] = [
+            ("plain-clients", lambda: self._plain_clients(stats, counts, a_mid)),
+            ("executor", lambda: self._executors(stats, counts, a_mid)),
+            ("sizes", lambda: self._by_list_size(stats, counts, a_mid)),
+            ("pages", lambda: self._by_page_size(stats, counts, a_mid)),
+            ("connections", lambda: self._connections(stats, counts)),
+            ("workers", lambda: self._workers(stats, counts, url)),
+            ("writes", lambda: self._writes(stats, counts, url)),
+        ]
+        for key, run in scenarios:
+            if opts.runs(key):
+                run()
         return a_mid
 
     def _group(self, key: str, title: str) -> Group:
@@ -431,6 +446,82 @@ class Bench:
         for size in self.options.page_sizes:
             pages.rows.append(self._a_page(stats, counts, f"A first: {size}", mid.user_id, size, a_mid))
 
+    def _connections(self, stats: Stats, counts: dict[str, float]) -> None:
+        """The side-by-side page at 16 and 64 connections: throughput and the tail (p99 / p50)."""
+        mid = self.graph.celebrity(self.options.middle_size)
+        group = self._group(
+            "connections",
+            f"Fans page of {mid.user_id} (first: 20) at {' and '.join(map(str, CONNECTIONS))} connections: "
+            "A, plain Python (B) and the Node peer",
+        )
+        a_request = self._page_request(mid.user_id, 20)
+        b_request = RequestSpec("/b", raw_body(mid.user_id, 20), bearer(self.viewer_token))
+        assert self.plain is not None
+        for connections in CONNECTIONS:
+            contenders: list[tuple[str, Child, int, RequestSpec, float | None]] = [
+                ("A", self._a, self.port_a, a_request, counts[f"A:{mid.user_id}:20"]),
+                ("B", self.plain, self.port_plain, b_request, counts[f"B:{mid.user_id}:20"]),
+            ]
+            if self.node is not None:
+                contenders.append(
+                    ("N", self.node, self.port_node, a_request, counts.get(f"N:{mid.user_id}:20"))
+                )
+            for name, server, port, request, trips in contenders:
+                row = self.measure(
+                    stats, f"{name} at {connections} connections", server, port, request, trips, "",
+                    connections,
+                )  # fmt: skip
+                group.rows.append(row)
+        group.notes.append(
+            "The same servers and page as the first table, one after the other at each number of "
+            "connections; p99 / p50 is in the ratios."
+        )
+
+    def _workers(self, stats: Stats, counts: dict[str, float], url: str) -> None:
+        """`followgraph serve --workers 2` against one worker, both unpinned, at 16 and 64 connections."""
+        mid = self.graph.celebrity(self.options.middle_size)
+        group = self._group(
+            "workers",
+            f"A with 2 worker processes vs 1 (fans page of {mid.user_id}, first: 20), neither pinned",
+        )
+        request = self._page_request(mid.user_id, 20)
+        assert self.tmp is not None
+        env = child_env(
+            {"FOLLOWGRAPH_JWT_SECRET": self.secret, "FOLLOWGRAPH_DATA_DIR": str(self.tmp / "data")}
+        )
+        servers = []
+        for workers in (1, 2):
+            port = free_port()
+            child = self.spawn_server(
+                f"server A, {workers} worker(s), unpinned",
+                port,
+                url,
+                env,
+                self.tmp,
+                workers=workers,
+                pinned=False,
+            )
+            self.children.append(child)
+            servers.append((workers, child, port))
+        try:
+            for _, child, port in servers:
+                wait_http(child, port)
+            for connections in CONNECTIONS:
+                for workers, child, port in servers:
+                    name = f"A {workers} worker{'s' if workers > 1 else ''} at {connections} connections"
+                    trips = counts[f"A:{mid.user_id}:20"]
+                    group.rows.append(self.measure(stats, name, child, port, request, trips, "", connections))
+        finally:
+            for _, child, _ in servers:
+                child.stop()
+        group.notes += [
+            "Both servers run unpinned on this machine's 2 cores, and so do the load generator (pinned to "
+            "one of them) and Redis: with 2 workers the processes cannot be given cores of their own, "
+            "so the ratio shows what a second worker gains when the load generator shares the CPUs, "
+            "not what it gains on a machine with cores to spare.",
+            "Server CPU per request counts the master and its workers.",
+        ]
+
     def _writes(self, stats: Stats, counts: dict[str, float], url: str) -> None:
         writes = self._group(
             "writes", "Writes: follow/unfollow mutations through A vs the FOLLOW script alone"
@@ -449,19 +540,34 @@ class Bench:
             )
         )
         writes.rows.append(raw_follow(self, stats, url, half + 1, half, counts["raw:follow"]))
-        writes.notes.append(
+        writes.notes += [
             "The script loop runs FollowStore.follow/unfollow in the harness process (pinned to the "
-            "server's CPU), with the same concurrency, on the server's client settings (server.redis_client)."
-        )
+            "server's CPU), with the same concurrency, on the server's client settings "
+            "(server.redis_client), with the server's follow rate limit (400/day) counted in the "
+            "script as A counts it.",
+            "A's mutations run from their compiled plans (schema/mutation_plan.py) after each document's "
+            "first request; A's in-process SQL consumer (FOLLOWGRAPH_SYNC, on by default) copies every "
+            "follow to SQLite in the same process meanwhile.",
+        ]
 
-    def spawn_server(self, name: str, port: int, url: str, env: dict[str, str], tmp: Path) -> Child:
+    def spawn_server(
+        self,
+        name: str,
+        port: int,
+        url: str,
+        env: dict[str, str],
+        tmp: Path,
+        *,
+        workers: int = 1,
+        pinned: bool = True,
+    ) -> Child:
         args = [sys.executable, "-m", "followgraph.server", "serve", "--port", str(port), "--redis-url", url]
         return spawn(
             name,
-            [*args, "--production", "--log-level", "warning"],
+            [*args, "--production", "--log-level", "warning", "--workers", str(workers)],
             env=env,
             log_path=tmp / f"server-{port}.log",
-            cpus=self.layout.app,
+            cpus=self.layout.app if pinned else None,
         )
 
     def _spawn_plain(self, name: str, port: int, url: str, tmp: Path, *extra: str) -> Child:
