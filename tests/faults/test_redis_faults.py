@@ -256,8 +256,9 @@ async def test_client_pause_longer_than_the_retries(start_redis: StartRedis, tmp
 
 
 class LoseFirstReply:
-    """Patches redis-py's connection so that the first reply to EVALSHA `sha` is read off the socket
-    (so the script did run) and then thrown away with a ConnectionError, as a dropped connection would."""
+    """Patches redis-py's connection so that the first reply to EVALSHA `sha` (sent alone, or first in
+    a pipeline, as a write with the reads after it is) is read off the socket (so the script did
+    run) and then thrown away with a ConnectionError, as a dropped connection would."""
 
     def __init__(self, sha: str) -> None:
         self.sha = sha
@@ -265,16 +266,18 @@ class LoseFirstReply:
         self.lost: list[Any] = []
 
     def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        send_command = AbstractConnection.send_command
+        send_packed = AbstractConnection.send_packed_command
         read_response = AbstractConnection.read_response
         armed: set[int] = set()
+        evalsha = b"EVALSHA\r\n$40\r\n" + self.sha.encode()
 
-        async def patched_send(conn: AbstractConnection, *args: Any, **kwargs: Any) -> None:
-            if len(args) > 1 and args[0] == "EVALSHA" and args[1] == self.sha:
+        async def patched_send(conn: AbstractConnection, command: Any, *args: Any, **kwargs: Any) -> None:
+            packed = command if isinstance(command, bytes | str) else b"".join(command)
+            if evalsha in (packed.encode() if isinstance(packed, str) else packed):
                 self.sent += 1
                 if not self.lost:
                     armed.add(id(conn))
-            await send_command(conn, *args, **kwargs)
+            await send_packed(conn, command, *args, **kwargs)
 
         async def patched_read(conn: AbstractConnection, *args: Any, **kwargs: Any) -> Any:
             try:
@@ -288,7 +291,7 @@ class LoseFirstReply:
                 raise ConnectionError("injected: the connection dropped before the reply arrived")
             return reply
 
-        monkeypatch.setattr(AbstractConnection, "send_command", patched_send)
+        monkeypatch.setattr(AbstractConnection, "send_packed_command", patched_send)
         monkeypatch.setattr(AbstractConnection, "read_response", patched_read)
 
 
