@@ -33,15 +33,19 @@ def process_seconds(pid: int) -> float:
     return (int(after_name[11]) + int(after_name[12])) / TICK  # utime, stime
 
 
-def tree_seconds(pid: int) -> float:
-    """CPU time of process `pid` and of its live descendants (a server's worker processes)."""
-    total = process_seconds(pid)
+def descendants(pid: int) -> list[int]:
+    """The live descendants of process `pid` (a server's worker processes)."""
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as f:
             children = [int(child) for child in f.read().split()]
     except OSError:
-        return total
-    return total + sum(tree_seconds(child) for child in children)
+        return []
+    return [*children, *(d for child in children for d in descendants(child))]
+
+
+def tree_seconds(pid: int) -> float:
+    """CPU time of process `pid` and of its live descendants."""
+    return process_seconds(pid) + sum(process_seconds(d) for d in descendants(pid))
 
 
 def own_seconds() -> float:

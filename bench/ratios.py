@@ -70,6 +70,15 @@ def ratios(groups_list: list[Group], memory: list[MemoryRow]) -> list[Ratio]:
     if "writes" in groups and len(groups["writes"].rows) == 2:
         a, raw = groups["writes"].rows
         out.append(_throughput("A mutations / FOLLOW script rate", a, raw, unit="per s"))
+        if a.server_cpu_ms and raw.server_cpu_ms:
+            # What the rate's ratio would be with each side CPU-bound on a core of its own.
+            out.append(
+                Ratio(
+                    "FOLLOW script CPU / A CPU per follow or unfollow",
+                    raw.server_cpu_ms / a.server_cpu_ms,
+                    f"{raw.server_cpu_ms:.3f} / {a.server_cpu_ms:.3f} ms",
+                )
+            )
     if "eventlog-script" in groups:
         out += _pooled_ratios(
             groups["eventlog-script"].rows,

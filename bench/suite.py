@@ -16,7 +16,7 @@ import httpx
 import redis
 
 from bench.answers import Asker, Live, same_subset
-from bench.cpu import meter, tree_seconds
+from bench.cpu import descendants, meter, tree_seconds
 from bench.eventlog import EventLogResults, run_eventlog
 from bench.graph import VIEWER, FanGraph, LoadReport, fan_id
 from bench.loaders import Loader, pick_loader
@@ -590,7 +590,8 @@ class Bench:
         return self.bench_app
 
     def _our_pids(self) -> list[int]:
-        return [child.pid for child in self.children if child.process.poll() is None] + self.redis_pids
+        live = [child.pid for child in self.children if child.process.poll() is None]
+        return [*live, *(d for pid in live for d in descendants(pid)), *self.redis_pids]
 
     # -- py-spy ------------------------------------------------------------------------------------
 
