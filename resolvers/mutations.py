@@ -68,7 +68,7 @@ def _failure(exc: StoreError, *, viewer_id: str, input_field: str) -> Failure:
         case CannotFollowSelfError() | BlockedError():
             return Failure(exc.code, str(exc), ["input", input_field])
         case RateLimitedError():
-            return Failure(exc.code, rate_limited_message(exc))
+            return Failure(exc.code, _rate_limited_message(exc))
     return Failure("INVALID_INPUT", str(exc), ["input", input_field])
 
 
@@ -97,17 +97,9 @@ def _mutation(action: Action) -> Callable[[Context, str], Awaitable[FollowOutcom
     return mutation
 
 
-def rate_limited_message(exc: RateLimitedError) -> str:
+def _rate_limited_message(exc: RateLimitedError) -> str:
     retry = datetime.fromtimestamp(exc.retry_at / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return f"{exc} Try again after {retry}."
-
-
-async def follow(context: Context, user_id: str) -> FollowOutcome:
-    # The follow rate limit is checked and counted by the follow's own script.
-    limit = context.follow_limit
-    return await _act(
-        context, user_id, lambda store, me, other: store.follow(follower=me, followee=other, limit=limit)
-    )
 
 
 # A write between the viewer and another user that reads both users' facts after it, in its round
@@ -142,7 +134,8 @@ async def _act_reading(
 async def follow_reading(
     context: Context, user_id: str, parts: Parts
 ) -> tuple[FollowOutcome, UserFacts | None, UserFacts]:
-    """follow, with both users' `parts` as of after it (one round trip on a single Redis)."""
+    """The viewer follows `user_id`, with both users' `parts` as of after it (one round trip on a
+    single Redis, the follow rate limit included: the follow's script checks and counts it)."""
     limit = context.follow_limit
     return await _act_reading(
         context,
@@ -157,7 +150,8 @@ async def follow_reading(
 async def unfollow_reading(
     context: Context, user_id: str, parts: Parts
 ) -> tuple[FollowOutcome, UserFacts | None, UserFacts]:
-    """unfollow, with both users' `parts` as of after it (one round trip on a single Redis)."""
+    """The viewer unfollows `user_id`, with both users' `parts` as of after it (one round trip on a
+    single Redis)."""
     return await _act_reading(
         context,
         user_id,
@@ -166,7 +160,6 @@ async def unfollow_reading(
     )
 
 
-unfollow = _mutation(lambda store, me, other: store.unfollow(follower=me, followee=other))
 remove_fan = _mutation(lambda store, me, other: store.remove_fan(user=me, fan=other))
 block = _mutation(lambda store, me, other: controls.block(store, blocker=me, blocked=other))
 unblock = _mutation(lambda store, me, other: controls.unblock(store, blocker=me, blocked=other))
