@@ -50,6 +50,7 @@ CUSTOM_SCALARS = {d.name: d.serialize for d in SCALAR_MAP.values() if d.serializ
 LIST_ARGUMENTS = frozenset({"first", "after", "last", "before"})
 
 Getter = Callable[[Any], Any]
+_UNSEEN = object()
 
 
 class NotCompilable(Exception):
@@ -68,11 +69,10 @@ def _serializer(types: GraphQLSchema, type_name: str, field: str) -> Callable[[A
         serialize_enum = named.serialize
 
         def member(value: Any) -> Any:
-            if value is None:
-                return None
-            if value not in names:
-                names[value] = serialize_enum(value)
-            return names[value]
+            name = names.get(value, _UNSEEN)
+            if name is _UNSEEN:
+                name = names[value] = None if value is None else serialize_enum(value)
+            return name
 
         return member
     if isinstance(named, GraphQLScalarType) and named.name not in specified_scalar_types:

@@ -18,6 +18,10 @@ class Relationship(enum.Enum):
     FOLLOWED_BY = "FOLLOWED_BY"
     NONE = "NONE"
 
+    # Members are singletons compared by identity: hashed by identity too, in C, rather than by
+    # Enum's Python-level hash of the name (a page looks relationships up some 60 times).
+    __hash__ = object.__hash__
+
     @classmethod
     def of(cls, *, viewer_follows: bool, follows_viewer: bool) -> Relationship:
         if viewer_follows:
