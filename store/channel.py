@@ -59,21 +59,25 @@ class Address:
 class _Call:
     """The replies of one call's commands, as they arrive."""
 
-    __slots__ = ("expected", "future", "replies")
+    __slots__ = ("expected", "future", "replies", "sent_at")
 
-    def __init__(self, future: asyncio.Future[list[Any]], expected: int) -> None:
+    def __init__(self, future: asyncio.Future[list[Any]], expected: int, sent_at: float) -> None:
         self.future = future
         self.expected = expected
         self.replies: list[Any] = []
+        self.sent_at = sent_at
 
 
 class _Protocol(asyncio.Protocol):
-    def __init__(self, on_send: Callable[[], None] | None) -> None:
+    def __init__(self, timeout: float, on_send: Callable[[], None] | None) -> None:
         self.reader = hiredis.Reader(encoding="utf-8", replyError=ResponseError)
         self.waiting: deque[_Call] = deque()
         self.queued: list[bytes] = []
         self.transport: asyncio.Transport | None = None
         self.lost: Exception | None = None
+        self.timeout = timeout
+        # One timer per connection watches the oldest call, rather than a timeout per call.
+        self.timer: asyncio.TimerHandle | None = None
         self.on_send = on_send
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -93,16 +97,35 @@ class _Protocol(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.fail(ConnectionError(f"Redis closed the read channel's connection{f': {exc}' if exc else ''}."))
 
-    def fail(self, error: Exception) -> None:
-        """Fail every call waiting, and every later one, with `error`; drop the connection."""
+    def fail(self, error: Exception, *, late_before: float | None = None) -> None:
+        """Fail every call waiting, and every later one, with `error`; drop the connection. Calls
+        sent before `late_before` fail with a TimeoutError instead."""
         if self.lost is None:
             self.lost = error
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        late = RedisTimeoutError(f"Redis did not answer the read channel within {self.timeout:g} s.")
         while self.waiting:
             call = self.waiting.popleft()
             if not call.future.done():
-                call.future.set_exception(error)
+                too_late = late_before is not None and call.sent_at <= late_before
+                call.future.set_exception(late if too_late else error)
         if self.transport is not None:
             self.transport.abort()
+
+    def _watch(self) -> None:
+        self.timer = None
+        if not self.waiting or self.lost is not None:
+            return
+        loop = asyncio.get_running_loop()
+        deadline = self.waiting[0].sent_at + self.timeout
+        now = loop.time()
+        if now < deadline:
+            self.timer = loop.call_at(deadline, self._watch)
+            return
+        # Replies come in order: with the oldest call unanswered, none behind it can be matched.
+        self.fail(ConnectionError("The read channel's connection timed out."), late_before=now - self.timeout)
 
     def send(self, commands: Sequence[Command]) -> asyncio.Future[list[Any]]:
         loop = asyncio.get_running_loop()
@@ -114,7 +137,10 @@ class _Protocol(asyncio.Protocol):
             loop.call_soon(self._flush)
         # hiredis' stub types its argument as a 1-tuple; any tuple of arguments is packed.
         self.queued += [hiredis.pack_command(tuple(command)) for command in commands]  # type: ignore[arg-type]
-        self.waiting.append(_Call(future, len(commands)))
+        now = loop.time()
+        self.waiting.append(_Call(future, len(commands), now))
+        if self.timer is None:
+            self.timer = loop.call_at(now + self.timeout, self._watch)
         return future
 
     def _flush(self) -> None:
@@ -199,14 +225,7 @@ class ReadChannel:
 
     async def _run_once(self, commands: Sequence[Command]) -> list[Any]:
         protocol = await self._connected()
-        future = protocol.send(commands)
-        try:
-            async with asyncio.timeout(self.timeout):
-                return await future
-        except TimeoutError:
-            error = RedisTimeoutError(f"Redis did not answer the read channel within {self.timeout:g} s.")
-            protocol.fail(ConnectionError("The read channel's connection timed out."))
-            raise error from None
+        return await protocol.send(commands)
 
     async def _connected(self) -> _Protocol:
         protocol = self._protocol
@@ -229,11 +248,11 @@ class ReadChannel:
             async with asyncio.timeout(self.timeout):
                 if address.path is not None:
                     _, protocol = await loop.create_unix_connection(
-                        lambda: _Protocol(self.on_send), address.path
+                        lambda: _Protocol(self.timeout, self.on_send), address.path
                     )
                 else:
                     _, protocol = await loop.create_connection(
-                        lambda: _Protocol(self.on_send), address.host, address.port
+                        lambda: _Protocol(self.timeout, self.on_send), address.host, address.port
                     )
                 login: list[Command] = []
                 if address.password is not None:
