@@ -81,7 +81,9 @@ def create_app(
         keys = settings.keys
         app.state.redis = client
         app.state.endpoint = endpoint
-        reads = ReadChannel.for_client(client) if settings.read_channel else None
+        reads = None
+        if settings.read_channel:
+            reads = ReadChannel.for_client(client, timeout=settings.redis_timeout)
         app.state.store = FollowStore(client, keys=keys, reads=reads)
         app.state.follow_limiter = (
             None
