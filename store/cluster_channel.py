@@ -1,0 +1,160 @@
+"""The read channel on a Redis Cluster: one auto-pipelined connection per master node.
+
+A page of 20 fans reads their profiles and counts with one script call per slot, up to 20 of them
+on 3 nodes; through redis-py's cluster pipeline each call costs a command object, a node lookup and
+a pooled connection, and that bookkeeping held a cluster page to about half of one Redis'
+throughput (bench/benchmarks.md, cluster). Here each call goes to the node of its first key's slot,
+looked up in redis-py's own slot map, on that node's ReadChannel (store/channel.py): everything the
+request handlers queue in one turn of the event loop goes out in one write per node, and the nodes
+answer concurrently.
+
+The fast path never decides what is right. When a node answers a call with a redirection (MOVED,
+ASK), says the cluster is down or busy with the slot (CLUSTERDOWN, TRYAGAIN), cannot be reached or
+does not answer in time, or the slot map is not known yet, the whole read runs again through
+redis-py, which follows the redirection and refreshes the slot map that the next reads use. Reads
+only: running one twice changes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from redis.asyncio import RedisCluster
+from redis.asyncio.connection import SSLConnection
+from redis.crc import key_slot
+from redis.exceptions import (
+    AskError,
+    ClusterDownError,
+    ConnectionError,
+    MovedError,
+    SlotNotCoveredError,
+    TimeoutError,
+    TryAgainError,
+)
+
+from followgraph.store.channel import DEFAULT_TIMEOUT, Address, ReadChannel, Reads
+from followgraph.store.lua import Client, ScriptCall, run_scripts
+
+log = logging.getLogger(__name__)
+
+# What sends a read back to redis-py: the cluster moved on, or a node is out of reach.
+REROUTED = (
+    MovedError,
+    AskError,
+    ClusterDownError,
+    TryAgainError,
+    SlotNotCoveredError,
+    ConnectionError,
+    TimeoutError,
+)
+
+
+class ClusterReadChannel:
+    """Runs read script calls on their slots' master nodes, one ReadChannel per node; any read the
+    cluster does not answer as the slot map says runs through redis-py instead."""
+
+    def __init__(
+        self,
+        client: RedisCluster,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        username: str | None = None,
+        password: str | None = None,
+        on_send: Callable[[], None] | None = None,
+    ) -> None:
+        self.client = client
+        self.timeout = timeout
+        self.username = username
+        self.password = password
+        self.on_send = on_send
+        self._channels: dict[str, ReadChannel] = {}
+        # Reads that ran through redis-py; the tests and /metrics-minded readers look at it.
+        self.rerouted = 0
+
+    @classmethod
+    def for_client(cls, client: Client, *, timeout: float | None = None) -> ClusterReadChannel | None:
+        """A channel to the nodes of the cluster `client` talks to, logged in as it is; None when the
+        client is not a cluster, uses TLS or does not decode replies."""
+        if not isinstance(client, RedisCluster):
+            return None
+        kwargs = client.nodes_manager.connection_kwargs
+        kind = kwargs.get("connection_class")
+        if kind is not None and issubclass(kind, SSLConnection):
+            return None
+        if not kwargs.get("decode_responses"):
+            return None
+        wait = timeout if timeout is not None else kwargs.get("socket_timeout") or DEFAULT_TIMEOUT
+        return cls(
+            client,
+            timeout=float(wait),
+            username=kwargs.get("username"),
+            password=kwargs.get("password"),
+            on_send=getattr(kind, "count_send", None),
+        )
+
+    async def run_scripts(self, calls: Sequence[ScriptCall]) -> list[Any]:
+        """The replies of read-only script calls: one write per node, the nodes concurrently."""
+        if not calls:
+            return []
+        try:
+            return await self._direct(calls)
+        except REROUTED as exc:
+            log.debug("cluster read through redis-py: %s: %s", type(exc).__name__, exc)
+            self.rerouted += 1
+            replies = await run_scripts(self.client, calls)
+            await self._forget_gone_nodes()
+            return replies
+
+    async def _direct(self, calls: Sequence[ScriptCall]) -> list[Any]:
+        slots = self.client.nodes_manager.slots_cache
+        by_node: dict[str, list[int]] = {}
+        for i, (_, keys, _) in enumerate(calls):
+            nodes = slots.get(key_slot(keys[0].encode()))
+            if not nodes:
+                raise SlotNotCoveredError("The slot map does not cover the slot (or is not known yet).")
+            by_node.setdefault(nodes[0].name, []).append(i)
+        if len(by_node) == 1:
+            return await self._channel(next(iter(by_node))).run_scripts(calls)
+        parts = [[calls[i] for i in indexes] for indexes in by_node.values()]
+        answers = await asyncio.gather(
+            *(self._channel(name).run_scripts(part) for name, part in zip(by_node, parts, strict=True)),
+            return_exceptions=True,
+        )
+        replies: list[Any] = [None] * len(calls)
+        for indexes, answer in zip(by_node.values(), answers, strict=True):
+            if isinstance(answer, BaseException):
+                raise answer
+            for i, reply in zip(indexes, answer, strict=True):
+                replies[i] = reply
+        return replies
+
+    def _channel(self, name: str) -> ReadChannel:
+        channel = self._channels.get(name)
+        if channel is None:
+            host, _, port = name.rpartition(":")
+            address = Address(host=host, port=int(port), username=self.username, password=self.password)
+            channel = ReadChannel(address, timeout=self.timeout, on_send=self.on_send)
+            self._channels[name] = channel
+        return channel
+
+    async def _forget_gone_nodes(self) -> None:
+        known = self.client.nodes_manager.nodes_cache
+        for name in [n for n in self._channels if n not in known]:
+            await self._channels.pop(name).aclose()
+
+    async def aclose(self) -> None:
+        channels, self._channels = list(self._channels.values()), {}
+        for channel in channels:
+            await channel.aclose()
+
+
+def open_reads(client: Client, *, timeout: float | None = None) -> Reads | None:
+    """The read channel for `client`: one connection to a single Redis, one per master node of a
+    cluster; None where the store reads through redis-py (TLS, an in-memory fake)."""
+    single = ReadChannel.for_client(client, timeout=timeout)
+    if single is not None:
+        return single
+    return ClusterReadChannel.for_client(client, timeout=timeout)
