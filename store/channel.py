@@ -139,6 +139,11 @@ class _Protocol(asyncio.Protocol):
             self.on_send()
 
 
+def script_commands(calls: Sequence[ScriptCall]) -> list[Command]:
+    """The EVALSHA commands of script calls."""
+    return [("EVALSHA", script.sha, len(keys), *keys, *args) for script, keys, args in calls]
+
+
 class ReadChannel:
     """Runs commands in one round trip each, sharing one connection with every other caller."""
 
@@ -201,13 +206,31 @@ class ReadChannel:
     async def run_scripts(self, calls: Sequence[ScriptCall]) -> list[Any]:
         """The replies of script calls in one round trip, loading the scripts when Redis does not
         know them (a restarted or flushed server)."""
-        commands = [("EVALSHA", script.sha, len(keys), *keys, *args) for script, keys, args in calls]
+        commands = script_commands(calls)
         try:
             return await self.run(commands)
         except NoScriptError:
             sources = dict.fromkeys(script.source for script, _, _ in calls)
             await self.run([("SCRIPT", "LOAD", source) for source in sources])
             return await self.run(commands)
+
+    @property
+    def connected(self) -> bool:
+        return self._protocol is not None and self._protocol.lost is None
+
+    def send_now(self, commands: Sequence[Command]) -> asyncio.Future[list[Any]] | None:
+        """Queue `commands` on the open connection without waiting: the future of their replies,
+        error replies among them as exceptions, not raised. None when the channel is not connected
+        (`run` connects). A caller that stops waiting for the future must `drop` the connection."""
+        protocol = self._protocol
+        if protocol is None or protocol.lost is not None:
+            return None
+        return protocol.send(commands)
+
+    def drop(self, error: Exception) -> None:
+        """Fail every call waiting with `error` and drop the connection; the next call connects."""
+        if self._protocol is not None:
+            self._protocol.fail(error)
 
     async def _run_once(self, commands: Sequence[Command]) -> list[Any]:
         protocol = await self._connected()

@@ -24,18 +24,19 @@ from typing import Any
 
 from redis.asyncio import RedisCluster
 from redis.asyncio.connection import SSLConnection
-from redis.crc import key_slot
 from redis.exceptions import (
     AskError,
     ClusterDownError,
     ConnectionError,
     MovedError,
+    NoScriptError,
     SlotNotCoveredError,
     TimeoutError,
     TryAgainError,
 )
 
-from followgraph.store.channel import DEFAULT_TIMEOUT, Address, ReadChannel, Reads
+from followgraph.store.channel import DEFAULT_TIMEOUT, Address, ReadChannel, Reads, script_commands
+from followgraph.store.keys import slot_of
 from followgraph.store.lua import Client, ScriptCall, run_scripts
 
 log = logging.getLogger(__name__)
@@ -43,6 +44,7 @@ log = logging.getLogger(__name__)
 # What sends a read back to redis-py: the cluster moved on, or a node is out of reach.
 REROUTED = (
     MovedError,
+    NoScriptError,
     AskError,
     ClusterDownError,
     TryAgainError,
@@ -112,24 +114,66 @@ class ClusterReadChannel:
         slots = self.client.nodes_manager.slots_cache
         by_node: dict[str, list[int]] = {}
         for i, (_, keys, _) in enumerate(calls):
-            nodes = slots.get(key_slot(keys[0].encode()))
+            nodes = slots.get(slot_of(keys[0]))
             if not nodes:
                 raise SlotNotCoveredError("The slot map does not cover the slot (or is not known yet).")
             by_node.setdefault(nodes[0].name, []).append(i)
         if len(by_node) == 1:
             return await self._channel(next(iter(by_node))).run_scripts(calls)
-        parts = [[calls[i] for i in indexes] for indexes in by_node.values()]
-        answers = await asyncio.gather(
-            *(self._channel(name).run_scripts(part) for name, part in zip(by_node, parts, strict=True)),
-            return_exceptions=True,
-        )
+        parts = {name: [calls[i] for i in indexes] for name, indexes in by_node.items()}
+        answers = await self._at_once(parts)
+        if answers is None:
+            answers = await self._each(parts)
         replies: list[Any] = [None] * len(calls)
         for indexes, answer in zip(by_node.values(), answers, strict=True):
-            if isinstance(answer, BaseException):
-                raise answer
             for i, reply in zip(indexes, answer, strict=True):
                 replies[i] = reply
         return replies
+
+    async def _at_once(self, parts: dict[str, list[ScriptCall]]) -> list[list[Any]] | None:
+        """Each node's replies, its calls queued now on its open connection, without a task per node;
+        None when a connection is not open or was lost, or a node does not know a script (`_each`
+        connects, loads and sends again)."""
+        channels = [self._channel(name) for name in parts]
+        if not all(channel.connected for channel in channels):
+            return None
+        futures: list[asyncio.Future[list[Any]]] = []
+        for channel, part in zip(channels, parts.values(), strict=True):
+            sent = channel.send_now(script_commands(part))
+            assert sent is not None  # connected: checked above, in this same turn of the loop
+            futures.append(sent)
+        try:
+            _, late = await asyncio.wait(futures, timeout=self.timeout)
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+        if late:
+            for channel, future in zip(channels, futures, strict=True):
+                if not future.done():
+                    future.cancel()
+                    channel.drop(ConnectionError("The read channel's connection timed out."))
+            raise TimeoutError(f"A cluster node did not answer the read channel within {self.timeout:g} s.")
+        if any(future.exception() is not None for future in futures):
+            return None
+        answers = [future.result() for future in futures]
+        for answer in answers:
+            for reply in answer:
+                if isinstance(reply, NoScriptError):
+                    return None
+                if isinstance(reply, Exception):
+                    raise reply
+        return answers
+
+    async def _each(self, parts: dict[str, list[ScriptCall]]) -> list[list[Any]]:
+        answers = await asyncio.gather(
+            *(self._channel(name).run_scripts(part) for name, part in parts.items()),
+            return_exceptions=True,
+        )
+        for answer in answers:
+            if isinstance(answer, BaseException):
+                raise answer
+        return answers  # type: ignore[return-value]  # no exceptions left
 
     def _channel(self, name: str) -> ReadChannel:
         channel = self._channels.get(name)
