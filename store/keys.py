@@ -47,6 +47,11 @@ def slot_of(key: str) -> int:
     return key_slot(key.encode())
 
 
+@lru_cache(maxsize=1 << 16)
+def _user_slot(prefix: str, user_id: str) -> int:
+    return slot_of(Keys(prefix).profile(user_id))
+
+
 @dataclass(frozen=True, slots=True)
 class Keys:
     prefix: str = DEFAULT_PREFIX
@@ -126,7 +131,7 @@ class Keys:
 
     def slot(self, user_id: str) -> int:
         """The Redis Cluster slot holding every key of `user_id`."""
-        return slot_of(self.profile(user_id))
+        return _user_slot(self.prefix, user_id)
 
     def rate_limit_prefix(self) -> str:
         """Prefix of the rate limiter's keys (one per limited user and action)."""
