@@ -88,6 +88,22 @@ async def test_calls_go_to_their_slots_nodes_in_one_write_per_node(
     assert channel.rerouted == 0
 
 
+async def test_a_reader_that_gives_up_leaves_the_others_their_replies(
+    channel: ClusterReadChannel, cluster_client: RedisCluster
+) -> None:
+    for key in KEYS:
+        await cluster_client.set(key, key)
+    await channel.run_scripts(_gets(*KEYS))  # connects to the three nodes
+    gone = asyncio.create_task(channel.run_scripts(_gets(*KEYS)))
+    await asyncio.sleep(0)  # queued on the three connections
+    gone.cancel()
+    after = await asyncio.gather(*(channel.run_scripts(_gets(*KEYS[i:])) for i in range(3)))
+    assert after == [KEYS[i:] for i in range(3)]
+    with pytest.raises(asyncio.CancelledError):
+        await gone
+    assert channel.rerouted == 0
+
+
 async def test_scripts_unknown_to_a_node_are_loaded_there(
     channel: ClusterReadChannel, cluster_client: RedisCluster
 ) -> None:
