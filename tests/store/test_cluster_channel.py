@@ -18,9 +18,11 @@ from redis.crc import key_slot
 from followgraph.server.redis_client import connect
 from followgraph.server.redis_cluster import LocalCluster
 from followgraph.server.redis_server import RedisServer
+from followgraph.store import FollowStore
 from followgraph.store.channel import ReadChannel
 from followgraph.store.cluster_channel import ClusterReadChannel, open_reads
 from followgraph.store.lua import LuaScript, ScriptCall
+from followgraph.store.model import ListKind, Parts
 
 GET = LuaScript("return redis.call('GET', KEYS[1])")
 # One key on each master: slots 0-5460, 5461-10922 and 10923-16383 (LocalCluster.slot_ranges).
@@ -250,3 +252,32 @@ def test_a_cluster_without_tls_gets_a_channel_per_node(redis_server: RedisServer
     assert open_reads(fakeredis.FakeAsyncRedis(decode_responses=True)) is None
     raw: Any = RedisCluster(host="127.0.0.1", port=7000)
     assert ClusterReadChannel.for_client(raw) is None  # replies as bytes: not what the store reads
+
+
+async def test_a_store_page_of_twenty_users_on_many_slots_is_one_write_per_node(
+    cluster_client: RedisCluster,
+) -> None:
+    channel = ClusterReadChannel(cluster_client, on_send=Writes())
+    store = FollowStore(cluster_client, reads=channel)
+    try:
+        users = [f"u{i}" for i in range(20)]
+        assert len({store.keys.slot(u) for u in users}) > 10
+        for user in [*users, "star"]:
+            await store.upsert_user(user, name=f"Name {user}")
+        for user in users:
+            await store.follow(follower=user, followee="star")
+        # Connects to the nodes and loads the scripts there.
+        await store.facts("star", users, Parts(profile=True, relation=True, counts=True))
+        await store.page(ListKind.FANS, "star", first=20)
+        _writes(channel).count = 0
+        page = await store.page(ListKind.FANS, "star", first=20)
+        facts = await store.facts(
+            "star", [e.user_id for e in page.entries], Parts(profile=True, relation=True, counts=True)
+        )
+        names = {f.user_id: f.profile.name if f.profile else None for f in facts}
+        assert names == {u: f"Name {u}" for u in users}
+        assert all(f.counts is not None and f.counts.following == 1 for f in facts)
+        assert _writes(channel).count == 1 + 3  # the page on one node, then the facts on all three
+        assert channel.rerouted == 0
+    finally:
+        await channel.aclose()
