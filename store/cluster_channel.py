@@ -73,7 +73,7 @@ class ClusterReadChannel:
         self.password = password
         self.on_send = on_send
         self._channels: dict[str, ReadChannel] = {}
-        # Reads that ran through redis-py; the tests and /metrics-minded readers look at it.
+        # Reads that went through redis-py instead, counted for the tests.
         self.rerouted = 0
 
     @classmethod
