@@ -9,8 +9,9 @@ their callers in order.
 
 It runs reads only (the page and facts scripts, which change nothing), so a call that lost its
 connection is sent once more on a new one. Writes stay on redis-py's pooled client. The channel
-speaks to a single Redis over TCP or a Unix socket; for Redis Cluster, TLS or an in-memory fake,
-`ReadChannel.for_client` returns None and the store reads through redis-py as before.
+speaks to a single Redis over TCP or a Unix socket; a Redis Cluster gets one per master node
+(store/cluster_channel.py, `open_reads` picks); for TLS or an in-memory fake there is none and the
+store reads through redis-py.
 
 Failures:
 - a call with no reply within `timeout` seconds fails with redis-py's TimeoutError, and the
@@ -18,7 +19,9 @@ Failures:
   other calls waiting on it with a ConnectionError; the next call connects again;
 - a caller that gives up (its request cancelled) leaves its place in the queue: its replies are
   read and dropped when they come, so the others still get theirs;
-- replies that are errors come back as redis-py's ResponseError (NoScriptError for NOSCRIPT).
+- replies that are errors are raised as the exceptions redis-py raises for them (NoScriptError
+  for NOSCRIPT, MovedError for MOVED, ResponseError for the rest...), built by redis-py's own
+  table, so callers choose by type.
 """
 
 from __future__ import annotations
@@ -28,12 +31,13 @@ import logging
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import hiredis
+from redis._parsers.base import BaseParser
 from redis.asyncio import Redis
 from redis.asyncio.connection import Connection, SSLConnection, UnixDomainSocketConnection
-from redis.exceptions import ConnectionError, NoScriptError, ResponseError
+from redis.exceptions import ConnectionError, NoScriptError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from followgraph.store.lua import Arg, Client, ScriptCall
@@ -56,6 +60,14 @@ class Address:
     password: str | None = None
 
 
+class Reads(Protocol):
+    """What the store reads through: a single Redis' channel or a cluster's."""
+
+    async def run_scripts(self, calls: Sequence[ScriptCall]) -> list[Any]: ...
+
+    async def aclose(self) -> None: ...
+
+
 class _Call:
     """The replies of one call's commands, as they arrive."""
 
@@ -70,7 +82,8 @@ class _Call:
 
 class _Protocol(asyncio.Protocol):
     def __init__(self, timeout: float, on_send: Callable[[], None] | None) -> None:
-        self.reader = hiredis.Reader(encoding="utf-8", replyError=ResponseError)
+        # Error replies become the exceptions redis-py would raise for them.
+        self.reader = hiredis.Reader(encoding="utf-8", replyError=BaseParser.parse_error)
         self.waiting: deque[_Call] = deque()
         self.queued: list[bytes] = []
         self.transport: asyncio.Transport | None = None
@@ -152,6 +165,11 @@ class _Protocol(asyncio.Protocol):
             self.on_send()
 
 
+def script_commands(calls: Sequence[ScriptCall]) -> list[Command]:
+    """The EVALSHA commands of script calls."""
+    return [("EVALSHA", script.sha, len(keys), *keys, *args) for script, keys, args in calls]
+
+
 class ReadChannel:
     """Runs commands in one round trip each, sharing one connection with every other caller."""
 
@@ -207,21 +225,38 @@ class ReadChannel:
         except ConnectionError:
             replies = await self._run_once(commands)
         for reply in replies:
-            if isinstance(reply, ResponseError):
-                message = str(reply)
-                raise NoScriptError(message) if message.startswith("NOSCRIPT") else reply
+            if isinstance(reply, Exception):
+                raise reply
         return replies
 
     async def run_scripts(self, calls: Sequence[ScriptCall]) -> list[Any]:
         """The replies of script calls in one round trip, loading the scripts when Redis does not
         know them (a restarted or flushed server)."""
-        commands = [("EVALSHA", script.sha, len(keys), *keys, *args) for script, keys, args in calls]
+        commands = script_commands(calls)
         try:
             return await self.run(commands)
         except NoScriptError:
             sources = dict.fromkeys(script.source for script, _, _ in calls)
             await self.run([("SCRIPT", "LOAD", source) for source in sources])
             return await self.run(commands)
+
+    @property
+    def connected(self) -> bool:
+        return self._protocol is not None and self._protocol.lost is None
+
+    def send_now(self, commands: Sequence[Command]) -> asyncio.Future[list[Any]] | None:
+        """Queue `commands` on the open connection without waiting: the future of their replies,
+        error replies among them as exceptions, not raised. None when the channel is not connected
+        (`run` connects). A caller that stops waiting for the future must `drop` the connection."""
+        protocol = self._protocol
+        if protocol is None or protocol.lost is not None:
+            return None
+        return protocol.send(commands)
+
+    def drop(self, error: Exception) -> None:
+        """Fail every call waiting with `error` and drop the connection; the next call connects."""
+        if self._protocol is not None:
+            self._protocol.fail(error)
 
     async def _run_once(self, commands: Sequence[Command]) -> list[Any]:
         protocol = await self._connected()
@@ -265,7 +300,7 @@ class ReadChannel:
                     login.append(("SELECT", address.db))
                 if login:
                     for reply in await protocol.send(login):
-                        if isinstance(reply, ResponseError):
+                        if isinstance(reply, Exception):
                             protocol.fail(ConnectionError(str(reply)))
                             raise ConnectionError(f"The read channel could not log in: {reply}")
         except (OSError, TimeoutError) as exc:

@@ -12,6 +12,7 @@ import redis.asyncio as aioredis
 from followgraph.server.app import create_app
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
+from followgraph.store.channel import ReadChannel
 from tests.conftest import TEST_SECRET
 from tests.served import Served, serve
 
@@ -81,7 +82,7 @@ async def test_reads_go_through_the_read_channel_unless_turned_off(
             reads = served.store.reads
             assert (reads is not None) is enabled
             if reads is not None:
-                assert reads.timeout == 0.5
+                assert isinstance(reads, ReadChannel) and reads.timeout == 0.5
             await served.store.upsert_user("ann", name="Ann")
             data = await served.data('{ user(userId: "ann") { name fans { totalCount } } }')
             assert data == {"user": {"name": "Ann", "fans": {"totalCount": 0}}}
