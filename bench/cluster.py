@@ -22,13 +22,17 @@ from bench.loadgen import RequestSpec
 from bench.model import Group, MemoryRow, Row
 from bench.processes import child_env, free_port, pin, wait_http
 from bench.queries import bearer, fans_query_body
-from bench.redisstats import used_memory
+from bench.redisstats import Stats, used_memory
 from followgraph.server.redis_cluster import LocalCluster
+from followgraph.server.redis_server import RedisServer
 
 if TYPE_CHECKING:
+    from bench.processes import Child
     from bench.suite import Bench
 
 MASTERS = 3
+# The cluster's rows and one Redis' take turns this many times: the machine's other work drifts.
+ROUNDS = 3
 
 
 def run_cluster(bench: Bench, single: Row | None, binaries: list[str]) -> None:
@@ -76,6 +80,10 @@ def _memory(bench: Bench, cluster: LocalCluster, nodes: list[redis.Redis]) -> No
 def _pages(
     bench: Bench, cluster: LocalCluster, nodes: list[redis.Redis], tmp: Path, single: Row | None
 ) -> None:
+    """The fans page on the cluster, beside the same page on a single Redis holding the same graph,
+    measured back to back with the same load: A on one Redis, A on the cluster (read channel per
+    node), A on the cluster reading through redis-py's cluster pipeline (FOLLOWGRAPH_READ_CHANNEL=0),
+    then the cluster's other list sizes. `single` (the first table's row) is kept as a note."""
     opts = bench.options
     sizes = tuple(n for n in opts.sizes if n <= opts.middle_size)
     graph = FanGraph(sizes=sizes, writers=bench.graph.writers)
@@ -83,33 +91,87 @@ def _pages(
     bench.say(f"Loading the fans graph ({', '.join(c.label for c in graph.celebrities)}) into the cluster...")
     load = load_fan_graph(graph, host, port, cluster=True)
     bench.say(f"  {load.edges:,} edges in {load.seconds:.1f}s ({load.edges_per_second:,.0f} edges/s)")
+    one = RedisServer(directory=tmp / "one-redis", port=free_port(), binary=cluster.binary)
+    one.start()
+    try:
+        assert one.process is not None
+        pin(one.process.pid, bench.layout.redis)
+        bench.say("Loading the same graph into one Redis, for the side-by-side rows...")
+        load_fan_graph(graph, "127.0.0.1", one.port)
+        one_stats = redis.Redis(host="127.0.0.1", port=one.port, decode_responses=True)
+        try:
+            _measure_pages(bench, graph, cluster, nodes, one, one_stats, tmp, single)
+        finally:
+            one_stats.close()
+    finally:
+        one.stop()
 
-    server_port = free_port()
+
+def _measure_pages(
+    bench: Bench,
+    graph: FanGraph,
+    cluster: LocalCluster,
+    nodes: list[redis.Redis],
+    one: RedisServer,
+    one_stats: redis.Redis,
+    tmp: Path,
+    single: Row | None,
+) -> None:
     env = child_env({"FOLLOWGRAPH_JWT_SECRET": bench.secret, "FOLLOWGRAPH_DATA_DIR": str(tmp / "data")})
-    server = bench.spawn_server("server A on the cluster", server_port, cluster.url, env, tmp)
+    servers: list[tuple[str, str, dict[str, str], Stats]] = [
+        ("one Redis", f"redis://127.0.0.1:{one.port}/0", env, one_stats),
+        ("cluster", cluster.url, env, nodes),
+        ("cluster, redis-py reads", cluster.url, {**env, "FOLLOWGRAPH_READ_CHANNEL": "0"}, nodes),
+    ]
     group = Group("cluster", f"A on a {MASTERS}-master Redis Cluster vs one Redis: fans page (first: 20)")
     bench.results.groups.append(group)
+    auth = bearer(bench.viewer_token)
+    mid = graph.celebrity(bench.options.middle_size)
+    started: list[tuple[str, Child, int, Stats]] = []
     try:
-        bench.children.append(server)
-        wait_http(server, server_port)
-        auth = bearer(bench.viewer_token)
-        if single is not None:
-            size = single.name.split("(")[-1].rstrip(")")
-            group.rows.append(
-                dataclasses.replace(
-                    single, name=f"A one Redis ({size})", note="same run as in the first table"
-                )
-            )
+        for label, url, server_env, stats in servers:
+            server_port = free_port()
+            server = bench.spawn_server(f"server A ({label})", server_port, url, server_env, tmp)
+            bench.children.append(server)
+            started.append((label, server, server_port, stats))
+            wait_http(server, server_port)
+        request = RequestSpec("/graphql", fans_query_body(mid.user_id, 20), auth)
+        rounds: list[list[Row]] = [[] for _ in started]
+        for _ in range(ROUNDS):
+            for (label, server, server_port, stats), measured in zip(started, rounds, strict=True):
+                name = f"A {label} ({mid.label})"
+                measured.append(bench.measure(stats, name, server, server_port, request, None))
+        for measured in rounds:
+            group.rows.append(_median(measured))
+        _, server, server_port, stats = started[1]
         for celebrity in reversed(graph.celebrities):
+            if celebrity is mid:
+                continue
             request = RequestSpec("/graphql", fans_query_body(celebrity.user_id, 20), auth)
             group.rows.append(
-                bench.measure(nodes, f"A cluster ({celebrity.label})", server, server_port, request, None)
+                bench.measure(stats, f"A cluster ({celebrity.label})", server, server_port, request, None)
             )
         group.notes.append(
-            f"The {MASTERS} nodes run on the single Redis' CPU. Redis commands per request are summed "
-            "over the nodes: a page's 20 users sit in up to 20 slots, so their profiles and counts are "
-            "one script call per slot instead of one in all."
+            f"The first three rows take turns, {ROUNDS} rounds with the same load, on the same graph loaded "
+            "into one Redis and into the cluster; each is its median round by req/s (every round's in its "
+            f"note). The {MASTERS} nodes run on the single Redis' CPU. Redis commands "
+            "per request are summed over the nodes: a page's 20 users sit in up to 20 slots, so their "
+            "profiles and counts are one script call per slot instead of one in all. On the cluster, A "
+            "sends each call to its slot's node on one auto-pipelined connection per node "
+            "(store/cluster_channel.py); the third row reads through redis-py's cluster pipeline instead."
         )
+        if single is not None:
+            group.notes.append(
+                f"The first table's A row (another graph, earlier in the run): {single.load.rps:,.0f} req/s."
+            )
     finally:
-        server.stop()
-        bench.children.remove(server)
+        for _, server, _, _ in started:
+            server.stop()
+            bench.children.remove(server)
+
+
+def _median(rows: list[Row]) -> Row:
+    """The median of a scenario's rounds by throughput, noting every round's."""
+    median = sorted(rows, key=lambda row: row.load.rps)[len(rows) // 2]
+    note = f"median of {len(rows)} rounds: " + " / ".join(f"{row.load.rps:,.0f}" for row in rows) + " req/s"
+    return dataclasses.replace(median, note=f"{median.note}; {note}" if median.note else note)

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import redis
 
-from followgraph.server.redis_server import RedisServer
+from followgraph.server.redis_server import RedisServer, current_aof
 
 WRITE = re.compile(r"^(\d+) +\S+ write\(\d+<([^>]*)>, .*\) = (\d+)")
 SYNC_START = re.compile(r"^(\d+) +\S+ f(?:data)?sync\(\d+<([^>]*)>")
@@ -124,7 +124,8 @@ def crash(mode: str, seconds: float, directory: Path) -> Crash:
     subprocess.run(["kill", "-KILL", str(redis_pid)], check=True)
     tracer.wait(30)
     client.close()
-    aof = directory.resolve() / "appendonly.aof"
+    aof = current_aof(directory.resolve())
+    assert aof is not None, f"no AOF in {directory}"
     durable = min(keys_in(aof.read_bytes()[: durable_bytes(trace, str(aof))]), len(acknowledged))
     last_durable = acknowledged[durable - 1] if durable else acknowledged[0]
     lost = crashed_at - last_durable if durable < len(acknowledged) else 0.0

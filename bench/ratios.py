@@ -49,6 +49,10 @@ def ratios(groups_list: list[Group], memory: list[MemoryRow]) -> list[Ratio]:
         single, cluster = groups["cluster"].rows[0], groups["cluster"].rows[1]
         out.append(_throughput("cluster / one Redis throughput (same page)", cluster, single))
         out.append(_p50("cluster / one Redis p50 (same page)", cluster, single))
+        for through in (r for r in groups["cluster"].rows if "redis-py reads" in r.name):
+            out.append(
+                _throughput("cluster on redis-py reads / one Redis throughput (same page)", through, single)
+            )
 
     for on_cluster in (m for m in memory if "cluster" in m.redis):
         version = on_cluster.redis.split()[0]

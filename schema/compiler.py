@@ -59,6 +59,7 @@ LIST_ARGUMENTS = frozenset({"first", "after", "last", "before"})
 PAYLOAD = "FollowPayload"
 
 Getter = Callable[[Any], Any]
+_UNSEEN = object()
 
 
 class NotCompilable(Exception):
@@ -77,11 +78,10 @@ def _serializer(types: GraphQLSchema, type_name: str, field: str) -> Callable[[A
         serialize_enum = named.serialize
 
         def member(value: Any) -> Any:
-            if value is None:
-                return None
-            if value not in names:
-                names[value] = serialize_enum(value)
-            return names[value]
+            name = names.get(value, _UNSEEN)
+            if name is _UNSEEN:
+                name = names[value] = None if value is None else serialize_enum(value)
+            return name
 
         return member
     if isinstance(named, GraphQLScalarType) and named.name not in specified_scalar_types:

@@ -21,6 +21,9 @@ class Relationship(Enum):
     )
     NONE = strawberry.enum_value("NONE", description="Neither follows the other (无关系).")
 
+    # As the store's enum: hashed by identity (looked up per entry of every page).
+    __hash__ = object.__hash__
+
     @classmethod
     def of(cls, relationship: store.Relationship) -> "Relationship":
         return _RELATIONSHIPS[relationship]

@@ -27,7 +27,7 @@ from followgraph.server.sync import SqlSync, running
 from followgraph.server.watchdog import RedisWatchdog
 from followgraph.server.web import WEB_PROJECT, WebBuild, web_routes
 from followgraph.store import FollowStore
-from followgraph.store.channel import ReadChannel
+from followgraph.store.cluster_channel import open_reads
 from followgraph.store.hub import EventHub
 from followgraph.store.log import EventLog
 from followgraph.store.lua import Client
@@ -80,7 +80,7 @@ def create_app(
         keys = settings.keys
         app.state.redis = client
         app.state.endpoint = endpoint
-        reads = ReadChannel.for_client(client) if settings.read_channel else None
+        reads = open_reads(client, timeout=settings.redis_timeout) if settings.read_channel else None
         app.state.store = FollowStore(client, keys=keys, reads=reads)
         app.state.follow_limit = settings.follow_limit
         await warm_up(client)

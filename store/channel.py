@@ -9,8 +9,9 @@ their callers in order.
 
 It runs reads only (the page and facts scripts, which change nothing), so a call that lost its
 connection is sent once more on a new one. Writes stay on redis-py's pooled client. The channel
-speaks to a single Redis over TCP or a Unix socket; for Redis Cluster, TLS or an in-memory fake,
-`ReadChannel.for_client` returns None and the store reads through redis-py as before.
+speaks to a single Redis over TCP or a Unix socket; a Redis Cluster gets one per master node
+(store/cluster_channel.py, `open_reads` picks); for TLS or an in-memory fake there is none and the
+store reads through redis-py.
 
 Failures:
 - a call with no reply within `timeout` seconds fails with redis-py's TimeoutError, and the
@@ -18,7 +19,9 @@ Failures:
   other calls waiting on it with a ConnectionError; the next call connects again;
 - a caller that gives up (its request cancelled) leaves its place in the queue: its replies are
   read and dropped when they come, so the others still get theirs;
-- replies that are errors come back as redis-py's ResponseError (NoScriptError for NOSCRIPT).
+- replies that are errors are raised as the exceptions redis-py raises for them (NoScriptError
+  for NOSCRIPT, MovedError for MOVED, ResponseError for the rest...), built by redis-py's own
+  table, so callers choose by type.
 """
 
 from __future__ import annotations
@@ -28,12 +31,13 @@ import logging
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import hiredis
+from redis._parsers.base import BaseParser
 from redis.asyncio import Redis
 from redis.asyncio.connection import Connection, SSLConnection, UnixDomainSocketConnection
-from redis.exceptions import ConnectionError, NoScriptError, ResponseError
+from redis.exceptions import ConnectionError, NoScriptError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from followgraph.store.lua import Arg, Client, ScriptCall
@@ -56,24 +60,37 @@ class Address:
     password: str | None = None
 
 
+class Reads(Protocol):
+    """What the store reads through: a single Redis' channel or a cluster's."""
+
+    async def run_scripts(self, calls: Sequence[ScriptCall]) -> list[Any]: ...
+
+    async def aclose(self) -> None: ...
+
+
 class _Call:
     """The replies of one call's commands, as they arrive."""
 
-    __slots__ = ("expected", "future", "replies")
+    __slots__ = ("expected", "future", "replies", "sent_at")
 
-    def __init__(self, future: asyncio.Future[list[Any]], expected: int) -> None:
+    def __init__(self, future: asyncio.Future[list[Any]], expected: int, sent_at: float) -> None:
         self.future = future
         self.expected = expected
         self.replies: list[Any] = []
+        self.sent_at = sent_at
 
 
 class _Protocol(asyncio.Protocol):
-    def __init__(self, on_send: Callable[[], None] | None) -> None:
-        self.reader = hiredis.Reader(encoding="utf-8", replyError=ResponseError)
+    def __init__(self, timeout: float, on_send: Callable[[], None] | None) -> None:
+        # Error replies become the exceptions redis-py would raise for them.
+        self.reader = hiredis.Reader(encoding="utf-8", replyError=BaseParser.parse_error)
         self.waiting: deque[_Call] = deque()
         self.queued: list[bytes] = []
         self.transport: asyncio.Transport | None = None
         self.lost: Exception | None = None
+        self.timeout = timeout
+        # One timer per connection watches the oldest call, rather than a timeout per call.
+        self.timer: asyncio.TimerHandle | None = None
         self.on_send = on_send
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -93,16 +110,35 @@ class _Protocol(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.fail(ConnectionError(f"Redis closed the read channel's connection{f': {exc}' if exc else ''}."))
 
-    def fail(self, error: Exception) -> None:
-        """Fail every call waiting, and every later one, with `error`; drop the connection."""
+    def fail(self, error: Exception, *, late_before: float | None = None) -> None:
+        """Fail every call waiting, and every later one, with `error`; drop the connection. Calls
+        sent before `late_before` fail with a TimeoutError instead."""
         if self.lost is None:
             self.lost = error
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        late = RedisTimeoutError(f"Redis did not answer the read channel within {self.timeout:g} s.")
         while self.waiting:
             call = self.waiting.popleft()
             if not call.future.done():
-                call.future.set_exception(error)
+                too_late = late_before is not None and call.sent_at <= late_before
+                call.future.set_exception(late if too_late else error)
         if self.transport is not None:
             self.transport.abort()
+
+    def _watch(self) -> None:
+        self.timer = None
+        if not self.waiting or self.lost is not None:
+            return
+        loop = asyncio.get_running_loop()
+        deadline = self.waiting[0].sent_at + self.timeout
+        now = loop.time()
+        if now < deadline:
+            self.timer = loop.call_at(deadline, self._watch)
+            return
+        # Replies come in order: with the oldest call unanswered, none behind it can be matched.
+        self.fail(ConnectionError("The read channel's connection timed out."), late_before=now - self.timeout)
 
     def send(self, commands: Sequence[Command]) -> asyncio.Future[list[Any]]:
         loop = asyncio.get_running_loop()
@@ -114,7 +150,10 @@ class _Protocol(asyncio.Protocol):
             loop.call_soon(self._flush)
         # hiredis' stub types its argument as a 1-tuple; any tuple of arguments is packed.
         self.queued += [hiredis.pack_command(tuple(command)) for command in commands]  # type: ignore[arg-type]
-        self.waiting.append(_Call(future, len(commands)))
+        now = loop.time()
+        self.waiting.append(_Call(future, len(commands), now))
+        if self.timer is None:
+            self.timer = loop.call_at(now + self.timeout, self._watch)
         return future
 
     def _flush(self) -> None:
@@ -124,6 +163,11 @@ class _Protocol(asyncio.Protocol):
         self.queued.clear()
         if self.on_send is not None:
             self.on_send()
+
+
+def script_commands(calls: Sequence[ScriptCall]) -> list[Command]:
+    """The EVALSHA commands of script calls."""
+    return [("EVALSHA", script.sha, len(keys), *keys, *args) for script, keys, args in calls]
 
 
 class ReadChannel:
@@ -181,15 +225,14 @@ class ReadChannel:
         except ConnectionError:
             replies = await self._run_once(commands)
         for reply in replies:
-            if isinstance(reply, ResponseError):
-                message = str(reply)
-                raise NoScriptError(message) if message.startswith("NOSCRIPT") else reply
+            if isinstance(reply, Exception):
+                raise reply
         return replies
 
     async def run_scripts(self, calls: Sequence[ScriptCall]) -> list[Any]:
         """The replies of script calls in one round trip, loading the scripts when Redis does not
         know them (a restarted or flushed server)."""
-        commands = [("EVALSHA", script.sha, len(keys), *keys, *args) for script, keys, args in calls]
+        commands = script_commands(calls)
         try:
             return await self.run(commands)
         except NoScriptError:
@@ -197,16 +240,27 @@ class ReadChannel:
             await self.run([("SCRIPT", "LOAD", source) for source in sources])
             return await self.run(commands)
 
+    @property
+    def connected(self) -> bool:
+        return self._protocol is not None and self._protocol.lost is None
+
+    def send_now(self, commands: Sequence[Command]) -> asyncio.Future[list[Any]] | None:
+        """Queue `commands` on the open connection without waiting: the future of their replies,
+        error replies among them as exceptions, not raised. None when the channel is not connected
+        (`run` connects). A caller that stops waiting for the future must `drop` the connection."""
+        protocol = self._protocol
+        if protocol is None or protocol.lost is not None:
+            return None
+        return protocol.send(commands)
+
+    def drop(self, error: Exception) -> None:
+        """Fail every call waiting with `error` and drop the connection; the next call connects."""
+        if self._protocol is not None:
+            self._protocol.fail(error)
+
     async def _run_once(self, commands: Sequence[Command]) -> list[Any]:
         protocol = await self._connected()
-        future = protocol.send(commands)
-        try:
-            async with asyncio.timeout(self.timeout):
-                return await future
-        except TimeoutError:
-            error = RedisTimeoutError(f"Redis did not answer the read channel within {self.timeout:g} s.")
-            protocol.fail(ConnectionError("The read channel's connection timed out."))
-            raise error from None
+        return await protocol.send(commands)
 
     async def _connected(self) -> _Protocol:
         protocol = self._protocol
@@ -229,11 +283,11 @@ class ReadChannel:
             async with asyncio.timeout(self.timeout):
                 if address.path is not None:
                     _, protocol = await loop.create_unix_connection(
-                        lambda: _Protocol(self.on_send), address.path
+                        lambda: _Protocol(self.timeout, self.on_send), address.path
                     )
                 else:
                     _, protocol = await loop.create_connection(
-                        lambda: _Protocol(self.on_send), address.host, address.port
+                        lambda: _Protocol(self.timeout, self.on_send), address.host, address.port
                     )
                 login: list[Command] = []
                 if address.password is not None:
@@ -246,7 +300,7 @@ class ReadChannel:
                     login.append(("SELECT", address.db))
                 if login:
                     for reply in await protocol.send(login):
-                        if isinstance(reply, ResponseError):
+                        if isinstance(reply, Exception):
                             protocol.fail(ConnectionError(str(reply)))
                             raise ConnectionError(f"The read channel could not log in: {reply}")
         except (OSError, TimeoutError) as exc:

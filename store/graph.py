@@ -10,7 +10,7 @@ from redis.asyncio import RedisCluster
 
 from followgraph.store import control_scripts as cs
 from followgraph.store import scripts
-from followgraph.store.channel import ReadChannel
+from followgraph.store.channel import Reads
 from followgraph.store.errors import (
     BlockedError,
     CannotFollowSelfError,
@@ -156,9 +156,10 @@ def _time(value: Any) -> int | None:
 class FollowStore:
     """Async access to the follow graph. The client must be created with decode_responses=True."""
 
-    def __init__(self, redis: Client, *, keys: Keys | None = None, reads: ReadChannel | None = None) -> None:
+    def __init__(self, redis: Client, *, keys: Keys | None = None, reads: Reads | None = None) -> None:
         self.redis = redis
-        # Pages and users' facts go through the read channel when there is one (store/channel.py).
+        # Pages and users' facts go through the read channel when there is one (store/channel.py,
+        # store/cluster_channel.py).
         self.reads = reads
         # On a cluster every script touches one user's slot: a follow is two steps, reads of many
         # users go out as one script call per slot, and the change log has a stream per slot.

@@ -7,7 +7,7 @@ script or pipeline touching only one user's keys is a single-slot operation.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from redis.crc import REDIS_CLUSTER_HASH_SLOTS, key_slot
 
@@ -38,6 +38,18 @@ def slot_tags() -> tuple[str, ...]:
             missing -= 1
         n += 1
     return tuple(t for t in tags if t is not None)
+
+
+@lru_cache(maxsize=1 << 16)
+def slot_of(key: str) -> int:
+    """The Redis Cluster slot of `key`; remembered, as a cluster page asks it of the same users'
+    keys again and again."""
+    return key_slot(key.encode())
+
+
+@lru_cache(maxsize=1 << 16)
+def _user_slot(prefix: str, user_id: str) -> int:
+    return slot_of(Keys(prefix).profile(user_id))
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +131,7 @@ class Keys:
 
     def slot(self, user_id: str) -> int:
         """The Redis Cluster slot holding every key of `user_id`."""
-        return key_slot(self.profile(user_id).encode())
+        return _user_slot(self.prefix, user_id)
 
     def rate_limit_prefix(self) -> str:
         """Prefix of the rate limiter's keys (one per limited user and action)."""

@@ -178,7 +178,7 @@ class EventLog:
 
     async def _create(self, streams: list[str], group: str, start: str = "0") -> None:
         """`group` on each of `streams` (in one round trip), where it is not there yet."""
-        created = await self._each([("XGROUP", "CREATE", s, group, start, "MKSTREAM") for s in streams])
+        created = await self._each([("EVAL", _CREATE_GROUP, 1, s, group, start) for s in streams])
         for reply in created:
             if isinstance(reply, Exception) and "BUSYGROUP" not in str(reply):
                 raise reply
@@ -296,11 +296,14 @@ class EventLog:
         for (_, info, state), pending, after in zip(states, found[::2], found[1::2], strict=True):
             waiting = int(state.get("pending") or 0) if state else 0
             entries = [] if isinstance(after, Exception) else after or []
-            undelivered = int(state["lag"]) if state and state.get("lag") is not None else len(entries)
-            # Redis 7 counts what a group has read of all ever added: the difference beyond what
-            # is still in the stream was trimmed before the group read it. Redis 6.2 cannot tell.
-            if state is not None and "entries-added" in info and state.get("entries-read") is not None:
-                lost += max(0, int(info["entries-added"]) - int(state["entries-read"]) - undelivered)
+            undelivered = len(entries)
+            if state is not None and state.get("lag") is not None:
+                # Redis 7 and Valkey count what the group has not read of all ever added; beyond
+                # what the stream still holds, the cap trimmed it before the group read it (and all
+                # the stream holds is then unread). Redis 6.2 cannot tell.
+                behind = int(state["lag"])
+                undelivered = min(behind, int(info.get("length", behind)))
+                lost += behind - undelivered
             events += undelivered + waiting
             if waiting and isinstance(pending, dict) and pending.get("min"):
                 oldest.append(parse_id(pending["min"])[0])
@@ -345,6 +348,24 @@ class EventLog:
             pipe.execute_command(*command)
         replies: list[Any] = await pipe.execute(raise_on_error=False)
         return replies
+
+
+# XGROUP CREATE, and for a group that starts at the end ("$") on Redis 7 or Valkey, the number of
+# events it has "read" set to all the stream ever had, in the same atomic call: without it, Redis
+# leaves that count unknown until the group's first read, and lag() could not count the events the
+# cap trimmed before the group read them.
+_CREATE_GROUP = """
+redis.call('XGROUP', 'CREATE', KEYS[1], ARGV[1], ARGV[2], 'MKSTREAM')
+if ARGV[2] == '$' then
+  local info = redis.call('XINFO', 'STREAM', KEYS[1])
+  for i = 1, #info, 2 do
+    if info[i] == 'entries-added' then
+      pcall(redis.call, 'XGROUP', 'SETID', KEYS[1], ARGV[1], '$', 'ENTRIESREAD', info[i + 1])
+    end
+  end
+end
+return 1
+"""
 
 
 def _pairs(reply: Any) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from followgraph.server.redis_cluster import LocalCluster
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore
-from followgraph.store.channel import ReadChannel
+from followgraph.store.cluster_channel import open_reads
 from followgraph.store.lua import Client
 from followgraph.store.sql import create_engine, migrate
 from followgraph.store.sql.databases import private_database
@@ -112,7 +112,7 @@ async def served_redis(served_backend: Backend) -> AsyncIterator[Client]:
 @pytest.fixture
 async def store(backend: Client) -> AsyncIterator[FollowStore]:
     """The store on `backend`, reading through the read channel where the server would."""
-    reads = ReadChannel.for_client(backend)
+    reads = open_reads(backend)
     yield FollowStore(backend, reads=reads)
     if reads is not None:
         await reads.aclose()

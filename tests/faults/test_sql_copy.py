@@ -7,6 +7,7 @@ import asyncio
 import functools
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -115,8 +116,10 @@ async def test_redis_lost_and_rebuilt_from_the_copy(start_redis: StartRedis, cop
         assert lag.events == 3
 
         server.kill()
-        for path in server.directory.iterdir():  # its data is gone for good
-            if path.is_file():
+        for path in server.directory.iterdir():  # its data (AOF files or directory) is gone for good
+            if path.is_dir():
+                shutil.rmtree(path)
+            else:
                 path.unlink()
         server.start()
         await store.redis.aclose()

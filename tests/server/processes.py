@@ -101,3 +101,23 @@ def serve(
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+# The embedded Redis (or Valkey) servers a test started.
+SERVER_NAMES = (b"redis-server", b"valkey-server")
+
+
+def redis_pids(directory: Path) -> list[int]:
+    """Pids of redis-server or valkey-server processes whose command line names `directory`."""
+    needles = {str(directory).encode(), str(directory.resolve()).encode()}
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if any(name in command for name in SERVER_NAMES) and any(n in command for n in needles):
+            pids.append(int(entry.name))
+    return pids

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import redis.asyncio as aioredis
 
 from followgraph.server.app import create_app
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
+from followgraph.store.channel import ReadChannel
 from tests.conftest import TEST_SECRET
 from tests.served import Served, serve
 
@@ -69,3 +72,17 @@ async def test_metrics_count_requests_outcomes_and_batches(api: Served) -> None:
 def test_create_app_needs_a_redis(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="FOLLOWGRAPH_REDIS_URL"):
         create_app(Settings(data_dir=tmp_path, jwt_secret=TEST_SECRET))
+
+
+async def test_reads_go_through_the_read_channel_unless_turned_off(
+    real_redis: aioredis.Redis, settings: Settings
+) -> None:
+    for enabled in (True, False):
+        async with serve(replace(settings, read_channel=enabled, redis_timeout=0.5), real_redis) as served:
+            reads = served.store.reads
+            assert (reads is not None) is enabled
+            if reads is not None:
+                assert isinstance(reads, ReadChannel) and reads.timeout == 0.5
+            await served.store.upsert_user("ann", name="Ann")
+            data = await served.data('{ user(userId: "ann") { name fans { totalCount } } }')
+            assert data == {"user": {"name": "Ann", "fans": {"totalCount": 0}}}

@@ -24,6 +24,7 @@ from followgraph.server.redis_server import RedisServer, answers, socket_path_fo
 from followgraph.server.settings import Settings
 from followgraph.server.transfer import Format
 from tests.server.clis import KEYS, Target, invoke
+from tests.server.processes import redis_pids
 
 pytestmark = pytest.mark.usefixtures("clean_environment")
 
@@ -270,22 +271,6 @@ def test_import_of_a_missing_file(target: Target, tmp_path: Path, console: io.St
 
 
 # -- the embedded Redis ---------------------------------------------------------------------------
-
-
-def redis_pids(directory: Path) -> list[int]:
-    """redis-server processes whose command line names `directory`."""
-    needle = str(directory.resolve()).encode()
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            command = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if b"redis-server" in command and needle in command:
-            pids.append(int(entry.name))
-    return pids
 
 
 def test_demo_with_the_embedded_redis(tmp_path: Path, console: io.StringIO) -> None:

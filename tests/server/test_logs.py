@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
@@ -7,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from followgraph.server.logs import configure_logging, request_id
+from followgraph.server.logs import AccessLog, configure_logging, request_id
 
 
 @pytest.fixture
@@ -47,3 +48,43 @@ def test_uvicorn_colour_copies_are_dropped(captured: io.StringIO) -> None:
     logging.getLogger("uvicorn.error").info("Started", extra={"color_message": "\x1b[36mStarted\x1b[0m"})
     (line,) = lines(captured)
     assert line["message"] == "Started" and "color_message" not in line
+
+
+async def test_access_lines_carry_the_fields_of_every_line_and_come_out_in_order(
+    captured: io.StringIO,
+) -> None:
+    root = logging.getLogger()
+    root.handlers[:] = root.handlers[:1]  # as in `serve`: ours alone (pytest adds its own)
+    access = AccessLog("followgraph.http")
+    for n in range(3):
+        access(f"POST /graphql 200 ok {n}.0ms", request_id=f"req-{n}", operation="Fans")
+    assert captured.getvalue() == ""  # written at the end of the loop's turn
+    await asyncio.sleep(0)
+    written = lines(captured)
+    assert [line["message"] for line in written] == [f"POST /graphql 200 ok {n}.0ms" for n in range(3)]
+    first = written[0]
+    assert first.keys() == {"time", "level", "logger", "message", "request_id", "operation"}
+    assert (first["level"], first["logger"], first["request_id"], first["operation"]) == (
+        "INFO",
+        "followgraph.http",
+        "req-0",
+        "Fans",
+    )
+    logging.getLogger("followgraph.test").info("plain")
+    (plain,) = lines(captured)[3:]
+    assert str(plain["time"])[:13] == str(first["time"])[:13]  # the same clock and format
+
+
+def test_access_lines_follow_the_level_and_an_application_s_own_logging(
+    captured: io.StringIO, caplog: pytest.LogCaptureFixture
+) -> None:
+    access = AccessLog("followgraph.http")
+    logging.getLogger().setLevel("WARNING")
+    access("GET /graphql 200 ok 1.0ms", request_id="r", operation="anonymous")
+    assert captured.getvalue() == ""
+    logging.getLogger().setLevel("INFO")
+    with caplog.at_level(logging.INFO):  # pytest's handler beside ours: through the logging module
+        access("GET /graphql 200 ok 2.0ms", request_id="r2", operation="anonymous")
+    [record] = [r for r in caplog.records if r.name == "followgraph.http"]
+    assert record.getMessage() == "GET /graphql 200 ok 2.0ms"
+    assert record.__dict__["request_id"] == "r2"

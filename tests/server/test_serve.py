@@ -18,7 +18,7 @@ from followgraph.server.auth import mint_token
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
 from tests.conftest import TEST_SECRET
-from tests.server.processes import clean_env, free_port, serve, wait_ready
+from tests.server.processes import clean_env, free_port, redis_pids, serve, wait_ready
 from tests.subscriber import raw
 
 
@@ -111,40 +111,25 @@ def test_the_served_endpoints(served: Served) -> None:
     served.stop()
 
 
-def redis_processes_for(directory: Path) -> list[int]:
-    """Pids of redis-server processes whose command line names `directory`."""
-    pids = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            cmdline = (proc / "cmdline").read_bytes().decode(errors="replace")
-        except OSError:
-            continue
-        if "redis-server" in cmdline and str(directory) in cmdline:
-            pids.append(int(proc.name))
-    return pids
-
-
 def test_sigterm_stops_the_embedded_redis_cleanly(served: Served) -> None:
     served.start()
     assert served.process is not None
     served.process.send_signal(signal.SIGTERM)
     _, err = served.process.communicate(timeout=30)
     assert "embedded redis stopped" in err.decode()
-    assert redis_processes_for(served.data_dir) == []
+    assert redis_pids(served.data_dir) == []
 
 
 def test_a_killed_server_does_not_leave_its_redis_behind(served: Served) -> None:
     served.start()
     assert served.process is not None
-    assert len(redis_processes_for(served.data_dir)) == 1
+    assert len(redis_pids(served.data_dir)) == 1
     served.process.kill()
     served.process.communicate()
     deadline = time.monotonic() + 10
-    while redis_processes_for(served.data_dir) and time.monotonic() < deadline:
+    while redis_pids(served.data_dir) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert redis_processes_for(served.data_dir) == []
+    assert redis_pids(served.data_dir) == []
     served.start()
     assert served.graphql('{ user(userId: "1") { userId } }') == {"data": {"user": {"userId": "1"}}}
     served.stop()
@@ -165,7 +150,7 @@ def test_metrics_on_their_own_port_are_not_on_the_api_port(served: Served) -> No
 
 def test_a_killed_embedded_redis_is_back_by_itself(served: Served) -> None:
     served.start()
-    [first] = redis_processes_for(served.data_dir)
+    [first] = redis_pids(served.data_dir)
     os.kill(first, signal.SIGKILL)
 
     query = {"query": '{ user(userId: "1") { userId fansCount } }'}
@@ -181,7 +166,7 @@ def test_a_killed_embedded_redis_is_back_by_itself(served: Served) -> None:
         time.sleep(0.1)
 
     assert answer.get("data", {}).get("user", {}).get("userId") == "1", answer  # the data came back
-    [second] = redis_processes_for(served.data_dir)
+    [second] = redis_pids(served.data_dir)
     assert second != first
     assert httpx.get(f"{served.url}/healthz").status_code == 200
     assert httpx.get(f"{served.url}/readyz").status_code == 200

@@ -11,7 +11,7 @@ import pytest
 import redis
 from prometheus_client import CollectorRegistry, generate_latest
 
-from followgraph.server.redis_server import RedisServer
+from followgraph.server.redis_server import RedisServer, current_aof
 from followgraph.server.settings import Settings
 from followgraph.server.watchdog import RedisWatchdog
 from tests.conftest import TEST_SECRET
@@ -81,7 +81,8 @@ async def test_healthz_fails_when_the_redis_cannot_start_again(server: RedisServ
             assert (await served.client.get("/healthz")).status_code == 200
             # A crash that leaves an AOF Redis refuses to load: every restart fails.
             server.kill()
-            aof = server.directory / "appendonly.aof"
+            aof = current_aof(server.directory)
+            assert aof is not None
             aof.write_bytes(b"not a redis command\r\n" + aof.read_bytes())
 
             assert wait_for(lambda: watchdog.problem() is not None)

@@ -4,7 +4,10 @@ timeouts and callers that give up."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import fakeredis
@@ -92,23 +95,23 @@ async def test_a_killed_connection_is_replaced_and_the_read_sent_again(
     assert await channel.run([("ECHO", "again")]) == ["again"]
 
 
-async def test_a_server_that_does_not_answer_times_out_and_the_channel_recovers(
-    real_redis: aioredis.Redis,
-) -> None:
-    found = ReadChannel.for_client(real_redis)
-    assert found is not None
-    channel = ReadChannel(found.address, timeout=0.3)
+async def test_a_server_that_does_not_answer_times_out_and_the_channel_recovers(tmp_path: Path) -> None:
+    server = RedisServer(tmp_path / "redis")
+    server.start()
+    channel = ReadChannel(Address(path=str(server.socket_path)), timeout=0.3)
     try:
         await channel.run([("PING",)])
-        # DEBUG SLEEP holds the (single-threaded) server for its whole length.
-        sleeper = asyncio.create_task(_command(real_redis, "DEBUG", "SLEEP", "1"))
-        await asyncio.sleep(0.05)
-        with pytest.raises(TimeoutError, match=r"within 0\.3 s"):
-            await channel.run([("ECHO", "late")])
-        await sleeper
+        assert server.process is not None
+        os.kill(server.process.pid, signal.SIGSTOP)  # alive, connected, silent
+        try:
+            with pytest.raises(TimeoutError, match=r"within 0\.3 s"):
+                await channel.run([("ECHO", "late")])
+        finally:
+            os.kill(server.process.pid, signal.SIGCONT)
         assert await channel.run([("ECHO", "back")]) == ["back"]
     finally:
         await channel.aclose()
+        server.stop()
 
 
 async def test_nothing_to_run_is_no_round_trip(channel: ReadChannel, writes: Writes) -> None:
