@@ -41,7 +41,7 @@ def ratios(groups_list: list[Group], memory: list[MemoryRow]) -> list[Ratio]:
         out.append(_p50(f"p50 {at}", big, one))
     if "plain-clients" in groups and len(groups["plain-clients"].rows) == 2:
         lean, redis_py = groups["plain-clients"].rows
-        out.append(_throughput("B lean client / B on redis-py throughput", lean, redis_py))
+        out.append(_throughput("B read channel / B on redis-py throughput", lean, redis_py))
     if "executor" in groups and len(groups["executor"].rows) == 2:
         compiled, general = groups["executor"].rows
         out.append(_throughput("A compiled plans / A general executor throughput", compiled, general))

@@ -202,7 +202,7 @@ class Bench:
         for name, port in (("B", self.port_plain), ("B on redis-py", self.port_plain_py)):
             seen[name], page = asker.page(Live(name, port, graphql=False), mid, 20)
             same_b.append(page == page_a)
-        checks["B server answers byte for byte as A server (lean client / redis-py)"] = tuple(same_b)
+        checks["B server answers byte for byte as A server (read channel / redis-py)"] = tuple(same_b)
         if self.node is None:
             checks["Node peer"] = self.node_status
         else:
@@ -381,8 +381,9 @@ class Bench:
         versus.notes += [
             "B (bench/plain.py), plain Python: a raw ASGI app on uvicorn + uvloop + httptools, the bearer "
             "JWT verified once with PyJWT and then cached until it expires, the store's own Lua scripts "
-            "in two round trips (PAGE; then RELATIONS + PROFILES in one write) on a lean hiredis client "
-            "that writes what one loop turn queues in one send, orjson; the same bytes as A.",
+            "in two round trips (PAGE; then RELATIONS + PROFILES in one write) on FollowGraph's own "
+            "read channel (store/channel.py, one auto-pipelined connection), cursors and dates by "
+            "FollowGraph's own cached functions, orjson; the same bytes as A.",
             f"N, the Node peer (bench/peers/node/): {NODE_PEER}, the same schema subset, keys, cursors "
             "and Lua scripts (SCRIPT LOAD, EVALSHA), a DataLoader per request, ioredis auto-pipelining; "
             "asked the same GraphQL document as A; one Node process. "
@@ -396,9 +397,9 @@ class Bench:
         return a_mid
 
     def _plain_clients(self, stats: Stats, counts: dict[str, float], a_mid: Row) -> None:
-        """B on its lean client and on redis-py: why B uses the lean one, and what a client costs."""
+        """B on the read channel and on redis-py: what the client costs."""
         mid = self.graph.celebrity(self.options.middle_size)
-        clients = self._group("plain-clients", "Plain Python (B): lean hiredis client vs redis-py")
+        clients = self._group("plain-clients", "Plain Python (B): the read channel vs redis-py")
         lean = self.results.groups[0].row(f"B plain Python ({mid.label})")
         clients.rows.append(dataclasses.replace(lean, note="same run as in the first table"))
         assert self.plain_py is not None
@@ -562,9 +563,10 @@ class Bench:
         pinned: bool = True,
     ) -> Child:
         args = [sys.executable, "-m", "followgraph.server", "serve", "--port", str(port), "--redis-url", url]
+        # As users run it: the access log at its default level (info), into the server's log file.
         return spawn(
             name,
-            [*args, "--production", "--log-level", "warning", "--workers", str(workers)],
+            [*args, "--production", "--workers", str(workers)],
             env=env,
             log_path=tmp / f"server-{port}.log",
             cpus=self.layout.app if pinned else None,
