@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncIterator, Iterator
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,10 +44,16 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
 
 @pytest.fixture
 async def real_redis(redis_server: RedisServer) -> AsyncIterator[aioredis.Redis]:
+    async with AsyncExitStack() as stack:
+        yield await clean_redis(redis_server, stack)
+
+
+async def clean_redis(redis_server: RedisServer, stack: AsyncExitStack) -> aioredis.Redis:
+    """A client of the test server, its database flushed; `stack` closes it."""
     client = aioredis.Redis(unix_socket_path=str(redis_server.socket_path), decode_responses=True)
+    stack.push_async_callback(client.aclose)
     await client.flushall()
-    yield client
-    await client.aclose()
+    return client
 
 
 @pytest.fixture(scope="session")
