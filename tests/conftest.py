@@ -36,10 +36,8 @@ from tests.store.sql.rows import wipe
 
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    server = RedisServer(directory=Path(tmp_path_factory.mktemp("redis")))
-    server.start()
-    yield server
-    server.stop()
+    with RedisServer(directory=Path(tmp_path_factory.mktemp("redis"))) as server:
+        yield server
 
 
 @pytest.fixture
@@ -58,10 +56,8 @@ async def clean_redis(redis_server: RedisServer, stack: AsyncExitStack) -> aiore
 
 @pytest.fixture(scope="session")
 def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
-    cluster = LocalCluster(directory=Path(tmp_path_factory.mktemp("cluster")))
-    cluster.start()
-    yield cluster
-    cluster.stop()
+    with LocalCluster(directory=Path(tmp_path_factory.mktemp("cluster"))) as cluster:
+        yield cluster
 
 
 @dataclass(frozen=True)
