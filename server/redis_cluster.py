@@ -13,12 +13,11 @@ import socket
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import redis
 
-from followgraph.server.redis_server import RedisServer, RedisServerError, find_redis_server
+from followgraph.server.redis_server import RedisServer, RedisServerError, Started, find_redis_server
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +76,7 @@ def _covered_slots(cluster_slots: Any) -> tuple[int, bool]:
 
 
 @dataclass
-class LocalCluster:
+class LocalCluster(Started):
     """`masters` cluster-mode redis-server processes under `directory`, one slot range each.
 
     `ports` fixes the client ports (each also needs port + 10000 for the cluster bus); left empty,
@@ -218,12 +217,3 @@ class LocalCluster:
         """Stop every node at once (SIGKILL)."""
         for node in self.nodes:
             node.kill()
-
-    def __enter__(self) -> LocalCluster:
-        self.start()
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()

@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import Self
 
 import redis
 from redis.backoff import NoBackoff
@@ -132,8 +133,27 @@ def _stop_with_parent() -> None:
     ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
+class Started:
+    """Processes that `with` starts, and stops again on the way out."""
+
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+
 @dataclass
-class RedisServer:
+class RedisServer(Started):
     """One redis-server process with its data in `directory`, reachable on a unix socket.
 
     `port` > 0 also opens a TCP port on 127.0.0.1. `appendonly` turns on AOF persistence so a
@@ -262,12 +282,3 @@ class RedisServer:
     @property
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None
-
-    def __enter__(self) -> RedisServer:
-        self.start()
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()

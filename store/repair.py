@@ -16,6 +16,7 @@ is meant for quiet moments; running it twice converges.
 from __future__ import annotations
 
 import enum
+import functools
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -74,10 +75,12 @@ async def verify(store: FollowStore, *, fix: bool = False, progress: Progress | 
     await _scan(store, "blocking", report, fix, None, _check_blocking)
     await _scan(store, "requests_out", report, fix, None, _check_requests)
     await _scan(store, "following", report, fix, progress, _check_following)
-    await _scan(store, "fans", report, fix, progress, _check_fans)
+    await _scan(store, "fans", report, fix, progress, _stale("fans", "following", Problem.FAN_STALE))
     await _scan(store, "mutual", report, fix, progress, _check_mutual)
-    await _scan(store, "blocked_by", report, fix, None, _check_blocked_by)
-    await _scan(store, "requests_in", report, fix, None, _check_requests_in)
+    stale_blocked_by = _stale("blocked_by", "blocking", Problem.BLOCKED_BY_STALE)
+    await _scan(store, "blocked_by", report, fix, None, stale_blocked_by)
+    stale_requests_in = _stale("requests_in", "requests_out", Problem.REQUEST_IN_STALE)
+    await _scan(store, "requests_in", report, fix, None, stale_requests_in)
     return report
 
 
@@ -165,13 +168,6 @@ async def _check_following(
                 fixes.append(("zadd", k.mutual(a), b, expected))
     if fix:
         await _apply(store, fixes, report)
-
-
-async def _check_fans(
-    store: FollowStore, entries: list[tuple[str, str, int]], report: Report, fix: bool
-) -> None:
-    """Every fan A of B is justified by B in following:A."""
-    await _check_stale(store, entries, report, fix, "fans", "following", Problem.FAN_STALE)
 
 
 async def _check_mutual(
@@ -279,18 +275,9 @@ async def _accept(
         report.repaired += 1
 
 
-async def _check_blocked_by(
-    store: FollowStore, entries: list[tuple[str, str, int]], report: Report, fix: bool
-) -> None:
-    """Every blocked_by entry A of B is justified by B in blocking:A."""
-    await _check_stale(store, entries, report, fix, "blocked_by", "blocking", Problem.BLOCKED_BY_STALE)
-
-
-async def _check_requests_in(
-    store: FollowStore, entries: list[tuple[str, str, int]], report: Report, fix: bool
-) -> None:
-    """Every pending request A to B is justified by B in requests_out:A."""
-    await _check_stale(store, entries, report, fix, "requests_in", "requests_out", Problem.REQUEST_IN_STALE)
+def _stale(derived: str, source: str, problem: Problem) -> Check:
+    """The check that every entry A of `derived`:B is justified by B in `source`:A."""
+    return functools.partial(_check_stale, derived=derived, source=source, problem=problem)
 
 
 async def _check_stale(

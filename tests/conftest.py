@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncIterator, Iterator
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,26 +36,28 @@ from tests.store.sql.rows import wipe
 
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    server = RedisServer(directory=Path(tmp_path_factory.mktemp("redis")))
-    server.start()
-    yield server
-    server.stop()
+    with RedisServer(directory=Path(tmp_path_factory.mktemp("redis"))) as server:
+        yield server
 
 
 @pytest.fixture
 async def real_redis(redis_server: RedisServer) -> AsyncIterator[aioredis.Redis]:
+    async with AsyncExitStack() as stack:
+        yield await clean_redis(redis_server, stack)
+
+
+async def clean_redis(redis_server: RedisServer, stack: AsyncExitStack) -> aioredis.Redis:
+    """A client of the test server, its database flushed; `stack` closes it."""
     client = aioredis.Redis(unix_socket_path=str(redis_server.socket_path), decode_responses=True)
+    stack.push_async_callback(client.aclose)
     await client.flushall()
-    yield client
-    await client.aclose()
+    return client
 
 
 @pytest.fixture(scope="session")
 def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
-    cluster = LocalCluster(directory=Path(tmp_path_factory.mktemp("cluster")))
-    cluster.start()
-    yield cluster
-    cluster.stop()
+    with LocalCluster(directory=Path(tmp_path_factory.mktemp("cluster"))) as cluster:
+        yield cluster
 
 
 @dataclass(frozen=True)

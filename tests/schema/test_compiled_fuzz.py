@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import redis.asyncio as aioredis
 from hypothesis import HealthCheck, Phase, given, note
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
@@ -23,7 +22,7 @@ from followgraph.server.auth import mint_token
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore, controls
-from tests.conftest import TEST_SECRET
+from tests.conftest import TEST_SECRET, clean_redis
 from tests.served import serve
 
 USERS = [f"u{i}" for i in range(8)]
@@ -131,9 +130,7 @@ def pair(redis_server: RedisServer, data_dir: Path) -> Iterator[Pair]:
 
         async def start() -> Pair:
             stack = AsyncExitStack()
-            client = aioredis.Redis(unix_socket_path=str(redis_server.socket_path), decode_responses=True)
-            stack.push_async_callback(client.aclose)
-            await client.flushall()
+            client = await clean_redis(redis_server, stack)
             store = FollowStore(client)
             for user in USERS:
                 await store.upsert_user(user, name=f"User {user}")

@@ -30,7 +30,7 @@ from followgraph.schema import schema
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
 from followgraph.store import Keys
-from tests.conftest import TEST_SECRET
+from tests.conftest import TEST_SECRET, clean_redis
 from tests.security.helpers import GRAPHQL_RESPONSE, MASKED_MESSAGE, graph_dump, serve
 from tests.served import Served
 
@@ -154,9 +154,7 @@ def harness(redis_server: RedisServer, data_dir: Path, **changes: Any) -> Iterat
 
         async def start() -> Harness:
             stack = AsyncExitStack()
-            redis = aioredis.Redis(unix_socket_path=str(redis_server.socket_path), decode_responses=True)
-            stack.push_async_callback(redis.aclose)
-            await redis.flushall()
+            redis = await clean_redis(redis_server, stack)
             app = await stack.enter_async_context(serve(settings, redis))
             await app.register(*USERS)
             for follower, followee in FOLLOWS:

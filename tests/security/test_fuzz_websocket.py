@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import redis.asyncio as aioredis
 from hypothesis import given, note
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
@@ -33,7 +32,7 @@ from websockets.typing import Subprotocol
 
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
-from tests.conftest import TEST_SECRET
+from tests.conftest import TEST_SECRET, clean_redis
 from tests.live import Live, serve_live
 from tests.security.helpers import MASKED_MESSAGE
 from tests.security.test_fuzz import FUZZ, JSON_VALUES, USERS
@@ -100,9 +99,7 @@ def harness(redis_server: RedisServer, data_dir: Path) -> Iterator[Harness]:
 
         async def start() -> Harness:
             stack = AsyncExitStack()
-            redis = aioredis.Redis(unix_socket_path=str(redis_server.socket_path), decode_responses=True)
-            stack.push_async_callback(redis.aclose)
-            await redis.flushall()
+            redis = await clean_redis(redis_server, stack)
             live = await stack.enter_async_context(serve_live(settings, redis))
             await live.register(*USERS)
             return Harness(runner, live, stack)

@@ -94,13 +94,19 @@ def serve(
         wait_ready(process, served.url, served.log, timeout=ready_timeout)
         yield served
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        interrupt(process, timeout=20)
+
+
+def interrupt(process: subprocess.Popen[bytes], *, timeout: float) -> None:
+    """Stop `process` as Ctrl-C would, killing it if it has not exited within `timeout` seconds."""
+    if process.poll() is not None:
+        return
+    process.send_signal(signal.SIGINT)
+    try:
+        process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
 
 
 # The embedded Redis (or Valkey) servers a test started.

@@ -5,7 +5,6 @@ and a change made through one reaches a subscriber on the other."""
 from __future__ import annotations
 
 import asyncio
-import signal
 import subprocess
 import sys
 import time
@@ -25,7 +24,7 @@ from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore
 from followgraph.store.log import DISCOVERY_SECONDS, EventLog
-from tests.server.processes import clean_env, free_ports, wait_ready
+from tests.server.processes import clean_env, free_ports, interrupt, wait_ready
 from tests.subscriber import listen
 
 SECRET = "a-secret-that-every-server-process-shares!"
@@ -78,13 +77,7 @@ class Process:
         """Stop the process with SIGINT (killing it if it hangs); its exit code, None if never started."""
         if self.process is None:
             return None
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        interrupt(self.process, timeout=30)
         return self.process.returncode
 
 

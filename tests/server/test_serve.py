@@ -18,7 +18,7 @@ from followgraph.server.auth import mint_token
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
 from tests.conftest import TEST_SECRET
-from tests.server.processes import clean_env, free_port, redis_pids, serve, wait_ready
+from tests.server.processes import clean_env, free_port, interrupt, redis_pids, serve, wait_ready
 from tests.subscriber import raw
 
 
@@ -71,13 +71,8 @@ def served(tmp_path: Path) -> Iterator[Served]:
     assert demo.returncode == 0, demo.stderr.decode()
     server = Served(tmp_path, free_port())
     yield server
-    if server.process is not None and server.process.poll() is None:
-        server.process.send_signal(signal.SIGINT)
-        try:
-            server.process.communicate(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.process.kill()
-            server.process.communicate()
+    if server.process is not None:
+        interrupt(server.process, timeout=15)
 
 
 def test_a_follow_survives_a_restart_of_the_server_and_its_embedded_redis(served: Served) -> None:

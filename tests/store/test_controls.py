@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import statistics
 import time
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
 
 import pytest
 import redis.asyncio as aioredis
@@ -26,10 +26,12 @@ from followgraph.store import (
 )
 from followgraph.store import control_scripts as cs
 from followgraph.store import controls as c
-from followgraph.store.lua import AnyPipeline, run_pipeline
+from followgraph.store.lua import AnyPipeline, LuaScript, run_pipeline
 from followgraph.store.repair import Problem, verify
 from followgraph.store.suggestions import suggestions
 from tests.conftest import Backend
+
+T = TypeVar("T")
 
 
 @pytest.fixture
@@ -231,21 +233,39 @@ async def cluster_users(redis_cluster: LocalCluster) -> AsyncIterator[FollowStor
     await client.aclose()
 
 
+async def between_steps(
+    monkeypatch: pytest.MonkeyPatch,
+    second_step: LuaScript,
+    change: Awaitable[T],
+    *,
+    meanwhile: Callable[[], Awaitable[object]],
+) -> T:
+    """Run `change` (two steps on a cluster) with `meanwhile` done after its first step."""
+    run = second_step.run
+
+    async def meanwhile_first(*args: Any) -> Any:
+        await meanwhile()
+        return await run(*args)
+
+    monkeypatch.setattr(second_step, "run", meanwhile_first)
+    try:
+        return await change
+    finally:
+        monkeypatch.undo()
+
+
 async def test_a_block_between_the_steps_of_a_follow_undoes_it(
     cluster_users: FollowStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = cluster_users
-    second_step = scripts.FOLLOW_IN_SCRIPT.run
-
-    async def block_first(*args: Any) -> Any:
-        # bob blocks ann after ann's side of ann -> bob was written, before bob's side.
-        await c.block(store, blocker="bob", blocked="ann")
-        return await second_step(*args)
-
-    monkeypatch.setattr(scripts.FOLLOW_IN_SCRIPT, "run", block_first)
     with pytest.raises(BlockedError):
-        await store.follow(follower="ann", followee="bob")
-    monkeypatch.undo()
+        await between_steps(
+            monkeypatch,
+            scripts.FOLLOW_IN_SCRIPT,
+            store.follow(follower="ann", followee="bob"),
+            # bob blocks ann after ann's side of ann -> bob was written, before bob's side.
+            meanwhile=lambda: c.block(store, blocker="bob", blocked="ann"),
+        )
     for kind in (ListKind.FOLLOWING, ListKind.FANS, ListKind.MUTUAL):
         assert await members(store, kind, "ann") == []
         assert await members(store, kind, "bob") == []
@@ -259,17 +279,14 @@ async def test_a_block_by_the_follower_between_the_steps_of_a_follow_undoes_it(
     store = cluster_users
     if locked:
         await lock(store, "bob")
-    second_step = scripts.FOLLOW_IN_SCRIPT.run
-
-    async def block_first(*args: Any) -> Any:
-        # ann blocks bob after ann's side of ann -> bob was written, before bob's side.
-        await c.block(store, blocker="ann", blocked="bob")
-        return await second_step(*args)
-
-    monkeypatch.setattr(scripts.FOLLOW_IN_SCRIPT, "run", block_first)
     with pytest.raises(BlockedError):
-        await store.follow(follower="ann", followee="bob")
-    monkeypatch.undo()
+        await between_steps(
+            monkeypatch,
+            scripts.FOLLOW_IN_SCRIPT,
+            store.follow(follower="ann", followee="bob"),
+            # ann blocks bob after ann's side of ann -> bob was written, before bob's side.
+            meanwhile=lambda: c.block(store, blocker="ann", blocked="bob"),
+        )
     assert await state_of(store, "ann", "bob") == ([], [], [], [], [], [])
     assert await members(store, ListKind.BLOCKING, "ann") == ["bob"]
     assert (await verify(store)).clean
@@ -280,18 +297,16 @@ async def test_an_unlock_between_the_steps_of_a_request_makes_it_a_follow(
 ) -> None:
     store = cluster_users
     await lock(store, "bob")
-    second_step = scripts.FOLLOW_IN_SCRIPT.run
 
-    async def unlock_first(*args: Any) -> Any:
+    async def unlock() -> None:
         # bob unlocks, and accepts every pending request, after ann's side of the request was
         # written, before bob's side: there is nothing to accept yet.
         assert await lock(store, "bob", locked=False)
         assert [n async for n in c.accept_pending(store, "bob")] == []
-        return await second_step(*args)
 
-    monkeypatch.setattr(scripts.FOLLOW_IN_SCRIPT, "run", unlock_first)
-    result = await store.follow(follower="ann", followee="bob")
-    monkeypatch.undo()
+    result = await between_steps(
+        monkeypatch, scripts.FOLLOW_IN_SCRIPT, store.follow(follower="ann", followee="bob"), meanwhile=unlock
+    )
     assert (result.changed, result.pending, result.relationship) == (True, False, Relationship.FOLLOWING)
     assert await state_of(store, "ann", "bob") == (["bob"], ["ann"], [], [], [], [])
     assert (await verify(store)).clean
@@ -304,19 +319,20 @@ async def test_a_withdrawal_or_block_between_the_steps_of_an_accept_wins(
     store = cluster_users
     await lock(store, "bob")
     await store.follow(follower="ann", followee="bob")
-    second_step = cs.ACCEPT_IN_SCRIPT.run
 
-    async def end_the_request_first(*args: Any) -> Any:
+    async def end_the_request() -> None:
         # After bob's side of the accept was written, before ann's side.
         if between == "withdrawal":
             await store.unfollow(follower="ann", followee="bob")
         else:
             await c.block(store, blocker="ann", blocked="bob")
-        return await second_step(*args)
 
-    monkeypatch.setattr(cs.ACCEPT_IN_SCRIPT, "run", end_the_request_first)
-    await c.accept_request(store, user="bob", requester="ann")
-    monkeypatch.undo()
+    await between_steps(
+        monkeypatch,
+        cs.ACCEPT_IN_SCRIPT,
+        c.accept_request(store, user="bob", requester="ann"),
+        meanwhile=end_the_request,
+    )
     for kind in (ListKind.FOLLOWING, ListKind.FANS, ListKind.MUTUAL, ListKind.REQUESTS_OUT):
         assert await members(store, kind, "ann") == []
     for kind in (ListKind.FOLLOWING, ListKind.FANS, ListKind.MUTUAL, ListKind.REQUESTS_IN):

@@ -4,18 +4,35 @@ reader on the real Redis server (blocking XREAD) and the real cluster (polling p
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 import pytest
 
 from followgraph.store import FollowStore
 from followgraph.store.events import Event, EventKind
-from followgraph.store.hub import EventHub, FellBehindError
+from followgraph.store.hub import EventHub, FellBehindError, Subscriber
 from followgraph.store.log import EventLog
 from followgraph.store.lua import Client
 
 
 def event(n: int, kind: EventKind, actor: str, target: str | None) -> Event:
     return Event(f"{n}-0", kind, actor, target, n)
+
+
+async def first_event(
+    store: FollowStore, user: str, change: Callable[[], Awaitable[object]]
+) -> tuple[Event, Subscriber]:
+    """The first event a reader started before `change` dispatches to `user`, and their subscriber."""
+    hub = EventHub(EventLog(store), poll_seconds=0.01)
+    await hub.start()
+    subscriber = hub.subscribe(user)
+    try:
+        await change()
+        # On a cluster a new slot stream is found when the streams are next listed (at most 5 s).
+        async with asyncio.timeout(10):
+            return await subscriber.get(), subscriber
+    finally:
+        await hub.stop()
 
 
 def test_relation_events_go_to_the_subscribers_of_both_users_once_and_others_to_nobody(
@@ -52,33 +69,18 @@ async def test_the_reader_dispatches_what_is_written_after_it_started(served_red
     await store.upsert_user("alice", name="Alice")
     await store.upsert_user("bob", name="Bob")
     await store.follow(follower="alice", followee="bob")  # before the start: not dispatched
-    hub = EventHub(EventLog(store), poll_seconds=0.01)
-    await hub.start()
-    bob = hub.subscribe("bob")
-    try:
-        await store.unfollow(follower="alice", followee="bob")
-        async with asyncio.timeout(10):
-            got = await bob.get()
-    finally:
-        await hub.stop()
-
+    got, bob = await first_event(store, "bob", lambda: store.unfollow(follower="alice", followee="bob"))
     assert (got.kind, got.actor, got.target) == (EventKind.UNFOLLOW, "alice", "bob")
     assert bob.queue.empty()
 
 
 async def test_a_reader_started_on_an_empty_log_sees_the_first_streams_events(served_redis: Client) -> None:
     store = FollowStore(served_redis)
-    hub = EventHub(EventLog(store), poll_seconds=0.01)
-    await hub.start()
-    bob = hub.subscribe("bob")
-    try:
+
+    async def first_follow() -> None:
         await store.upsert_user("alice", name="Alice")
         await store.upsert_user("bob", name="Bob")
         await store.follow(follower="alice", followee="bob")
-        # On a cluster a new slot stream is found when the streams are next listed (at most 5 s).
-        async with asyncio.timeout(10):
-            got = await bob.get()
-    finally:
-        await hub.stop()
 
+    got, _ = await first_event(store, "bob", first_follow)
     assert (got.kind, got.actor, got.target) == (EventKind.FOLLOW, "alice", "bob")

@@ -87,15 +87,14 @@ export function App() {
   );
 }
 
-function SignedIn({
-  session,
-  onSession,
-  onSignOut,
-}: {
+/** The signed-in session, how to switch to another one and how to sign out. */
+interface SessionProps {
   session: Session;
   onSession: (session: Session) => void;
   onSignOut: (problem?: string) => void;
-}) {
+}
+
+function SignedIn({ session, onSession, onSignOut }: SessionProps) {
   const client = useMemo(() => createClient(session.token), [session.token]);
   return (
     <ApolloProvider client={client}>
@@ -104,15 +103,7 @@ function SignedIn({
   );
 }
 
-function Shell({
-  session,
-  onSession,
-  onSignOut,
-}: {
-  session: Session;
-  onSession: (session: Session) => void;
-  onSignOut: (problem?: string) => void;
-}) {
+function Shell({ session, onSession, onSignOut }: SessionProps) {
   const { data, error } = useQuery(VIEWER);
   const [route, navigate] = useRoute();
   const problem = error && apiProblem(error);

@@ -1,13 +1,13 @@
 // Apollo Client 4 with the app's own cache configuration, against a real server.
 import { ApolloClient, gql, HttpLink, InMemoryCache, type TypedDocumentNode } from "@apollo/client";
 import { relayStylePagination } from "@apollo/client/utilities";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import WebSocket from "ws";
 
 import { createClient } from "../../src/app/apollo/client";
 import { apiProblem } from "../../src/app/apollo/errors";
 import { FOLLOW, optimisticPayload, UNFOLLOW } from "../../src/app/follow/useFollow";
-import { BASE, demoToken, type Edge, graphql, noneFan } from "./server";
+import { BASE, type Edge, graphql, strangerFan } from "./server";
 
 const OWNER = "1";
 const VIEWER = "7";
@@ -46,17 +46,7 @@ const STRANGER = {
   blocksViewer: false,
 };
 
-let token = "";
-let target: Edge;
-
-beforeAll(async () => {
-  token = await demoToken(VIEWER);
-  target = await noneFan(token, OWNER, 20);
-});
-
-afterAll(async () => {
-  await graphql(token, `mutation($u: ID!) { unfollow(input: {userId: $u}) { changed } }`, { u: target.node.userId });
-});
+const fan = strangerFan(VIEWER, OWNER, 20);
 
 async function twoPages(client: ApolloClient) {
   const first = await client.query({ query: FANS });
@@ -68,10 +58,10 @@ async function twoPages(client: ApolloClient) {
 
 describe("Apollo Client", () => {
   it("pages with relayStylePagination into one list equal to the server's", async () => {
-    const client = createClient(token, `${BASE}/graphql`, WebSocket);
+    const client = createClient(fan.token, `${BASE}/graphql`, WebSocket);
     const merged = await twoPages(client);
     const server = await graphql<{ user: { fans: { edges: Edge[] } } }>(
-      token,
+      fan.token,
       `{ user(userId: "${OWNER}") { fans(first: 20) { edges { cursor } } } }`,
     );
     expect(merged.user.fans.edges.map((e) => e.cursor)).toEqual(server.user.fans.edges.map((e) => e.cursor));
@@ -79,35 +69,35 @@ describe("Apollo Client", () => {
   });
 
   it("keeps every edge right after follow and unfollow, from the cache alone", async () => {
-    const client = createClient(token, `${BASE}/graphql`, WebSocket);
+    const client = createClient(fan.token, `${BASE}/graphql`, WebSocket);
     await twoPages(client);
-    const edgeOf = () => client.readQuery({ query: FANS })!.user.fans.edges.find((e) => e.cursor === target.cursor)!;
+    const edgeOf = () => client.readQuery({ query: FANS })!.user.fans.edges.find((e) => e.cursor === fan.target.cursor)!;
     expect(edgeOf().relationship).toBe("NONE");
 
-    const variables = { userId: target.node.userId };
+    const variables = { userId: fan.target.node.userId };
     const pending = client.mutate({
       mutation: FOLLOW,
       variables,
       optimisticResponse: {
-        follow: optimisticPayload({ ...STRANGER, ...target.node, relationship: "NONE" }, "follow", null),
+        follow: optimisticPayload({ ...STRANGER, ...fan.target.node, relationship: "NONE" }, "follow", null),
       },
     });
     // The optimistic layer shows the follow before the server answers.
-    expect(client.readQuery({ query: FANS }, true)!.user.fans.edges.find((e) => e.cursor === target.cursor)!.relationship).toBe(
+    expect(client.readQuery({ query: FANS }, true)!.user.fans.edges.find((e) => e.cursor === fan.target.cursor)!.relationship).toBe(
       "FOLLOWING",
     );
     const result = await pending;
     expect(result.data!.follow.errors).toEqual([]);
     expect(result.data!.follow.relationship).toBe("FOLLOWING");
     expect(edgeOf().relationship).toBe("FOLLOWING");
-    expect(edgeOf().node.fansCount).toBe(target.node.fansCount + 1);
+    expect(edgeOf().node.fansCount).toBe(fan.target.node.fansCount + 1);
 
     // The server agrees with what the cache shows.
-    const fresh = await createClient(token, `${BASE}/graphql`, WebSocket).query({ query: FANS, variables: {} });
-    const page2 = await graphql<FansData>(token, `query($after: String) { user(userId: "${OWNER}") { id fansCount
+    const fresh = await createClient(fan.token, `${BASE}/graphql`, WebSocket).query({ query: FANS, variables: {} });
+    const page2 = await graphql<FansData>(fan.token, `query($after: String) { user(userId: "${OWNER}") { id fansCount
       fans(first: 20, after: $after) { totalCount edges { cursor relationship node { id userId relationship fansCount } }
       pageInfo { hasNextPage endCursor } } } }`);
-    const onServer = page2.user.fans.edges.find((e) => e.cursor === target.cursor)!;
+    const onServer = page2.user.fans.edges.find((e) => e.cursor === fan.target.cursor)!;
     expect(onServer.relationship).toBe("FOLLOWING");
     expect(fresh.data!.user.fansCount).toBe(page2.user.fansCount);
 
@@ -117,19 +107,19 @@ describe("Apollo Client", () => {
 
   it("goes stale without the FollowEdge type policy (the reason it exists)", async () => {
     const client = new ApolloClient({
-      link: new HttpLink({ uri: `${BASE}/graphql`, headers: { authorization: `Bearer ${token}` } }),
+      link: new HttpLink({ uri: `${BASE}/graphql`, headers: { authorization: `Bearer ${fan.token}` } }),
       cache: new InMemoryCache({ typePolicies: { User: { fields: { fans: relayStylePagination() } } } }),
     });
     await twoPages(client);
-    await client.mutate({ mutation: FOLLOW, variables: { userId: target.node.userId } });
-    const edge = client.readQuery({ query: FANS })!.user.fans.edges.find((e) => e.cursor === target.cursor)!;
+    await client.mutate({ mutation: FOLLOW, variables: { userId: fan.target.node.userId } });
+    const edge = client.readQuery({ query: FANS })!.user.fans.edges.find((e) => e.cursor === fan.target.cursor)!;
     expect(edge.node.relationship).toBe("FOLLOWING");
     expect(edge.relationship).toBe("NONE");
-    await client.mutate({ mutation: UNFOLLOW, variables: { userId: target.node.userId } });
+    await client.mutate({ mutation: UNFOLLOW, variables: { userId: fan.target.node.userId } });
   });
 
   it("reports errors by code: GraphQL extensions.code and payload errors", async () => {
-    const client = createClient(token, `${BASE}/graphql`, WebSocket);
+    const client = createClient(fan.token, `${BASE}/graphql`, WebSocket);
     const bad = await client.query({ query: FANS, variables: { after: "not-a-cursor" }, errorPolicy: "none" }).then(
       () => null,
       (error: unknown) => error,

@@ -1,3 +1,5 @@
+import { afterAll, beforeAll } from "vitest";
+
 /** The server under test (started by pytest) and demo tokens from it. */
 export const BASE = process.env.FOLLOWGRAPH_URL ?? "";
 if (!BASE) throw new Error("FOLLOWGRAPH_URL is not set: these tests run from tests/web/test_clients.py");
@@ -41,6 +43,24 @@ export async function noneFan(token: string, owner: string, first: number): Prom
 }
 
 /** The server's graphql-transport-ws endpoint: the same path as HTTP, over ws:. */
+/**
+ * For one file's tests: the viewer's token, and a fan of `owner` among the first `first` whom the
+ * viewer does not follow. After the file's tests the viewer unfollows that fan again.
+ */
+export function strangerFan(viewer: string, owner: string, first: number): { token: string; target: Edge } {
+  const fan = { token: "", target: {} as Edge };
+  beforeAll(async () => {
+    fan.token = await demoToken(viewer);
+    fan.target = await noneFan(fan.token, owner, first);
+  });
+  afterAll(async () => {
+    await graphql(fan.token, `mutation($u: ID!) { unfollow(input: {userId: $u}) { changed } }`, {
+      u: fan.target.node.userId,
+    });
+  });
+  return fan;
+}
+
 export const WS_URL = `${BASE.replace(/^http/, "ws")}/graphql`;
 
 export interface RelationEvent {

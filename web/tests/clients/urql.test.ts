@@ -2,9 +2,9 @@
 import { Client, fetchExchange, gql } from "@urql/core";
 import { cacheExchange, type Data } from "@urql/exchange-graphcache";
 import { relayPagination } from "@urql/exchange-graphcache/extras";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 
-import { BASE, demoToken, type Edge, graphql, noneFan } from "./server";
+import { BASE, type Edge, strangerFan } from "./server";
 
 const OWNER = "1";
 const VIEWER = "8";
@@ -59,33 +59,23 @@ function client(token: string): Client {
 
 type FansData = { user: { fans: { edges: Edge[]; pageInfo: { endCursor: string } } } };
 
-let token = "";
-let target: Edge;
-
-beforeAll(async () => {
-  token = await demoToken(VIEWER);
-  target = await noneFan(token, OWNER, 20);
-});
-
-afterAll(async () => {
-  await graphql(token, `mutation($u: ID!) { unfollow(input: {userId: $u}) { changed } }`, { u: target.node.userId });
-});
+const fan = strangerFan(VIEWER, OWNER, 20);
 
 describe("urql + graphcache", () => {
   it("pages into one list and keeps its edges right after follow", async () => {
-    const urql = client(token);
+    const urql = client(fan.token);
     const first = await urql.query<FansData>(FANS, {}).toPromise();
     await urql.query<FansData>(FANS, { after: first.data!.user.fans.pageInfo.endCursor }).toPromise();
     const merged = await urql.query<FansData>(FANS, {}, { requestPolicy: "cache-only" }).toPromise();
     expect(merged.data!.user.fans.edges).toHaveLength(20);
-    const edgeOf = (data: FansData) => data.user.fans.edges.find((e) => e.cursor === target.cursor)!;
+    const edgeOf = (data: FansData) => data.user.fans.edges.find((e) => e.cursor === fan.target.cursor)!;
     expect(edgeOf(merged.data!).relationship).toBe("NONE");
 
-    const followed = await urql.mutation(FOLLOW, { userId: target.node.userId }).toPromise();
+    const followed = await urql.mutation(FOLLOW, { userId: fan.target.node.userId }).toPromise();
     expect(followed.data.follow.relationship).toBe("FOLLOWING");
 
     const after = await urql.query<FansData>(FANS, {}, { requestPolicy: "cache-only" }).toPromise();
     expect(edgeOf(after.data!).relationship).toBe("FOLLOWING");
-    expect(edgeOf(after.data!).node.fansCount).toBe(target.node.fansCount + 1);
+    expect(edgeOf(after.data!).node.fansCount).toBe(fan.target.node.fansCount + 1);
   });
 });

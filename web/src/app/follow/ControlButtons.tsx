@@ -1,39 +1,38 @@
+import { ActionGroup } from "./ActionGroup";
 import { type FollowTarget, useFollow } from "./useFollow";
 
 /** Block / Unblock. Blocking ends the follows both ways and any requests; unblocking restores none. */
 export function BlockButton({ user }: { user: FollowTarget }) {
-  const { run, error } = useFollow(user);
-  if (user.relationship === "SELF") return null;
-  const action = user.viewerBlocks ? "unblock" : "block";
-  return (
-    <span className="follow">
-      <button type="button" className="button button-quiet" data-action={action} onClick={() => void run(action)}>
-        {user.viewerBlocks ? "Unblock" : "Block"}
-      </button>
-      {error && (
-        <span role="alert" className="error-inline">
-          {error}
-        </span>
-      )}
-    </span>
-  );
+  return <ControlToggle user={user} on={user.viewerBlocks} act="block" undo="unblock" labels={["Block", "Unblock"]} />;
 }
 
 /** Mute / Unmute: the graph stays as it is; a muted user's events are no longer pushed to the viewer. */
 export function MuteButton({ user }: { user: FollowTarget }) {
+  return <ControlToggle user={user} on={user.viewerMutes} act="mute" undo="unmute" labels={["Mute", "Unmute"]} />;
+}
+
+/** A quiet on/off control: `undo` while `on`, else `act`. Nothing for the viewer themselves. */
+function ControlToggle({
+  user,
+  on,
+  act,
+  undo,
+  labels,
+}: {
+  user: FollowTarget;
+  on: boolean;
+  act: "block" | "mute";
+  undo: "unblock" | "unmute";
+  labels: [string, string];
+}) {
   const { run, error } = useFollow(user);
   if (user.relationship === "SELF") return null;
-  const action = user.viewerMutes ? "unmute" : "mute";
+  const action = on ? undo : act;
   return (
-    <span className="follow">
+    <ActionGroup error={error}>
       <button type="button" className="button button-quiet" data-action={action} onClick={() => void run(action)}>
-        {user.viewerMutes ? "Unmute" : "Mute"}
+        {on ? labels[1] : labels[0]}
       </button>
-      {error && (
-        <span role="alert" className="error-inline">
-          {error}
-        </span>
-      )}
-    </span>
+    </ActionGroup>
   );
 }

@@ -1,3 +1,4 @@
+import { ActionGroup } from "./ActionGroup";
 import { viewerFollows } from "./relationship";
 import { type FollowTarget, useFollow } from "./useFollow";
 
@@ -18,7 +19,7 @@ export function FollowButton({ user }: { user: FollowTarget }) {
         ? "Follow back"
         : "Follow";
   return (
-    <span className="follow">
+    <ActionGroup error={error}>
       <button
         type="button"
         className={following || requested ? "button button-secondary" : "button"}
@@ -28,11 +29,6 @@ export function FollowButton({ user }: { user: FollowTarget }) {
       >
         {label}
       </button>
-      {error && (
-        <span role="alert" className="error-inline">
-          {error}
-        </span>
-      )}
-    </span>
+    </ActionGroup>
   );
 }

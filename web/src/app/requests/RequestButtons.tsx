@@ -1,10 +1,11 @@
+import { ActionGroup } from "../follow/ActionGroup";
 import { type FollowTarget, useFollow } from "../follow/useFollow";
 
 /** Accept / Reject of a pending follow request to the viewer (a locked account's Requests tab). */
 export function RequestButtons({ user }: { user: FollowTarget }) {
   const { run, error } = useFollow(user);
   return (
-    <span className="follow">
+    <ActionGroup error={error}>
       <button type="button" className="button" data-action="accept" onClick={() => void run("acceptFollowRequest")}>
         Accept
       </button>{" "}
@@ -16,11 +17,6 @@ export function RequestButtons({ user }: { user: FollowTarget }) {
       >
         Reject
       </button>
-      {error && (
-        <span role="alert" className="error-inline">
-          {error}
-        </span>
-      )}
-    </span>
+    </ActionGroup>
   );
 }
