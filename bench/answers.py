@@ -27,6 +27,9 @@ class Live:
     graphql: bool
 
 
+COUNTED_REQUESTS = 5
+
+
 class Asker:
     """Asks live servers for pages as the viewer of `token`, counting round trips on `stats`."""
 
@@ -35,14 +38,18 @@ class Asker:
         self.headers = {**bearer(token), "Content-Type": "application/json"}
 
     def post(self, port: int, path: str, body: str) -> tuple[int, bytes]:
-        """(round trips, body) of one request; a first, uncounted call opens connections and compiles."""
+        """(round trips, body) of one request; a first, uncounted call opens connections and compiles.
+        Redis counts every client's reads, a server's background readers' too (the SQL copy's
+        consumer polls the log): the fewest of several requests is the request's own count."""
         url = f"http://127.0.0.1:{port}{path}"
         httpx.post(url, content=body, headers=self.headers)
-        before = reads_processed(self.stats)
-        response = httpx.post(url, content=body, headers=self.headers)
-        trips = reads_processed(self.stats) - before - 1
-        response.raise_for_status()
-        return trips, response.content
+        counts = []
+        for _ in range(COUNTED_REQUESTS):
+            before = reads_processed(self.stats)
+            response = httpx.post(url, content=body, headers=self.headers)
+            counts.append(reads_processed(self.stats) - before - 1)
+            response.raise_for_status()
+        return min(counts), response.content
 
     def page(self, server: Live, user_id: str, first: int) -> tuple[int, bytes]:
         """The benchmark's fans page, as the load generator asks it."""
