@@ -133,6 +133,29 @@ local function over_limit(key, amount, window)
 end
 """
 
+# The follower's side of a follow, on A's slot (A is known): the limit, blocks either way, then a
+# request (B locked, A not following B yet, no explicit time) or the follow. `k` holds following:A
+# fans:A mutual:A blocking:A blocked_by:A requests_out:A and the follow limit key of A. Returns as
+# FOLLOW does; B's side is the caller's.
+_FOLLOWER_SIDE = """
+local function follower_side(k, b, at, locked, amount, window)
+  local retry = over_limit(k[7], amount, window)
+  if retry then return {-4, 0, retry, false, 0} end
+  if blocked(k[4], k[5], b) then return {-3, 0, false, false, 0} end
+  local back = redis.call('ZSCORE', k[2], b)
+  if at == '' and locked and not redis.call('ZSCORE', k[1], b) then
+    local added, requested = request_out(k[6], b, now_ms(nil))
+    if added == 1 then log_event('FOLLOW_REQUEST', ME, b, requested) end
+    return {0, added, requested, back, 1}
+  end
+  local changed = follow_out(k[1], k[2], k[3], b, now_ms(at))
+  end_request(k[6], b)
+  local followed = redis.call('ZSCORE', k[1], b)
+  if changed == 1 then log_event('FOLLOW', ME, b, followed) end
+  return {0, changed, followed, back, 0}
+end
+"""
+
 # Both steps in one atomic script, on a single Redis.
 # KEYS: profile:A profile:B following:A fans:A mutual:A fans:B following:B mutual:B
 #       blocking:A blocked_by:A requests_out:A requests_in:B follow limit:A
@@ -147,27 +170,20 @@ FOLLOW = (
     + _BLOCKED
     + _REQUEST_STEPS
     + _LIMIT
+    + _FOLLOWER_SIDE
     + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, false, false, 0} end
 if redis.call('EXISTS', KEYS[2]) == 0 then return {-2, 0, false, false, 0} end
-local retry = over_limit(KEYS[13], ARGV[4], ARGV[5])
-if retry then return {-4, 0, retry, false, 0} end
-if blocked(KEYS[9], KEYS[10], ARGV[2]) then return {-3, 0, false, false, 0} end
-local back = redis.call('ZSCORE', KEYS[4], ARGV[2])
-if ARGV[3] == '' and not redis.call('ZSCORE', KEYS[3], ARGV[2])
-    and redis.call('HGET', KEYS[2], 'locked') == '1' then
-  local added, at = request_out(KEYS[11], ARGV[2], now_ms(nil))
-  redis.call('ZADD', KEYS[12], at, ARGV[1])
-  if added == 1 then log_event('FOLLOW_REQUEST', ME, ARGV[2], at) end
-  return {0, added, at, back, 1}
+local locked = redis.call('HGET', KEYS[2], 'locked') == '1'
+local a_side = {KEYS[3], KEYS[4], KEYS[5], KEYS[9], KEYS[10], KEYS[11], KEYS[13]}
+local reply = follower_side(a_side, ARGV[2], ARGV[3], locked, ARGV[4], ARGV[5])
+if reply[1] == 0 and reply[5] == 1 then
+  redis.call('ZADD', KEYS[12], reply[3], ARGV[1])
+elseif reply[1] == 0 then
+  follow_in(KEYS[6], KEYS[7], KEYS[8], ARGV[1], reply[3])
+  end_request(KEYS[12], ARGV[1])
 end
-local changed = follow_out(KEYS[3], KEYS[4], KEYS[5], ARGV[2], now_ms(ARGV[3]))
-local at = redis.call('ZSCORE', KEYS[3], ARGV[2])
-if changed == 1 then log_event('FOLLOW', ME, ARGV[2], at) end
-follow_in(KEYS[6], KEYS[7], KEYS[8], ARGV[1], at)
-end_request(KEYS[11], ARGV[2])
-end_request(KEYS[12], ARGV[1])
-return {0, changed, at, back, 0}
+return reply
 """
 )
 
@@ -182,22 +198,11 @@ FOLLOW_OUT = (
     + _BLOCKED
     + _REQUEST_STEPS
     + _LIMIT
+    + _FOLLOWER_SIDE
     + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, false, false, 0} end
-local retry = over_limit(KEYS[8], ARGV[4], ARGV[5])
-if retry then return {-4, 0, retry, false, 0} end
-if blocked(KEYS[5], KEYS[6], ARGV[1]) then return {-3, 0, false, false, 0} end
-local back = redis.call('ZSCORE', KEYS[3], ARGV[1])
-if ARGV[2] == '' and ARGV[3] == '1' and not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
-  local added, at = request_out(KEYS[7], ARGV[1], now_ms(nil))
-  if added == 1 then log_event('FOLLOW_REQUEST', ME, ARGV[1], at) end
-  return {0, added, at, back, 1}
-end
-local changed = follow_out(KEYS[2], KEYS[3], KEYS[4], ARGV[1], now_ms(ARGV[2]))
-end_request(KEYS[7], ARGV[1])
-local at = redis.call('ZSCORE', KEYS[2], ARGV[1])
-if changed == 1 then log_event('FOLLOW', ME, ARGV[1], at) end
-return {0, changed, at, back, 0}
+local a_side = {KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]}
+return follower_side(a_side, ARGV[1], ARGV[2], ARGV[3] == '1', ARGV[4], ARGV[5])
 """
 )
 
