@@ -17,14 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphql import ExecutionResult, FieldNode, GraphQLError, GraphQLSchema
-from graphql.execution.values import get_variable_values
 
 from followgraph.resolvers.context import Context
 from followgraph.resolvers.mutations import FollowOutcome
 from followgraph.schema.document import Argument
 from followgraph.schema.errors import MaskUnexpectedErrors
 from followgraph.schema.limits import QueryLimits
-from followgraph.schema.plan import Fallback
+from followgraph.schema.plan import Fallback, coerce_variables
 from followgraph.store import Parts, UserFacts
 
 # The write and the payload's users: (context, other user, parts) -> (outcome, other's, viewer's).
@@ -55,10 +54,10 @@ class MutationPlan:
     ) -> ExecutionResult:
         """The response; Fallback, before anything is written, when the general executor must
         answer instead."""
-        coerced = get_variable_values(schema, self.variable_definitions, dict(variables or {}))
-        if isinstance(coerced, list) or context.viewer_id is None:
+        values = coerce_variables(schema, self.variable_definitions, variables)
+        if context.viewer_id is None:
             raise Fallback
-        user_id = self.user_id.get(coerced.coerced)
+        user_id = self.user_id.get(values)
         if not isinstance(user_id, str):
             raise Fallback
         context.operation_name = self.operation_name

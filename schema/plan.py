@@ -105,10 +105,7 @@ class Plan:
     ) -> ExecutionResult:
         """The response's data, and errors when Redis failed; Fallback when the general executor
         must answer instead."""
-        coerced = get_variable_values(schema, self.variable_definitions, dict(variables or {}))
-        if isinstance(coerced, list):
-            raise Fallback
-        values = coerced.coerced
+        values = coerce_variables(schema, self.variable_definitions, variables)
         if self.check_cost:
             try:
                 measure(
@@ -139,6 +136,15 @@ class Plan:
         except Exception as exc:  # the general executor reports it as it should be reported
             raise Fallback from exc
         return ExecutionResult({root.key: result for root, result in zip(self.roots, results, strict=True)})
+
+
+def coerce_variables(schema: GraphQLSchema, definitions: Any, variables: Mapping[str, Any] | None) -> Any:
+    """The request's variables as the operation declares them; Fallback when they do not fit (the
+    general executor says how)."""
+    coerced = get_variable_values(schema, definitions, dict(variables or {}))
+    if isinstance(coerced, list):
+        raise Fallback
+    return coerced.coerced
 
 
 async def _all(awaitables: Iterable[Awaitable[T]]) -> list[T]:

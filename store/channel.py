@@ -167,7 +167,7 @@ class _Protocol(asyncio.Protocol):
 
 def script_commands(calls: Sequence[ScriptCall]) -> list[Command]:
     """The EVALSHA commands of script calls."""
-    return [("EVALSHA", script.sha, len(keys), *keys, *args) for script, keys, args in calls]
+    return [script.command(keys, args) for script, keys, args in calls]
 
 
 class ReadChannel:

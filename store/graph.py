@@ -28,7 +28,6 @@ from followgraph.store.lua import (
     ScriptCall,
     run_pipeline,
     run_scripts,
-    run_write_then_reads,
 )
 from followgraph.store.model import (
     DEFAULT_SETTINGS,
@@ -354,7 +353,7 @@ class FollowStore:
         parts: Parts,
     ) -> tuple[FollowResult | StoreError, list[UserFacts]]:
         calls, parse = self._facts_calls(follower, [followee, follower], parts)
-        replies = await run_write_then_reads(self.redis, [call, *calls])
+        replies = await run_scripts(self.redis, [call, *calls])
         result: FollowResult | StoreError
         try:
             result = result_of(replies[0])

@@ -34,10 +34,14 @@ class LuaScript:
             await self.load(redis)
             return await redis.evalsha(self.sha, len(keys), *keys, *args)
 
+    def command(self, keys: Sequence[str], args: Sequence[Arg] = ()) -> tuple[Arg, ...]:
+        """The EVALSHA command of a call of this script."""
+        return ("EVALSHA", self.sha, len(keys), *keys, *args)
+
     def queue(self, pipe: AnyPipeline, keys: Sequence[str], args: Sequence[Arg] = ()) -> None:
         # Queued as a raw command: redis-py up to 8.1 refuses `evalsha` on a cluster pipeline (issue
         # #2914, since fixed upstream) although it routes EVALSHA by its keys like any command.
-        pipe.execute_command("EVALSHA", self.sha, len(keys), *keys, *args)
+        pipe.execute_command(*self.command(keys, args))
 
     async def load(self, redis: Client) -> None:
         await redis.script_load(self.source)
@@ -69,26 +73,16 @@ ScriptCall = tuple[LuaScript, Sequence[str], Sequence[Arg]]
 
 
 async def run_scripts(redis: Client, calls: Sequence[ScriptCall]) -> list[Any]:
-    """The replies of script calls, in one round trip: a lone call goes out as a plain EVALSHA,
-    without a pipeline's bookkeeping (the common case on the read path)."""
+    """The replies of script calls, in one round trip once the server knows the scripts: a lone
+    call goes out as a plain EVALSHA, without a pipeline's bookkeeping (the common case on the read
+    path). On NOSCRIPT the calls from the first unknown script on run again after loading it: a
+    call before it never runs twice, so a writing call placed first (a write, then the reads of
+    its payload) has the reply of its only run."""
     if not calls:
         return []
     if len(calls) == 1:
         script, keys, args = calls[0]
         return [await script.run(redis, keys, args)]
-
-    def fill(pipe: AnyPipeline) -> None:
-        for script, keys, args in calls:
-            script.queue(pipe, keys, args)
-
-    return await run_pipeline(redis, fill, list(dict.fromkeys(script for script, _, _ in calls)))
-
-
-async def run_write_then_reads(redis: Client, calls: Sequence[ScriptCall]) -> list[Any]:
-    """The replies of a writing script call followed by read-only ones, in one round trip once the
-    server knows the scripts. On NOSCRIPT the calls from the first unknown script on run again
-    after loading it: the reads may run twice, the write never (it either ran, or was refused
-    unknown and runs now), so that its reply is that of its only run."""
     results: list[Any] = []
     pending = list(calls)
     for attempt in range(2):

@@ -19,20 +19,13 @@ from followgraph.server.redis_client import connect
 from followgraph.server.redis_server import RedisServer
 from followgraph.store.channel import Address, ReadChannel
 from followgraph.store.lua import LuaScript
+from tests.store.writes import Writes
 
 ECHO = LuaScript("return ARGV[1]")
 
 
 async def _command(client: aioredis.Redis, *args: str) -> Any:
     return await client.execute_command(*args)  # type: ignore[no-untyped-call]
-
-
-class Writes:
-    def __init__(self) -> None:
-        self.count = 0
-
-    def __call__(self) -> None:
-        self.count += 1
 
 
 @pytest.fixture

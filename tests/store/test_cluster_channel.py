@@ -25,6 +25,7 @@ from followgraph.store.channel import ReadChannel
 from followgraph.store.cluster_channel import ClusterReadChannel, open_reads
 from followgraph.store.lua import LuaScript, ScriptCall
 from followgraph.store.model import ListKind, Parts
+from tests.store.writes import Writes
 
 GET = LuaScript("return redis.call('GET', KEYS[1])")
 # One key on each master: slots 0-5460, 5461-10922 and 10923-16383 (LocalCluster.slot_ranges).
@@ -33,14 +34,6 @@ KEYS = ["{a}", "{b}", "{c}"]  # slots 15495, 3300, 7365
 
 def _gets(*keys: str) -> list[ScriptCall]:
     return [(GET, [k], []) for k in keys]
-
-
-class Writes:
-    def __init__(self) -> None:
-        self.count = 0
-
-    def __call__(self) -> None:
-        self.count += 1
 
 
 @pytest.fixture
