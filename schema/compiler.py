@@ -35,6 +35,7 @@ from graphql import (
 
 from followgraph.resolvers import mutations
 from followgraph.resolvers.mutations import Failure, FollowOutcome
+from followgraph.schema.codegen import Builder, display
 from followgraph.schema.declared import Values, Wants
 from followgraph.schema.document import (
     Argument,
@@ -51,14 +52,13 @@ from followgraph.schema.limits import QueryLimits
 from followgraph.schema.mutation_plan import Action, MutationPlan
 from followgraph.schema.plan import ListPlan, Plan, RootField, UserPlan
 from followgraph.schema.scalars import SCALAR_MAP
-from followgraph.schema.user import CONNECTION, EDGE, PAGE_INFO, USER, EdgeSource
-from followgraph.store import ListKind, Page, Parts, UserFacts
+from followgraph.schema.user import CONNECTION, EDGE, PAGE_INFO, USER
+from followgraph.store import ListKind, Parts, UserFacts
 
 CUSTOM_SCALARS = {d.name: d.serialize for d in SCALAR_MAP.values() if d.serialize is not None}
 LIST_ARGUMENTS = frozenset({"first", "after", "last", "before"})
 PAYLOAD = "FollowPayload"
 
-Getter = Callable[[Any], Any]
 _UNSEEN = object()
 
 
@@ -127,121 +127,105 @@ class _Compiler:
             raise NotCompilable("an unknown fragment") from None
         return list(out.values())
 
-    def getter(self, values: Values[Any], name: str) -> Getter:
-        """The JSON value of a declared field (or __typename) from its source."""
+    def value(self, code: Builder, values: Values[Any], name: str, source: str) -> str:
+        """The expression of a declared field's JSON value (or __typename) from `source`."""
         if name == "__typename":
-            type_name = values.type_name
-            return lambda source: type_name
+            return repr(values.type_name)
         get = values.by_name[name].get
         parent = self.types.type_map[values.type_name]
         assert isinstance(parent, GraphQLObjectType)
         if isinstance(get_named_type(parent.fields[name].type), GraphQLObjectType):
             raise NotCompilable(f"{values.type_name}.{name} is an object")
+        expression = code.call(get, source)
         serialize = _serializer(self.types, values.type_name, name)
-        if serialize is None:
-            return get
-        return lambda source: serialize(get(source))
+        return expression if serialize is None else code.call(serialize, expression)
 
     def user(self, node: FieldNode, *, with_lists: bool) -> UserPlan:
         """The plan of a User selection."""
+        code = Builder()
+        items, wants, list_plans = self.user_items(code, node, "facts", with_lists=with_lists)
+        build = code.function(["facts", "connections"], display(items))
+        return UserPlan(wants, tuple(list_plans), build)
+
+    def user_items(
+        self, code: Builder, node: FieldNode, source: str, *, with_lists: bool
+    ) -> tuple[list[tuple[str, str]], Wants, list[ListPlan]]:
+        """A User selection's (response key, expression) pairs over the facts `source`, what they
+        need loaded, and the plans of its lists (whose dictionaries come in `connections`)."""
         list_plans: list[ListPlan] = []
-        # (response key, getter of a value, or None for a list)
-        order: list[tuple[str, Getter | None]] = []
+        items: list[tuple[str, str]] = []
         names: set[str] = set()
         for field in self.fields(node.selection_set, USER.type_name):
             name, key = field.name.value, response_key(field)
             if name == "__typename" or name in USER.by_name:
-                order.append((key, self.getter(USER, name)))
+                items.append((key, self.value(code, USER, name, source)))
                 names.add(name)
             elif name in USER.lists and with_lists:
                 list_plans.append(self.connection(field, USER.lists[name]))
-                order.append((key, None))
+                items.append((key, f"connections[{key!r}]"))
             else:
                 raise NotCompilable(f"User.{name} here")
+        return items, USER.needs(names), list_plans
 
-        def build(facts: UserFacts, connections: dict[str, Any]) -> dict[str, Any]:
-            return {key: connections[key] if get is None else get(facts) for key, get in order}
-
-        return UserPlan(USER.needs(names), tuple(list_plans), build)
-
-    def leaves(self, node: FieldNode, values: Values[Any]) -> list[tuple[str, Getter]]:
-        """(response key, getter) of a selection of declared values only."""
+    def leaves(
+        self, code: Builder, node: FieldNode, values: Values[Any], source: str
+    ) -> list[tuple[str, str]]:
+        """(response key, expression) of a selection of declared values only."""
         out = []
         for field in self.fields(node.selection_set, values.type_name):
             name = field.name.value
             if name != "__typename" and name not in values.by_name:
                 raise NotCompilable(f"{values.type_name}.{name}")
-            out.append((response_key(field), self.getter(values, name)))
+            out.append((response_key(field), self.value(code, values, name, source)))
         return out
 
     def connection(self, node: FieldNode, kind: ListKind) -> ListPlan:
         arguments = arguments_of(node)
         if not arguments.keys() <= LIST_ARGUMENTS:
             raise NotCompilable("an argument lists do not take")
-        parts: list[tuple[str, Callable[[Page, list[UserFacts]], Any]]] = []
+        code = Builder()
+        parts: list[tuple[str, str]] = []
         edge_names: set[str] = set()
         edge_node_wants = node_wants = Wants()
         for field in self.fields(node.selection_set, CONNECTION.type_name):
             name, key = field.name.value, response_key(field)
             if name == "__typename" or name in CONNECTION.by_name:
-                parts.append((key, _of_page(self.getter(CONNECTION, name))))
+                parts.append((key, self.value(code, CONNECTION, name, "page")))
             elif name == "pageInfo":
-                parts.append((key, _object_of_page(self.leaves(field, PAGE_INFO))))
+                parts.append((key, display(self.leaves(code, field, PAGE_INFO, "page"))))
             elif name == "nodes":
-                plan = self.user(field, with_lists=False)
-                node_wants = node_wants | plan.wants
-                parts.append((key, _nodes(plan)))
+                items, wants, _ = self.user_items(code, field, "user", with_lists=False)
+                node_wants = node_wants | wants
+                parts.append((key, f"[{display(items)} for user in users]"))
             elif name == "edges":
-                edges, names, edge_wants = self._edges(field)
+                edges, names, edge_wants = self._edges(code, field)
                 edge_names |= names
                 edge_node_wants = edge_node_wants | edge_wants
                 parts.append((key, edges))
             else:
                 raise NotCompilable(f"FollowConnection.{name}")
         wants = EDGE.needs(edge_names) | edge_node_wants | node_wants
-
-        def build(page: Page, users: list[UserFacts]) -> dict[str, Any]:
-            return {key: part(page, users) for key, part in parts}
-
+        build = code.function(["page", "users"], display(parts))
         return ListPlan(response_key(node), kind, arguments, wants, build, node)
 
-    def _edges(self, node: FieldNode) -> tuple[Callable[[Page, list[UserFacts]], Any], set[str], Wants]:
-        """How to build the edges, the edge fields selected, and what their nodes need."""
-        items: list[tuple[str, Callable[[EdgeSource], Any]]] = []
+    def _edges(self, code: Builder, node: FieldNode) -> tuple[str, set[str], Wants]:
+        """The expression of the edges over `page` and `users`, the edge fields selected, and
+        what their nodes need."""
+        items: list[tuple[str, str]] = []
         names: set[str] = set()
         node_wants = Wants()
         for field in self.fields(node.selection_set, EDGE.type_name):
             name, key = field.name.value, response_key(field)
             if name == "node":
-                plan = self.user(field, with_lists=False)
-                node_wants = plan.wants
-                items.append((key, _edge_node(plan)))
+                user, node_wants, _ = self.user_items(code, field, "edge[1]", with_lists=False)
+                items.append((key, display(user)))
             elif name == "__typename" or name in EDGE.by_name:
                 names.add(name)
-                items.append((key, self.getter(EDGE, name)))
+                items.append((key, self.value(code, EDGE, name, "edge")))
             else:
                 raise NotCompilable(f"FollowEdge.{name}")
-
-        def build(page: Page, users: list[UserFacts]) -> list[dict[str, Any]]:
-            return [{key: get(edge) for key, get in items} for edge in zip(page.entries, users, strict=True)]
-
-        return build, names, node_wants
-
-
-def _of_page(get: Getter) -> Callable[[Page, list[UserFacts]], Any]:
-    return lambda page, users: get(page)
-
-
-def _object_of_page(items: list[tuple[str, Getter]]) -> Callable[[Page, list[UserFacts]], Any]:
-    return lambda page, users: {key: get(page) for key, get in items}
-
-
-def _edge_node(plan: UserPlan) -> Callable[[EdgeSource], Any]:
-    return lambda edge: plan.build(edge[1], {})
-
-
-def _nodes(plan: UserPlan) -> Callable[[Page, list[UserFacts]], Any]:
-    return lambda page, users: [plan.build(user, {}) for user in users]
+        # An edge is (entry, facts): EdgeSource.
+        return f"[{display(items)} for edge in zip(page.entries, users, strict=True)]", names, node_wants
 
 
 # The mutations plans cover, by root field: the resolver function both executors call.

@@ -145,7 +145,7 @@ def create_app(
         return Response(metrics.render(), media_type=metrics.content_type)
 
     routes = [
-        Route("/graphql", endpoint.handle, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
+        Route("/graphql", endpoint, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
         WebSocketRoute("/graphql", subscriptions),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),

@@ -15,9 +15,9 @@ operation to the Strawberry schema.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import time
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 from redis.exceptions import RedisError
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import HTMLResponse, Response
+from starlette.types import Receive, Scope, Send
 from strawberry.http.ides import get_graphql_ide_html
 
 from followgraph.resolvers.context import Context
@@ -45,6 +45,8 @@ from followgraph.server.metrics import Metrics
 
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 JSON = "application/json"
+HTML = b"text/html; charset=utf-8"
+_CONTENT_TYPES = {media: f"{media}; charset=utf-8".encode() for media in (GRAPHQL_RESPONSE, JSON)}
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 MAX_OPERATION_NAME = 256
 
@@ -160,100 +162,109 @@ class GraphQLEndpoint:
         self.executor = Executor(schema, compiled=config.compiled_queries)
         self.access = AccessLog("followgraph.http")
 
-    async def handle(self, request: Request) -> Response:
-        request_id = request.headers.get("x-request-id", "")
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The ASGI application of the path: answered without Starlette's Response objects."""
+        status, body, headers = await self.handle(Request(scope, receive))
+        headers.append((b"content-length", str(len(body)).encode()))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    async def handle(self, request: Request) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
+        """The status, body and headers of the answer to `request`."""
+        headers = _headers(request.scope)
+        request_id = headers.get("x-request-id", "")
         if not _REQUEST_ID.fullmatch(request_id):
-            request_id = uuid.uuid4().hex
+            request_id = os.urandom(16).hex()
         started = time.perf_counter()
         request_id_var.set(request_id)
         media_type = JSON
         operation = "anonymous"
+        reading = True
         try:
-            if self._wants_graphiql(request):
+            if self._wants_graphiql(request, headers):
                 page = self.config.graphiql_html or get_graphql_ide_html("graphiql")
-                return HTMLResponse(page, headers={"x-request-id": request_id})
-            media_type = negotiate(request.headers.get("accept"))
+                return 200, page.encode(), _response_headers(HTML, request_id)
+            media_type = negotiate(headers.get("accept"))
             # One budget for reading the body and running the operations: a body trickled in
             # slowly cannot make the request outlive it.
-            request.state.deadline = asyncio.get_running_loop().time() + self.config.request_timeout
-            payload = await self._read(request)
-            principal = self._principal(request)
+            try:
+                async with asyncio.timeout(self.config.request_timeout):
+                    payload = await self._read(request, headers)
+                    reading = False
+                    principal = self._principal(headers)
 
-            def context() -> Context:
-                return Context.create(
-                    request.app.state.store,
-                    viewer_id=principal.user_id if principal else None,
-                    scopes=principal.scopes if principal else frozenset(),
-                    request_id=request_id,
-                    observe=self.metrics.observe_batch,
-                    follow_limit=request.app.state.follow_limit,
-                    max_page_size=self.schema.limits.max_page_size,
-                )
+                    def context() -> Context:
+                        return Context.create(
+                            request.app.state.store,
+                            viewer_id=principal.user_id if principal else None,
+                            scopes=principal.scopes if principal else frozenset(),
+                            request_id=request_id,
+                            observe=self.metrics.observe_batch,
+                            follow_limit=request.app.state.follow_limit,
+                            max_page_size=self.schema.limits.max_page_size,
+                        )
 
-            if isinstance(payload, list):
-                bodies = [await self._run_one(request, params, context(), media_type) for params in payload]
-                self._finish(request, 200, "batch", "batch", started, request_id)
-                return self._respond(200, bodies, media_type, request_id)
-            run = context()
-            operation = self.metrics.operation(payload.operation_name)
-            status, body, outcome = await self._run(request, payload, run, media_type)
-            operation = self.metrics.operation(run.operation_name or payload.operation_name)
+                    if isinstance(payload, list):
+                        bodies = [
+                            await self._run_one(request, params, context(), media_type) for params in payload
+                        ]
+                        self._finish(request, 200, "batch", "batch", started, request_id)
+                        return self._respond(200, bodies, media_type, request_id)
+                    run = context()
+                    operation = self.metrics.operation(payload.operation_name)
+                    status, body, outcome = await self._execute(request, payload, run, media_type)
+                    operation = self.metrics.operation(run.operation_name or payload.operation_name)
+            except TimeoutError:
+                raise self._late(reading) from None
         except RequestError as exc:
             status, body = exc.status, exc.body()
             outcome = "unauthenticated" if exc.status == 401 else "rejected"
-            response = self._respond(status, body, media_type, request_id)
-            response.headers.update(exc.headers)
+            answer = self._respond(status, body, media_type, request_id)
+            answer[2].extend((name.encode(), value.encode()) for name, value in exc.headers.items())
             self._finish(request, status, outcome, operation, started, request_id)
-            return response
+            return answer
         self._finish(request, status, outcome, operation, started, request_id)
         return self._respond(status, body, media_type, request_id)
+
+    def _late(self, reading: bool) -> RequestError:
+        timeout = self.config.request_timeout
+        if reading:
+            return RequestError(
+                408, f"The request body did not arrive within {timeout:g} s.", code="REQUEST_TIMEOUT"
+            )
+        return RequestError(
+            503, f"The request did not finish within {timeout:g} s and was cancelled.", code="REQUEST_TIMEOUT"
+        )
 
     async def _run_one(
         self, request: Request, params: GraphQLParams, context: Context, media_type: str
     ) -> dict[str, Any]:
         """One operation of a batch: its request errors become its own response."""
         try:
-            return (await self._run(request, params, context, media_type))[1]
+            return (await self._execute(request, params, context, media_type))[1]
         except RequestError as exc:
             return exc.body()
 
-    async def _run(
-        self, request: Request, params: GraphQLParams, context: Context, media_type: str
-    ) -> tuple[int, dict[str, Any], str]:
-        timeout = self.config.request_timeout
-        try:
-            async with asyncio.timeout_at(request.state.deadline):
-                return await self._execute(request, params, context, media_type)
-        except TimeoutError:
-            raise RequestError(
-                503,
-                f"The request did not finish within {timeout:g} s and was cancelled.",
-                code="REQUEST_TIMEOUT",
-            ) from None
-
-    def _wants_graphiql(self, request: Request) -> bool:
+    def _wants_graphiql(self, request: Request, headers: Mapping[str, str]) -> bool:
         return (
             self.config.graphiql
             and request.method == "GET"
             and "query" not in request.query_params
-            and "text/html" in request.headers.get("accept", "")
+            and "text/html" in headers.get("accept", "")
         )
 
-    async def _read(self, request: Request) -> GraphQLParams | list[GraphQLParams]:
-        """The request's operations, read within the request's budget (408 when the body is late)."""
+    async def _read(
+        self, request: Request, headers: Mapping[str, str]
+    ) -> GraphQLParams | list[GraphQLParams]:
+        """The request's operations."""
         try:
-            async with asyncio.timeout_at(request.state.deadline):
-                return await self._payload(request)
-        except TimeoutError:
-            raise RequestError(
-                408,
-                f"The request body did not arrive within {self.config.request_timeout:g} s.",
-                code="REQUEST_TIMEOUT",
-            ) from None
+            return await self._payload(request, headers)
         except ClientDisconnect:
             raise RequestError(400, "The client went away before its request body arrived.") from None
 
-    async def _payload(self, request: Request) -> GraphQLParams | list[GraphQLParams]:
+    async def _payload(
+        self, request: Request, headers: Mapping[str, str]
+    ) -> GraphQLParams | list[GraphQLParams]:
         if request.method == "GET":
             raw: dict[str, Any] = dict(request.query_params)
             for name in ("variables", "extensions"):
@@ -264,14 +275,14 @@ class GraphQLEndpoint:
             raise RequestError(
                 405, "Use GET for queries or POST for any operation.", headers={"allow": "GET, POST"}
             )
-        content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        content_type = headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type != JSON:
             raise RequestError(
                 415,
                 f"Send the request body as {JSON} (got {content_type or 'no content type'}).",
                 code="UNSUPPORTED_MEDIA_TYPE",
             )
-        declared = request.headers.get("content-length")
+        declared = headers.get("content-length")
         limit = self.config.max_body_bytes
         too_large = RequestError(413, f"The request body exceeds {limit} bytes.", code="PAYLOAD_TOO_LARGE")
         if declared is not None and declared.isdigit() and int(declared) > limit:
@@ -300,9 +311,9 @@ class GraphQLEndpoint:
             raise RequestError(400, "Every operation of a batch must be a JSON object with a `query`.")
         return [parse_params(item) for item in items]
 
-    def _principal(self, request: Request) -> Principal | None:
+    def _principal(self, headers: Mapping[str, str]) -> Principal | None:
         try:
-            return self._tokens.authenticate(request.headers.get("authorization"))
+            return self._tokens.authenticate(headers.get("authorization"))
         except AuthError as exc:
             raise RequestError(
                 401,
@@ -348,13 +359,10 @@ class GraphQLEndpoint:
         return 200, body, "error" if errors else "ok"
 
     @staticmethod
-    def _respond(status: int, body: dict[str, Any] | list[Any], media_type: str, request_id: str) -> Response:
-        return Response(
-            orjson.dumps(body),
-            status_code=status,
-            media_type=f"{media_type}; charset=utf-8",
-            headers={"x-request-id": request_id},
-        )
+    def _respond(
+        status: int, body: dict[str, Any] | list[Any], media_type: str, request_id: str
+    ) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
+        return status, orjson.dumps(body), _response_headers(_CONTENT_TYPES[media_type], request_id)
 
     def _finish(
         self, request: Request, status: int, outcome: str, operation: str, started: float, request_id: str
@@ -366,3 +374,15 @@ class GraphQLEndpoint:
             request_id=request_id,
             operation=operation,
         )
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    """The request's headers by lower-case name, read once; the first of repeated ones."""
+    headers: dict[str, str] = {}
+    for name, value in scope["headers"]:
+        headers.setdefault(name.decode("latin-1"), value.decode("latin-1"))
+    return headers
+
+
+def _response_headers(content_type: bytes, request_id: str) -> list[tuple[bytes, bytes]]:
+    return [(b"content-type", content_type), (b"x-request-id", request_id.encode())]

@@ -594,7 +594,7 @@ class FollowStore:
         groups = self._slot_groups(ids)
         calls: list[ScriptCall] = []
         if profile:
-            calls += [(scripts.PROFILES_SCRIPT, [k.profile(u) for u in group], []) for group in groups]
+            calls += [(scripts.PROFILES_SCRIPT, k.profiles(group), []) for group in groups]
         if relation and viewer is not None:
             calls.append((scripts.RELATIONS_SCRIPT, [k.following(viewer), k.fans(viewer)], ids))
         if counts:
@@ -691,30 +691,46 @@ PROFILE_WIDTH = 6
 
 
 def _profiles(ids: list[str], flat: list[Any]) -> list[Profile | None]:
-    return [
-        None
-        if flat[i + 2] is None
-        else Profile(user_id, flat[i], flat[i + 1], int(flat[i + 2]), _settings(flat[i + 3 : i + 6]))
-        for user_id, i in zip(ids, range(0, len(flat), PROFILE_WIDTH), strict=True)
-    ]
+    profiles: list[Profile | None] = []
+    for user_id, i in zip(ids, range(0, len(flat), PROFILE_WIDTH), strict=True):
+        created_at = flat[i + 2]
+        if created_at is None:
+            profiles.append(None)
+            continue
+        # Most users keep the default settings: told apart without a slice and a call.
+        settings = DEFAULT_SETTINGS
+        if flat[i + 3] or flat[i + 4] or flat[i + 5]:
+            settings = _settings(flat[i + 3 : i + 6])
+        profiles.append(Profile(user_id, flat[i], flat[i + 1], int(created_at), settings))
+    return profiles
 
 
 def _settings(flags: list[Any]) -> UserSettings:
-    if not any(flags):
-        return DEFAULT_SETTINGS
     locked, hide_following, hide_fans = (flag == "1" for flag in flags)
     return UserSettings(locked, hide_following, hide_fans)
+
+
+# The relationship by (viewer follows, follows viewer).
+_RELATIONSHIPS = {
+    (follows, followed): Relationship.of(viewer_follows=follows, follows_viewer=followed)
+    for follows in (False, True)
+    for followed in (False, True)
+}
+_SELF = Relation(Relationship.SELF)
 
 
 def _relations(viewer: str | None, ids: list[str], reply: list[Any]) -> list[Relation]:
     followed_at, fan_at = reply
     relations = []
     for user_id, out, back in zip(ids, followed_at, fan_at, strict=True):
+        # The two relations without times are shared: nothing changes a Relation once built.
         if user_id == viewer:
-            relations.append(Relation(Relationship.SELF))
-            continue
-        relationship = Relationship.of(viewer_follows=out is not None, follows_viewer=back is not None)
-        relations.append(Relation(relationship, _time(out), _time(back)))
+            relations.append(_SELF)
+        elif not out and not back:
+            relations.append(NO_RELATION)
+        else:
+            relationship = _RELATIONSHIPS[bool(out), bool(back)]
+            relations.append(Relation(relationship, _time(out), _time(back)))
     return relations
 
 

@@ -26,8 +26,18 @@ def is_valid_user_id(user_id: str) -> bool:
     return isinstance(user_id, str) and _USER_ID.fullmatch(user_id) is not None
 
 
+# Ids joined by newlines, checked by one regex call: a page's 20 ids in one call rather than 20.
+_USER_IDS = re.compile(r"[A-Za-z0-9_-]{1,64}(?:\n[A-Za-z0-9_-]{1,64})*")
+
+
 def validate_user_ids(user_ids: Iterable[str], *, field: str = "userIds") -> list[str]:
     ids = list(user_ids)
-    if all(isinstance(user_id, str) and _USER_ID.fullmatch(user_id) for user_id in ids):
-        return ids
+    try:
+        joined = "\n".join(ids)
+    except TypeError:  # not all strings: said by validate_user_id
+        pass
+    else:
+        # A newline inside an id would pass as two ids: the count of separators tells.
+        if not ids or (_USER_IDS.fullmatch(joined) and joined.count("\n") == len(ids) - 1):
+            return ids
     return [validate_user_id(user_id, field=field) for user_id in ids]

@@ -6,6 +6,7 @@ script or pipeline touching only one user's keys is a single-slot operation.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
@@ -78,6 +79,11 @@ class Keys:
         """Hash of name, avatarUrl, createdAt and the settings (locked, hideFollowing, hideFans: "1"
         when on); its existence means the user is registered."""
         return f"{self._user(user_id)}:profile"
+
+    def profiles(self, user_ids: Iterable[str]) -> list[str]:
+        """`profile` of each user (a page's users: one comprehension rather than two calls each)."""
+        prefix = self.prefix
+        return [f"{prefix}{{u:{user_id}}}:profile" for user_id in user_ids]
 
     def blocking(self, user_id: str) -> str:
         """Sorted set of the users `user_id` blocks; score = when."""
