@@ -53,6 +53,7 @@ from followgraph.schema.mutation_plan import Action, MutationPlan
 from followgraph.schema.plan import ListPlan, Plan, RootField, UserPlan
 from followgraph.schema.scalars import SCALAR_MAP
 from followgraph.schema.user import CONNECTION, EDGE, PAGE_INFO, USER
+from followgraph.schema.variables import Variables
 from followgraph.store import ListKind, Parts, UserFacts
 
 CUSTOM_SCALARS = {d.name: d.serialize for d in SCALAR_MAP.values() if d.serialize is not None}
@@ -283,7 +284,7 @@ def _compile_mutation(compiler: _Compiler, chosen: OperationDefinitionNode) -> M
 
     return MutationPlan(
         chosen.name.value if chosen.name else None,
-        chosen.variable_definitions or (),
+        Variables.of(types, tuple(chosen.variable_definitions or ())),
         response_key(node),
         MUTATIONS[node.name.value],
         Argument.of(value.fields[0].value),
@@ -369,7 +370,7 @@ def compile_document(
     worst = connections * limits.max_page_size
     return Plan(
         chosen.name.value if chosen.name else None,
-        chosen.variable_definitions or (),
+        Variables.of(types, tuple(chosen.variable_definitions or ())),
         tuple(roots),
         worst > limits.max_cost,
         document,

@@ -24,6 +24,7 @@ from followgraph.schema.document import Argument
 from followgraph.schema.errors import MaskUnexpectedErrors
 from followgraph.schema.limits import QueryLimits
 from followgraph.schema.plan import Fallback, coerce_variables
+from followgraph.schema.variables import Variables
 from followgraph.store import Parts, UserFacts
 
 # The write and the payload's users: (context, other user, parts) -> (outcome, other's, viewer's).
@@ -37,7 +38,7 @@ class MutationPlan:
     """One `follow` or `unfollow` root field and its payload's selection."""
 
     operation_name: str | None
-    variable_definitions: Any
+    variables: Variables
     key: str
     action: Action
     user_id: Argument
@@ -54,7 +55,7 @@ class MutationPlan:
     ) -> ExecutionResult:
         """The response; Fallback, before anything is written, when the general executor must
         answer instead."""
-        values = coerce_variables(schema, self.variable_definitions, variables)
+        values = coerce_variables(schema, self.variables, variables)
         if context.viewer_id is None:
             raise Fallback
         user_id = self.user_id.get(values)

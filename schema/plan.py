@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 from graphql import DocumentNode, ExecutionResult, FieldNode, GraphQLError, GraphQLSchema
-from graphql.execution.values import get_variable_values
 from redis.exceptions import RedisError
 
 from followgraph.resolvers import lists, users
@@ -35,6 +34,7 @@ from followgraph.schema.declared import Wants
 from followgraph.schema.document import Argument
 from followgraph.schema.errors import MaskUnexpectedErrors
 from followgraph.schema.limits import QueryLimits, measure
+from followgraph.schema.variables import Variables, VariablesError
 from followgraph.store import ListKind, Page, Parts, UserFacts
 
 T = TypeVar("T")
@@ -87,7 +87,7 @@ class RootField:
 @dataclass(frozen=True, slots=True)
 class Plan:
     operation_name: str | None
-    variable_definitions: Any
+    variables: Variables
     roots: tuple[RootField, ...]
     # Whether the cost limit must be checked per request (the worst case of any variables exceeds it).
     check_cost: bool
@@ -105,7 +105,7 @@ class Plan:
     ) -> ExecutionResult:
         """The response's data, and errors when Redis failed; Fallback when the general executor
         must answer instead."""
-        values = coerce_variables(schema, self.variable_definitions, variables)
+        values = coerce_variables(schema, self.variables, variables)
         if self.check_cost:
             try:
                 measure(
@@ -138,13 +138,13 @@ class Plan:
         return ExecutionResult({root.key: result for root, result in zip(self.roots, results, strict=True)})
 
 
-def coerce_variables(schema: GraphQLSchema, definitions: Any, variables: Mapping[str, Any] | None) -> Any:
+def coerce_variables(schema: GraphQLSchema, declared: Variables, variables: Mapping[str, Any] | None) -> Any:
     """The request's variables as the operation declares them; Fallback when they do not fit (the
     general executor says how)."""
-    coerced = get_variable_values(schema, definitions, dict(variables or {}))
-    if isinstance(coerced, list):
-        raise Fallback
-    return coerced.coerced
+    try:
+        return declared.coerce(schema, variables)
+    except VariablesError:
+        raise Fallback from None
 
 
 async def _all(awaitables: Iterable[Awaitable[T]]) -> list[T]:

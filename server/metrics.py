@@ -80,6 +80,8 @@ class Metrics:
             registry=self.registry,
         )
         self._names: set[str] = set()
+        # The labelled series of each (operation, outcome) seen: labels() costs some 2 µs a call.
+        self._series: dict[tuple[str, str], tuple[Counter, Histogram]] = {}
 
     def operation(self, name: str | None) -> str:
         """A bounded label for a client-chosen operation name."""
@@ -94,8 +96,15 @@ class Metrics:
         return name
 
     def observe_request(self, operation: str, outcome: str, seconds: float) -> None:
-        self.requests.labels(operation, outcome).inc()
-        self.latency.labels(operation).observe(seconds)
+        series = self._series.get((operation, outcome))
+        if series is None:
+            series = self._series[operation, outcome] = (
+                self.requests.labels(operation, outcome),
+                self.latency.labels(operation),
+            )
+        count, latency = series
+        count.inc()
+        latency.observe(seconds)
 
     def observe_batch(self, loader: str, size: int) -> None:
         self.batch_size.labels(loader).observe(size)

@@ -236,7 +236,7 @@ class ReadChannel:
         try:
             return await self.run(commands)
         except NoScriptError:
-            sources = dict.fromkeys(script.source for script, _, _ in calls)
+            sources = dict.fromkeys(script.source for script, _, _ in calls if script.source)
             await self.run([("SCRIPT", "LOAD", source) for source in sources])
             return await self.run(commands)
 

@@ -594,7 +594,10 @@ class FollowStore:
         groups = self._slot_groups(ids)
         calls: list[ScriptCall] = []
         if profile:
-            calls += [(scripts.PROFILES_SCRIPT, k.profiles(group), []) for group in groups]
+            calls += [
+                (scripts.PROFILES_SCRIPT if len(group) > 1 else scripts.PROFILE_READ, k.profiles(group), [])
+                for group in groups
+            ]
         if relation and viewer is not None:
             calls.append((scripts.RELATIONS_SCRIPT, [k.following(viewer), k.fans(viewer)], ids))
         if counts:
@@ -687,7 +690,7 @@ def _gather(ids: list[str], groups: list[list[str]], replies: list[list[Any]], w
     return [value for user_id in ids for value in by_user[user_id]]
 
 
-PROFILE_WIDTH = 6
+PROFILE_WIDTH = len(scripts.PROFILE_FIELDS)
 
 
 def _profiles(ids: list[str], flat: list[Any]) -> list[Profile | None]:

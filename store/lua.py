@@ -47,6 +47,26 @@ class LuaScript:
         await redis.script_load(self.source)
 
 
+class ReadCommand(LuaScript):
+    """A read of one key that needs no script, made where a script call can be: sent as the plain
+    command, and never loaded."""
+
+    def __init__(self, name: str, *arguments: Arg) -> None:
+        super().__init__("")
+        self.name = name
+        self.arguments = arguments
+
+    async def run(self, redis: Client, keys: Sequence[str], args: Sequence[Arg] = ()) -> Any:
+        return await redis.execute_command(*self.command(keys, args))
+
+    def command(self, keys: Sequence[str], args: Sequence[Arg] = ()) -> tuple[Arg, ...]:
+        [key] = keys
+        return (self.name, key, *self.arguments, *args)
+
+    async def load(self, redis: Client) -> None:
+        pass
+
+
 async def run_pipeline(
     redis: Client, fill: Callable[[AnyPipeline], None], scripts: Sequence[LuaScript] = ()
 ) -> list[Any]:

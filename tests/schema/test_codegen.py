@@ -1,0 +1,20 @@
+"""Builders written out as source: only GraphQL names become keys, values come from the refs."""
+
+from __future__ import annotations
+
+import pytest
+
+from followgraph.schema.codegen import Builder, display
+
+
+def test_a_builder_calls_its_references() -> None:
+    code = Builder()
+    expression = display([("doubled", code.call(lambda x: x * 2, "n")), ("name", repr("N"))])
+    build = code.function(["n"], expression)
+    assert build(21) == {"doubled": 42, "name": "N"}
+
+
+@pytest.mark.parametrize("key", ["", "a b", "x':1,'y", "1a", "a-b"])
+def test_only_graphql_names_become_keys(key: str) -> None:
+    with pytest.raises(ValueError, match="not a GraphQL name"):
+        display([(key, "1")])
