@@ -9,6 +9,7 @@ answers with.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -46,12 +47,15 @@ class InProcess:
         a: httpx.AsyncClient,
         b: tuple[PlainApp, httpx.AsyncClient],
         cd: httpx.AsyncClient,
+        general: httpx.AsyncClient,
     ) -> None:
         self.client = client
         self.store = FollowStore(client)
         # The server's follow rate limit (its default): the script loop counts it as A does.
         self.follow_limit = Settings().follow_limit
         self.a = a
+        # A without compiled plans: every request through the general executor.
+        self.general = general
         self.plain, self.b = b
         self.cd = cd
         self.raw: dict[str, bytes] = {}
@@ -65,18 +69,21 @@ class InProcess:
         client = aioredis.Redis(connection_pool=pool)
         settings = Settings.from_env({}, jwt_secret=secret, production=True, data_dir=data_dir)
         app_a = create_app(settings, redis=client)
+        app_g = create_app(dataclasses.replace(settings, compiled_queries=False), redis=client)
         app_cd = create_bench_app(secret=secret, redis=client)
         plain = PlainApp(secret, f"redis://127.0.0.1:{port}/0")
         await plain.start()
         try:
             async with (
                 app_a.router.lifespan_context(app_a),
+                app_g.router.lifespan_context(app_g),
                 app_cd.router.lifespan_context(app_cd),
                 httpx.AsyncClient(transport=httpx.ASGITransport(app=app_a), base_url="http://a") as a,
                 httpx.AsyncClient(transport=httpx.ASGITransport(app=plain), base_url="http://b") as b,
                 httpx.AsyncClient(transport=httpx.ASGITransport(app=app_cd), base_url="http://c") as cd,
+                httpx.AsyncClient(transport=httpx.ASGITransport(app=app_g), base_url="http://g") as g,
             ):
-                yield cls(client, a, (plain, b), cd)
+                yield cls(client, a, (plain, b), cd, g)
         finally:
             await plain.stop()
             await client.aclose()
@@ -85,11 +92,12 @@ class InProcess:
     async def fans_page(
         self, route: str, token: str, user_id: str, first: int, offset: int = 0
     ) -> tuple[int, Any]:
-        """(round trips, JSON answer) of one fans page through route 'A', 'B', 'C' or 'D'."""
+        """(round trips, JSON answer) of one fans page through route 'A', 'B', 'C' or 'D', or 'G'
+        (A's general executor)."""
 
         async def go() -> Any:
-            if route == "A":
-                response = await self.a.post(
+            if route in ("A", "G"):
+                response = await (self.a if route == "A" else self.general).post(
                     "/graphql", content=fans_query_body(user_id, first), headers=_json(token)
                 )
             else:
