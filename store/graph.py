@@ -149,7 +149,21 @@ class ListQuery:
 
 
 def _time(value: Any) -> int | None:
-    return None if value is None or value is False else int(float(value))
+    if value is None or value is False:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return int(float(value))
+
+
+def _times(scores: list[str]) -> list[int]:
+    """Scores as epoch ms. Redis writes whole scores as integers ("1700000000000"), which int()
+    reads at a third of int(float())'s cost; anything else is read as a float."""
+    try:
+        return list(map(int, scores))
+    except ValueError:
+        return [int(float(score)) for score in scores]
 
 
 class FollowStore:
@@ -437,7 +451,7 @@ class FollowStore:
             if hidden:
                 pages.append(Page([], int(total), has_next=False, has_previous=False, hidden=True))
                 continue
-            rows = [(int(float(flat[i + 1])), flat[i]) for i in range(0, len(flat), 2)]
+            rows = list(zip(_times(flat[1::2]), flat[0::2], strict=True))
             pages.append(build_page(q.list_id, rows, total=int(total), start=int(start), stop=int(stop)))
         return pages
 
