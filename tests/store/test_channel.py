@@ -18,7 +18,7 @@ from redis.exceptions import ConnectionError, NoScriptError, ResponseError, Time
 from followgraph.server.redis_client import connect
 from followgraph.server.redis_server import RedisServer
 from followgraph.store.channel import Address, ReadChannel
-from followgraph.store.lua import LuaScript
+from followgraph.store.lua import LuaScript, ReadCommand, run_scripts
 from tests.store.writes import Writes
 
 ECHO = LuaScript("return ARGV[1]")
@@ -65,6 +65,18 @@ async def test_scripts_unknown_to_redis_are_loaded_and_run(
     with pytest.raises(NoScriptError):
         await channel.run([("EVALSHA", ECHO.sha, 0, "x")])
     assert await channel.run_scripts([(ECHO, [], ["one"]), (ECHO, [], ["two"])]) == ["one", "two"]
+
+
+async def test_plain_reads_run_beside_unknown_scripts_and_are_never_loaded(
+    channel: ReadChannel, real_redis: aioredis.Redis
+) -> None:
+    await real_redis.set("k", "v")
+    get = ReadCommand("GET")
+    calls = [(get, ["k"], []), (ECHO, [], ["one"]), (get, ["missing"], [])]
+    for reads in (channel.run_scripts, lambda calls: run_scripts(real_redis, calls)):
+        await real_redis.script_flush()
+        assert await reads(calls) == ["v", "one", None]
+    assert await real_redis.script_exists(get.sha) == [False]  # the empty script was never loaded
 
 
 async def test_a_caller_that_gives_up_leaves_the_others_their_replies(channel: ReadChannel) -> None:

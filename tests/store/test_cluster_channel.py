@@ -23,7 +23,7 @@ from followgraph.server.redis_server import RedisServer
 from followgraph.store import FollowStore
 from followgraph.store.channel import ReadChannel
 from followgraph.store.cluster_channel import ClusterReadChannel, open_reads
-from followgraph.store.lua import LuaScript, ScriptCall
+from followgraph.store.lua import LuaScript, ReadCommand, ScriptCall
 from followgraph.store.model import ListKind, Parts
 from tests.store.writes import Writes
 
@@ -107,6 +107,17 @@ async def test_scripts_unknown_to_a_node_are_loaded_there(
     await cluster_client.script_flush()
     await cluster_client.set(KEYS[0], "x")
     assert await channel.run_scripts(_gets(*KEYS)) == ["x", None, None]
+    assert channel.rerouted == 0
+
+
+async def test_plain_reads_go_to_their_nodes_beside_scripts(
+    channel: ClusterReadChannel, cluster_client: RedisCluster
+) -> None:
+    await cluster_client.script_flush()
+    await cluster_client.set(KEYS[1], "y")
+    get = ReadCommand("GET")
+    calls: list[ScriptCall] = [(get, [KEYS[1]], []), *_gets(*KEYS), (get, [KEYS[2]], [])]
+    assert await channel.run_scripts(calls) == ["y", None, "y", None, None]
     assert channel.rerouted == 0
 
 
