@@ -36,7 +36,7 @@ from graphql import (
 from followgraph.resolvers import mutations
 from followgraph.resolvers.mutations import Failure, FollowOutcome
 from followgraph.schema.codegen import Builder, display
-from followgraph.schema.declared import Values, Wants
+from followgraph.schema.declared import PROFILE, Values, Wants
 from followgraph.schema.document import (
     Argument,
     Fragments,
@@ -146,7 +146,10 @@ class _Compiler:
         code = Builder()
         items, wants, list_plans = self.user_items(code, node, "facts", with_lists=with_lists)
         build = code.function(["facts", "connections"], display(items))
-        return UserPlan(wants, tuple(list_plans), build)
+        with_list = wants | PROFILE
+        if len(list_plans) == 1:
+            with_list = with_list | list_plans[0].wants
+        return UserPlan(wants, tuple(list_plans), build, with_list)
 
     def user_items(
         self, code: Builder, node: FieldNode, source: str, *, with_lists: bool

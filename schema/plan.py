@@ -30,15 +30,14 @@ from redis.exceptions import RedisError
 from followgraph.resolvers import lists, users
 from followgraph.resolvers.context import Context
 from followgraph.resolvers.errors import ApiError
-from followgraph.schema.declared import Wants
+from followgraph.schema.declared import PROFILE, Wants
 from followgraph.schema.document import Argument
 from followgraph.schema.errors import MaskUnexpectedErrors
 from followgraph.schema.limits import QueryLimits, measure
 from followgraph.schema.variables import Variables, VariablesError
-from followgraph.store import ListKind, Page, Parts, UserFacts
+from followgraph.store import ListKind, Page, UserFacts
 
 T = TypeVar("T")
-_PROFILE = Parts(profile=True)
 
 
 class Fallback(Exception):
@@ -74,6 +73,9 @@ class UserPlan:
     wants: Wants
     lists: tuple[ListPlan, ...]
     build: Callable[[UserFacts, dict[str, Any]], dict[str, Any]]
+    # What to load of the user and of its one list's users together (with a profile, which tells
+    # whether the user exists): see _root_and_list.
+    with_list: Wants = PROFILE
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,9 +209,7 @@ async def _root_and_list(
         raise _Failed(exc, [root.key, field.key], field.node) from exc
     ids = [entry.user_id for entry in page.entries]
     try:
-        loaded = await users.facts(
-            context, [user_id, *ids], plan.wants | field.wants | _PROFILE, batched=False
-        )
+        loaded = await users.facts(context, [user_id, *ids], plan.with_list, batched=False)
     except (RedisError, OSError) as exc:
         raise _Failed(exc, [root.key], root.node) from exc
     facts, listed = loaded[0], loaded[1:]
