@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -199,12 +199,11 @@ class EventLog:
             delivery.add(streams[0], replies[0][1] if replies else [])
             return delivery
 
-        def fill(pipe: AnyPipeline) -> None:
-            for stream in streams:
-                pipe.xreadgroup(group, consumer, {stream: cursor}, count=count)
+        def queue(pipe: AnyPipeline, stream: str) -> None:
+            pipe.xreadgroup(group, consumer, {stream: cursor}, count=count)
 
         delivery = Delivery()
-        for stream, reply in zip(streams, await self._with_groups(group, streams, fill), strict=True):
+        for stream, reply in zip(streams, await self._with_groups(group, streams, queue), strict=True):
             for _, entries in reply or []:
                 delivery.add(stream, entries)
         return delivery
@@ -220,37 +219,41 @@ class EventLog:
             await self._create(list(streams), group)
             return await self.redis.xreadgroup(group, consumer, streams, count=count, block=block_ms)  # type: ignore[arg-type]
 
-    async def _with_groups(self, group: str, streams: list[str], fill: Any) -> list[Any]:
-        """Run a pipeline of group reads; streams without the group get it, and the reads run again."""
-        for attempt in range(2):
-            pipe = self.redis.pipeline(transaction=False)
-            fill(pipe)
-            replies: list[Any] = await pipe.execute(raise_on_error=False)
-            missing = [
-                s
-                for s, r in zip(streams, replies, strict=True)
-                if isinstance(r, ResponseError) and "NOGROUP" in str(r)
-            ]
-            if missing and attempt == 0:
-                await self._create(missing, group)
-                continue
-            for reply in replies:
-                if isinstance(reply, Exception):
-                    raise reply
-            return replies
-        raise AssertionError("unreachable")
+    async def _with_groups(
+        self, group: str, streams: list[str], queue: Callable[[AnyPipeline, str], None]
+    ) -> list[Any]:
+        """The replies of a group read of each stream (`queue` puts one in a pipeline). Streams
+        without the group get it and are read again; only they: the others' reads have delivered
+        their entries already, and a second read would leave those pending, unseen."""
+        replies = await self._pipeline(streams, queue)
+        missing = [i for i, r in enumerate(replies) if isinstance(r, ResponseError) and "NOGROUP" in str(r)]
+        if missing:
+            await self._create([streams[i] for i in missing], group)
+            again = await self._pipeline([streams[i] for i in missing], queue)
+            for i, reply in zip(missing, again, strict=True):
+                replies[i] = reply
+        for reply in replies:
+            if isinstance(reply, Exception):
+                raise reply
+        return replies
+
+    async def _pipeline(self, streams: list[str], queue: Callable[[AnyPipeline, str], None]) -> list[Any]:
+        pipe = self.redis.pipeline(transaction=False)
+        for stream in streams:
+            queue(pipe, stream)
+        replies: list[Any] = await pipe.execute(raise_on_error=False)
+        return replies
 
     async def claim(self, group: str, consumer: str, *, min_idle_ms: int, count: int) -> Delivery:
         """Take over events other consumers of `group` were given and left unacknowledged for
         `min_idle_ms` (consumers that died and did not come back under their name)."""
         streams = await self.streams()
 
-        def fill(pipe: AnyPipeline) -> None:
-            for stream in streams:
-                pipe.xautoclaim(stream, group, consumer, min_idle_ms, start_id="0-0", count=count)
+        def queue(pipe: AnyPipeline, stream: str) -> None:
+            pipe.xautoclaim(stream, group, consumer, min_idle_ms, start_id="0-0", count=count)
 
         delivery = Delivery()
-        for stream, reply in zip(streams, await self._with_groups(group, streams, fill), strict=True):
+        for stream, reply in zip(streams, await self._with_groups(group, streams, queue), strict=True):
             delivery.add(stream, reply[1])
         return delivery
 

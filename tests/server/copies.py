@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from followgraph.server.sync import SqlSync
+from followgraph.server.sync import GROUP, SqlSync
 from followgraph.store import BlockedError, FollowStore
 from followgraph.store import controls as c
 from followgraph.store.sql import counts, mirror
@@ -55,11 +55,25 @@ async def random_changes(store: FollowStore, rng: random.Random, steps: int) -> 
 
 async def caught_up(feeder: SqlSync, timeout: float = 60) -> None:
     """Wait until the copy has applied every event. On a cluster a slot's stream appears with its
-    first event and consumers look for new ones every few seconds: look now."""
+    first event and consumers look for new ones every few seconds: look now. On a timeout the
+    error holds each stream's state, to tell a stuck consumer from a lag measured wrong."""
     await feeder.log.streams(fresh=True)
-    async with asyncio.timeout(timeout):
-        while (await feeder.measure()).events:
-            await asyncio.sleep(0.05)
+    try:
+        async with asyncio.timeout(timeout):
+            while (await feeder.measure()).events:
+                await asyncio.sleep(0.05)
+    except TimeoutError:
+        raise AssertionError(f"the copy did not catch up: {await _log_state(feeder)}") from None
+
+
+async def _log_state(feeder: SqlSync) -> dict[str, object]:
+    redis = feeder.store.redis
+    state: dict[str, object] = {"lag": await feeder.measure(), "consumer": feeder.options.consumer}
+    for stream in await feeder.log.streams(fresh=True):
+        groups = await redis.execute_command("XINFO", "GROUPS", stream)
+        pending = await redis.execute_command("XPENDING", stream, GROUP)
+        state[stream] = {"length": await redis.xlen(stream), "groups": groups, "pending": pending}
+    return state
 
 
 async def differences(store: FollowStore, engine: AsyncEngine) -> mirror.Differences:

@@ -134,6 +134,23 @@ async def test_group_delivers_once_and_again_after_a_crash(users: FollowStore) -
     assert (await log.lag("g")).events == 0
 
 
+async def test_a_stream_new_to_the_group_costs_the_others_none_of_their_events(users: FollowStore) -> None:
+    # On a cluster a slot's stream appears with its first event, and the group is created there when
+    # a read finds it missing; the read of the other streams in that same call must not be lost.
+    log = EventLog(users)
+    await log.join("g")
+    await log.ack("g", await log.read_group("g", "one", count=100, block_ms=0))
+    await users.upsert_user("dan", name="Dan")  # a slot with no stream yet, on a cluster
+    await users.follow(follower="ann", followee="bob")
+    await log.streams(fresh=True)
+
+    read = await log.read_group("g", "one", count=100, block_ms=0)
+    expected: Told = [("USER", "dan", None), ("FOLLOW", "ann", "bob")]
+    assert sorted(told(read.events), key=str) == sorted(expected, key=str)
+    await log.ack("g", read)
+    assert (await log.lag("g")).events == 0
+
+
 async def test_trim_keeps_what_a_group_has_not_acknowledged(users: FollowStore) -> None:
     log = EventLog(users)
     await log.join("fast", start="$")
