@@ -99,13 +99,11 @@ def _pages(
         bench.say("Loading the same graph into one Redis, for the side-by-side rows...")
         load_fan_graph(graph, "127.0.0.1", one.port)
         one_stats = redis.Redis(host="127.0.0.1", port=one.port, decode_responses=True)
-        # These Redis processes are the harness's own: their CPU is not "others'".
-        saved_pids = bench.redis_pids
-        bench.redis_pids = [one.process.pid, *(n.process.pid for n in cluster.nodes if n.process is not None)]
+        pids = [one.process.pid, *(n.process.pid for n in cluster.nodes if n.process is not None)]
         try:
-            _measure_pages(bench, graph, cluster, nodes, one, one_stats, tmp, single)
+            with bench.redis_of_its_own(*pids):
+                _measure_pages(bench, graph, cluster, nodes, one, one_stats, tmp, single)
         finally:
-            bench.redis_pids = saved_pids
             one_stats.close()
     finally:
         one.stop()

@@ -168,7 +168,7 @@ SETTLE = 2.0
 def run_eventlog(bench: Bench) -> None:
     """The section's three parts on a Redis of its own; groups and results go to bench.results."""
     results = bench.results.eventlog = EventLogResults(rounds=ROUNDS)
-    saved_pids, saved_options = bench.redis_pids, bench.options
+    saved_options = bench.options
     with tempfile.TemporaryDirectory(prefix="followgraph-bench-eventlog-") as name:
         tmp = Path(name)
         server = RedisServer(
@@ -180,9 +180,8 @@ def run_eventlog(bench: Bench) -> None:
         try:
             assert server.process is not None
             pin(server.process.pid, bench.layout.redis)
-            bench.redis_pids = [server.process.pid]
             stats = redis.Redis(host="127.0.0.1", port=server.port, decode_responses=True)
-            try:
+            with bench.redis_of_its_own(server.process.pid), contextlib.closing(stats):
                 if not bench.results.redis_version:
                     info: dict[str, Any] = stats.info("server")
                     bench.results.redis_version = str(info["redis_version"])
@@ -198,11 +197,9 @@ def run_eventlog(bench: Bench) -> None:
                 _mutations(bench, results, server.port, stats, tmp)
                 bench.options = saved_options
                 _drains(bench, results, server.port, tmp)
-            finally:
-                stats.close()
         finally:
             server.stop()
-            bench.redis_pids, bench.options = saved_pids, saved_options
+            bench.options = saved_options
 
 
 def _turns(variants: int, rounds: int) -> list[tuple[int, int]]:

@@ -377,9 +377,11 @@ def run_subscriptions(bench: Bench) -> None:
         f"{_version('websockets')} speaking graphql-transport-ws, and a hand-written HTTP/1.1 sender "
         f"on {SENDER_CONNECTIONS} keep-alive connections"
     )
-    saved_pids = bench.redis_pids
     affinity = os.sched_getaffinity(0)
-    with tempfile.TemporaryDirectory(prefix="followgraph-bench-subscriptions-") as name:
+    with (
+        tempfile.TemporaryDirectory(prefix="followgraph-bench-subscriptions-") as name,
+        contextlib.ExitStack() as own,
+    ):
         tmp = Path(name)
         binary = bench.options.redis_binary or find_redis_server()
         server = RedisServer(directory=tmp / "redis", port=free_port(), binary=binary)
@@ -389,7 +391,7 @@ def run_subscriptions(bench: Bench) -> None:
         try:
             assert server.process is not None
             pin(server.process.pid, bench.layout.redis)
-            bench.redis_pids = [server.process.pid]
+            own.enter_context(bench.redis_of_its_own(server.process.pid))
             if not bench.results.redis_version:
                 info: dict[str, Any] = stats.info("server")
                 bench.results.redis_version = str(info["redis_version"])
@@ -452,7 +454,6 @@ def run_subscriptions(bench: Bench) -> None:
                 child.stop()
             stats.close()
             server.stop()
-            bench.redis_pids = saved_pids
 
 
 def _version(name: str) -> str:

@@ -7,7 +7,7 @@ import contextlib
 import dataclasses
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -591,6 +591,17 @@ class Bench:
     def _bcd(self) -> Child:
         assert self.bench_app is not None
         return self.bench_app
+
+    @contextlib.contextmanager
+    def redis_of_its_own(self, *pids: int) -> Iterator[None]:
+        """While a section runs on Redis processes of its own (`pids`), their CPU is the harness's,
+        not others'."""
+        saved = self.redis_pids
+        self.redis_pids = list(pids)
+        try:
+            yield
+        finally:
+            self.redis_pids = saved
 
     def _our_pids(self) -> list[int]:
         live = [child.pid for child in self.children if child.process.poll() is None]

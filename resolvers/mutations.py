@@ -116,12 +116,11 @@ async def _act_reading(
     after the write in the same round trip where the store can."""
     viewer_id = require_viewer(context)
     try:
-        try:
-            result, (other, viewer) = await action(context.store, viewer_id, user_id, parts)
-        except StoreError as exc:  # refused before any I/O: only the viewer is read
-            result = exc
-            [viewer] = await context.store.facts(viewer_id, [viewer_id], parts)
-            other = None
+        result, (other, viewer) = await action(context.store, viewer_id, user_id, parts)
+    except StoreError as exc:  # refused before any I/O: only the viewer is read
+        result = exc
+        [viewer] = await context.store.facts(viewer_id, [viewer_id], parts)
+        other = None
     finally:
         context.loaders.clear_all()
     if isinstance(result, StoreError):

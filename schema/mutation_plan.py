@@ -55,7 +55,7 @@ class MutationPlan:
     ) -> ExecutionResult:
         """The response; Fallback, before anything is written, when the general executor must
         answer instead."""
-        values = coerce_variables(schema, self.variables, variables)
+        values = coerce_variables(self.variables, variables)
         if context.viewer_id is None:
             raise Fallback
         user_id = self.user_id.get(values)

@@ -107,7 +107,7 @@ class Plan:
     ) -> ExecutionResult:
         """The response's data, and errors when Redis failed; Fallback when the general executor
         must answer instead."""
-        values = coerce_variables(schema, self.variables, variables)
+        values = coerce_variables(self.variables, variables)
         if self.check_cost:
             try:
                 measure(
@@ -140,11 +140,11 @@ class Plan:
         return ExecutionResult({root.key: result for root, result in zip(self.roots, results, strict=True)})
 
 
-def coerce_variables(schema: GraphQLSchema, declared: Variables, variables: Mapping[str, Any] | None) -> Any:
+def coerce_variables(declared: Variables, variables: Mapping[str, Any] | None) -> Any:
     """The request's variables as the operation declares them; Fallback when they do not fit (the
     general executor says how)."""
     try:
-        return declared.coerce(schema, variables)
+        return declared.coerce(variables)
     except VariablesError:
         raise Fallback from None
 

@@ -43,8 +43,9 @@ Simple = tuple[tuple[str, Callable[[Any], bool], bool], ...]
 
 @dataclass(frozen=True, slots=True)
 class Variables:
-    """An operation's variable definitions."""
+    """An operation's variable definitions, on the schema that coerces them."""
 
+    schema: GraphQLSchema
     definitions: tuple[VariableDefinitionNode, ...]
     # (name, whether coercion leaves a value unchanged, non-null) of every variable, when all are
     # built-in scalars without a default; None otherwise.
@@ -58,36 +59,40 @@ class Variables:
             if isinstance(node, NonNullTypeNode):
                 node = node.type
             if not isinstance(node, NamedTypeNode) or definition.default_value is not None:
-                return cls(definitions, None)
+                return cls(schema, definitions, None)
             name = node.name.value
             unchanged = _UNCHANGED.get(name)
             # Only the specification's own scalars: a schema may replace them.
             if unchanged is None or schema.type_map.get(name) is not specified_scalar_types[name]:
-                return cls(definitions, None)
+                return cls(schema, definitions, None)
             simple.append((definition.variable.name.value, unchanged, non_null))
-        return cls(definitions, tuple(simple))
+        return cls(schema, definitions, tuple(simple))
 
-    def coerce(self, schema: GraphQLSchema, given: Mapping[str, Any] | None) -> dict[str, Any]:
+    def coerce(self, given: Mapping[str, Any] | None) -> dict[str, Any]:
         """The variables as the operation declares them; VariablesError when they do not fit."""
-        if self.simple is not None:
-            values = given or {}
-            coerced: dict[str, Any] = {}
-            for name, unchanged, non_null in self.simple:
-                value = values.get(name, _MISSING)
-                if value is _MISSING:
-                    if non_null:
-                        break
-                elif value is None:
-                    if non_null:
-                        break
-                    coerced[name] = None
-                elif unchanged(value):
-                    coerced[name] = value
-                else:
-                    break
-            else:
-                return coerced
-        result = get_variable_values(schema, self.definitions, dict(given or {}))
+        quick = self._quick(given or {})
+        if quick is not None:
+            return quick
+        result = get_variable_values(self.schema, self.definitions, dict(given or {}))
         if isinstance(result, list):
             raise VariablesError
         return result.coerced
+
+    def _quick(self, given: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The variables when each is missing (nullable), null (nullable) or already what coercion
+        returns; None when graphql-core must decide."""
+        if self.simple is None:
+            return None
+        coerced: dict[str, Any] = {}
+        for name, unchanged, non_null in self.simple:
+            value = given.get(name, _MISSING)
+            if value is _MISSING or value is None:
+                if non_null:
+                    return None
+                if value is None:
+                    coerced[name] = None
+            elif unchanged(value):
+                coerced[name] = value
+            else:
+                return None
+        return coerced

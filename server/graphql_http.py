@@ -189,28 +189,17 @@ class GraphQLEndpoint:
             # slowly cannot make the request outlive it.
             try:
                 async with asyncio.timeout(self.config.request_timeout):
-                    payload = await self._read(request, headers)
+                    payload = await self._payload(request, headers)
                     reading = False
                     principal = self._principal(headers)
-
-                    def context() -> Context:
-                        return Context.create(
-                            request.app.state.store,
-                            viewer_id=principal.user_id if principal else None,
-                            scopes=principal.scopes if principal else frozenset(),
-                            request_id=request_id,
-                            observe=self.metrics.observe_batch,
-                            follow_limit=request.app.state.follow_limit,
-                            max_page_size=self.schema.limits.max_page_size,
-                        )
-
                     if isinstance(payload, list):
-                        bodies = [
-                            await self._run_one(request, params, context(), media_type) for params in payload
-                        ]
+                        bodies = []
+                        for params in payload:
+                            context = self._context(request, principal, request_id)
+                            bodies.append(await self._run_one(request, params, context, media_type))
                         self._finish(request, 200, "batch", "batch", started, request_id)
                         return self._respond(200, bodies, media_type, request_id)
-                    run = context()
+                    run = self._context(request, principal, request_id)
                     operation = self.metrics.operation(payload.operation_name)
                     status, body, outcome = await self._execute(request, payload, run, media_type)
                     operation = self.metrics.operation(run.operation_name or payload.operation_name)
@@ -225,6 +214,17 @@ class GraphQLEndpoint:
             return answer
         self._finish(request, status, outcome, operation, started, request_id)
         return self._respond(status, body, media_type, request_id)
+
+    def _context(self, request: Request, principal: Principal | None, request_id: str) -> Context:
+        return Context.create(
+            request.app.state.store,
+            viewer_id=principal.user_id if principal else None,
+            scopes=principal.scopes if principal else frozenset(),
+            request_id=request_id,
+            observe=self.metrics.observe_batch,
+            follow_limit=request.app.state.follow_limit,
+            max_page_size=self.schema.limits.max_page_size,
+        )
 
     def _late(self, reading: bool) -> RequestError:
         timeout = self.config.request_timeout
@@ -253,15 +253,6 @@ class GraphQLEndpoint:
             and "text/html" in headers.get("accept", "")
         )
 
-    async def _read(
-        self, request: Request, headers: Mapping[str, str]
-    ) -> GraphQLParams | list[GraphQLParams]:
-        """The request's operations."""
-        try:
-            return await self._payload(request, headers)
-        except ClientDisconnect:
-            raise RequestError(400, "The client went away before its request body arrived.") from None
-
     async def _payload(
         self, request: Request, headers: Mapping[str, str]
     ) -> GraphQLParams | list[GraphQLParams]:
@@ -288,10 +279,13 @@ class GraphQLEndpoint:
         if declared is not None and declared.isdigit() and int(declared) > limit:
             raise too_large
         body = bytearray()
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > limit:
-                raise too_large
+        try:
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > limit:
+                    raise too_large
+        except ClientDisconnect:
+            raise RequestError(400, "The client went away before its request body arrived.") from None
         data = _json_object(bytes(body), "The request body")
         if isinstance(data, list):
             return self._batch(data)

@@ -241,7 +241,7 @@ class ReadChannel:
         try:
             return await self.run(commands)
         except NoScriptError:
-            sources = dict.fromkeys(script.source for script, _, _ in calls if script.source)
+            sources = dict.fromkeys(script.source for script, _, _ in calls if script.needs_loading)
             await self.run([("SCRIPT", "LOAD", source) for source in sources])
             return await self.run(commands)
 

@@ -48,7 +48,7 @@ from followgraph.store.model import (
 )
 from followgraph.store.paging import Direction, PageRequest, build_page, window
 from followgraph.store.profiles import validate_avatar_url, validate_name
-from followgraph.store.ratelimit import NO_LIMIT_ARGS, FollowLimit
+from followgraph.store.ratelimit import FollowLimit, limit_args
 
 DEFAULT_PAGE_SIZE = 20
 # Members fetched per round trip when a list is intersected with another.
@@ -149,12 +149,7 @@ class ListQuery:
 
 
 def _time(value: Any) -> int | None:
-    if value is None or value is False:
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        return int(float(value))
+    return None if value is None or value is False else _times([value])[0]
 
 
 def _times(scores: list[str]) -> list[int]:
@@ -248,15 +243,13 @@ class FollowStore:
         sees them), read after the write whether or not it succeeded: one round trip on a single
         Redis (a pipeline runs in order). A StoreError before any I/O (a bad id) is raised."""
         self.check_pair(follower, followee)
-        if self.cluster or not parts.any:
-            return await self._then_read(
-                self.follow(follower=follower, followee=followee, limit=limit), follower, followee, parts
-            )
-        call = _follow_call(
-            self.keys, Edge(follower, followee), NO_LIMIT_ARGS if limit is None else limit.args()
-        )
-        return await self._write_and_read(
-            call, lambda reply: _follow_result(reply, follower, followee, limit), follower, followee, parts
+        return await self._reading(
+            lambda: self.follow(follower=follower, followee=followee, limit=limit),
+            lambda: _follow_call(self.keys, Edge(follower, followee), limit_args(limit)),
+            lambda reply: _follow_result(reply, follower, followee, limit),
+            follower,
+            followee,
+            parts,
         )
 
     async def follow_edges(
@@ -273,7 +266,7 @@ class FollowStore:
         that failed between its steps is completed by its retry, since both steps always run.
         """
         k = self.keys
-        limited = NO_LIMIT_ARGS if limit is None else limit.args()
+        limited = limit_args(limit)
         if not self.cluster:
             return await run_scripts(self.redis, [_follow_call(k, e, limited) for e in edges])
         found = await self._profiles_of([u for e in edges for u in (e.follower, e.followee)])
@@ -336,39 +329,38 @@ class FollowStore:
         """unfollow(), then the `parts` of both users as follow_reading reads them: one round trip
         on a single Redis."""
         self.check_pair(follower, followee, self_message="A user cannot unfollow themselves.")
-        if self.cluster or not parts.any:
-            return await self._then_read(
-                self.unfollow(follower=follower, followee=followee), follower, followee, parts
-            )
-        call = _unfollow_call(self.keys, follower, followee, False)
-        return await self._write_and_read(
-            call, lambda reply: _unfollow_result(reply, follower, followee), follower, followee, parts
+        return await self._reading(
+            lambda: self.unfollow(follower=follower, followee=followee),
+            lambda: _unfollow_call(self.keys, follower, followee, False),
+            lambda reply: _unfollow_result(reply, follower, followee),
+            follower,
+            followee,
+            parts,
         )
 
-    async def _then_read(
-        self, write: Awaitable[FollowResult], follower: str, followee: str, parts: Parts
-    ) -> tuple[FollowResult | StoreError, list[UserFacts]]:
-        """The write's result, then the users' facts in a round trip of their own (a cluster)."""
-        result: FollowResult | StoreError
-        try:
-            result = await write
-        except StoreError as exc:
-            result = exc
-        if not parts.any:
-            return result, [UserFacts(followee), UserFacts(follower)]
-        return result, await self.facts(follower, [followee, follower], parts)
-
-    async def _write_and_read(
+    async def _reading(
         self,
-        call: ScriptCall,
+        write: Callable[[], Awaitable[FollowResult]],
+        call: Callable[[], ScriptCall],
         result_of: Callable[[list[Any]], FollowResult],
         follower: str,
         followee: str,
         parts: Parts,
     ) -> tuple[FollowResult | StoreError, list[UserFacts]]:
-        calls, parse = self._facts_calls(follower, [followee, follower], parts)
-        replies = await run_scripts(self.redis, [call, *calls])
+        """A write's result (or the StoreError it ended in) and then the two users' facts: on a
+        single Redis the write's script `call` and the reads in one pipeline (`result_of` reads
+        its reply); on a cluster, or with nothing to read, `write` and then a read of its own."""
         result: FollowResult | StoreError
+        if self.cluster or not parts.any:
+            try:
+                result = await write()
+            except StoreError as exc:
+                result = exc
+            if not parts.any:
+                return result, [UserFacts(followee), UserFacts(follower)]
+            return result, await self.facts(follower, [followee, follower], parts)
+        calls, parse = self._facts_calls(follower, [followee, follower], parts)
+        replies = await run_scripts(self.redis, [call(), *calls])
         try:
             result = result_of(replies[0])
         except StoreError as exc:

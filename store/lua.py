@@ -23,6 +23,9 @@ AnyPipeline = Pipeline | ClusterPipeline
 
 
 class LuaScript:
+    # Whether Redis must know the script (SCRIPT LOAD) before a call of it runs.
+    needs_loading = True
+
     def __init__(self, source: str) -> None:
         self.source = source
         self.sha = hashlib.sha1(source.encode()).hexdigest()
@@ -51,6 +54,8 @@ class ReadCommand(LuaScript):
     """A read of one key that needs no script, made where a script call can be: sent as the plain
     command, and never loaded."""
 
+    needs_loading = False
+
     def __init__(self, name: str, *arguments: Arg) -> None:
         super().__init__("")
         self.name = name
@@ -62,9 +67,6 @@ class ReadCommand(LuaScript):
     def command(self, keys: Sequence[str], args: Sequence[Arg] = ()) -> tuple[Arg, ...]:
         [key] = keys
         return (self.name, key, *self.arguments, *args)
-
-    async def load(self, redis: Client) -> None:
-        pass
 
 
 async def run_pipeline(
@@ -116,7 +118,7 @@ async def run_scripts(redis: Client, calls: Sequence[ScriptCall]) -> list[Any]:
             break
         results += replies[:unknown]
         pending = pending[unknown:]
-        for script in dict.fromkeys(script for script, _, _ in pending):
+        for script in dict.fromkeys(script for script, _, _ in pending if script.needs_loading):
             await script.load(redis)
     for result in results:
         if isinstance(result, Exception):

@@ -29,9 +29,7 @@ class FollowLimit:
         item = parse(rate)
         return cls(item.amount, item.get_expiry() * 1000, str(item))
 
-    def args(self) -> list[str]:
-        """The follow scripts' arguments that carry the limit."""
-        return [str(self.amount), str(self.window_ms)]
 
-
-NO_LIMIT_ARGS = ["", ""]
+def limit_args(limit: FollowLimit | None) -> list[str]:
+    """The follow scripts' arguments that carry the limit (empty ones: no limit)."""
+    return ["", ""] if limit is None else [str(limit.amount), str(limit.window_ms)]

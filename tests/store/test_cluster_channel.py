@@ -101,23 +101,16 @@ async def test_a_reader_that_gives_up_leaves_the_others_their_replies(
     assert channel.rerouted == 0
 
 
-async def test_scripts_unknown_to_a_node_are_loaded_there(
+async def test_scripts_unknown_to_a_node_are_loaded_there_and_plain_reads_go_beside_them(
     channel: ClusterReadChannel, cluster_client: RedisCluster
 ) -> None:
-    await cluster_client.script_flush()
     await cluster_client.set(KEYS[0], "x")
-    assert await channel.run_scripts(_gets(*KEYS)) == ["x", None, None]
-    assert channel.rerouted == 0
-
-
-async def test_plain_reads_go_to_their_nodes_beside_scripts(
-    channel: ClusterReadChannel, cluster_client: RedisCluster
-) -> None:
-    await cluster_client.script_flush()
     await cluster_client.set(KEYS[1], "y")
     get = ReadCommand("GET")
-    calls: list[ScriptCall] = [(get, [KEYS[1]], []), *_gets(*KEYS), (get, [KEYS[2]], [])]
-    assert await channel.run_scripts(calls) == ["y", None, "y", None, None]
+    mixed: list[ScriptCall] = [(get, [KEYS[1]], []), *_gets(*KEYS), (get, [KEYS[2]], [])]
+    for calls, replies in ((_gets(*KEYS), ["x", "y", None]), (mixed, ["y", "x", "y", None, None])):
+        await cluster_client.script_flush()
+        assert await channel.run_scripts(calls) == replies
     assert channel.rerouted == 0
 
 
