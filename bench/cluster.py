@@ -158,8 +158,9 @@ def _measure_pages(
             "into one Redis and into the cluster; each is its median round by req/s (every round's in its "
             f"note). The {MASTERS} nodes run on the single Redis' CPU. Redis commands "
             "per request are summed over the nodes: a page's 20 users sit in up to 20 slots, so their "
-            "profiles and counts are one script call per slot instead of one in all. On the cluster, A "
-            "sends each call to its slot's node on one auto-pipelined connection per node "
+            "profiles are one HMGET each on their own slot (one script call for all on one Redis), and "
+            "counts one script call per slot. On the cluster, A sends each command to its slot's node "
+            "on one auto-pipelined connection per node "
             "(store/cluster_channel.py); the third row reads through redis-py's cluster pipeline instead."
         )
         if single is not None:

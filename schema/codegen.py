@@ -4,7 +4,8 @@ A plan's builder turns what the store loaded into the response's dictionaries. B
 closures, a page of 20 edges cost some 300 Python calls: a dictionary comprehension per object,
 a wrapper per serialized value, a closure per nested object. Written out, the same builder is one
 expression of dictionary displays and comprehensions that calls only the declared getters and the
-schema's serializers, each bound under a name of its own (bench/benchmarks.md has the figures).
+schema's serializers (an enum's names are a table it looks up), each bound under a name of its own
+(bench/benchmarks.md has the figures).
 
 Only response keys (GraphQL names, checked by the parser) and names made here go into the source,
 so no text from a request is ever compiled.
@@ -13,7 +14,7 @@ so no text from a request is ever compiled.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 _NAME = re.compile(r"[_A-Za-z][_0-9A-Za-z]*")
@@ -33,6 +34,9 @@ class Builder:
 
     def call(self, function: Callable[[Any], Any], argument: str) -> str:
         return f"{self.ref(function)}({argument})"
+
+    def lookup(self, table: Mapping[Any, Any], key: str) -> str:
+        return f"{self.ref(table)}[{key}]"
 
     def function(self, parameters: Iterable[str], expression: str) -> Callable[..., Any]:
         """def build(parameters): return expression."""

@@ -20,6 +20,7 @@ from graphql import (
     FieldNode,
     FragmentDefinitionNode,
     GraphQLEnumType,
+    GraphQLNonNull,
     GraphQLObjectType,
     GraphQLScalarType,
     GraphQLSchema,
@@ -67,29 +68,44 @@ class NotCompilable(Exception):
     """The document selects something plans do not cover."""
 
 
-def _serializer(types: GraphQLSchema, type_name: str, field: str) -> Callable[[Any], Any] | None:
-    """How the general executor turns the field's value into JSON: through the serializer of an
-    enum (remembered per member: there are few) or of a custom scalar. None for the built-in
-    scalars, whose values are JSON already."""
+class _Names(dict[Any, Any]):
+    """An enum's serialized names by value, learnt on first sight (an enum has few members): a
+    builder looks a name up with a subscript, without a Python call."""
+
+    def __init__(self, serialize: Callable[[Any], Any]) -> None:
+        super().__init__({None: None})
+        self.serialize = serialize
+
+    def __missing__(self, value: Any) -> Any:
+        name = self[value] = self.serialize(value)
+        return name
+
+
+def _serializer(types: GraphQLSchema, type_name: str, field: str) -> Callable[[Any], Any] | _Names | None:
+    """How the general executor turns the field's value into JSON: through the names of an enum
+    or the serializer of a custom scalar. None for the built-in scalars, whose values are JSON
+    already."""
     parent = types.type_map[type_name]
     assert isinstance(parent, GraphQLObjectType)
-    named = get_named_type(parent.fields[field].type)
+    declared = parent.fields[field].type
+    named = get_named_type(declared)
     if isinstance(named, GraphQLEnumType):
-        names: dict[Any, Any] = {}
-        serialize_enum = named.serialize
-
-        def member(value: Any) -> Any:
-            name = names.get(value, _UNSEEN)
-            if name is _UNSEEN:
-                name = names[value] = None if value is None else serialize_enum(value)
-            return name
-
-        return member
+        return _Names(named.serialize)
     if isinstance(named, GraphQLScalarType) and named.name not in specified_scalar_types:
-        # The project's own serializer, which Strawberry's scalar wraps.
+        # The project's own serializer, which Strawberry's scalar wraps. A non-null field's value is
+        # never None (were it, the serializer's error sends the request to the general executor).
         serialize = CUSTOM_SCALARS.get(named.name, named.serialize)
+        if isinstance(declared, GraphQLNonNull):
+            return serialize
         return lambda value: None if value is None else serialize(value)
     return None
+
+
+def _enum_names(types: GraphQLSchema, type_name: str, field: str) -> Callable[[Any], Any]:
+    """The serializer of an enum field, as a function."""
+    names = _serializer(types, type_name, field)
+    assert isinstance(names, _Names)
+    return names.__getitem__
 
 
 def _plain_leaf(node: FieldNode) -> bool:
@@ -139,7 +155,11 @@ class _Compiler:
             raise NotCompilable(f"{values.type_name}.{name} is an object")
         expression = code.call(get, source)
         serialize = _serializer(self.types, values.type_name, name)
-        return expression if serialize is None else code.call(serialize, expression)
+        if serialize is None:
+            return expression
+        if isinstance(serialize, _Names):
+            return code.lookup(serialize, expression)
+        return code.call(serialize, expression)
 
     def user(self, node: FieldNode, *, with_lists: bool) -> UserPlan:
         """The plan of a User selection."""
@@ -256,8 +276,8 @@ def _compile_mutation(compiler: _Compiler, chosen: OperationDefinitionNode) -> M
     if [f.name.value for f in value.fields] != ["userId"]:
         raise NotCompilable("an input of other fields")
     types = compiler.types
-    relationship = _serializer(types, PAYLOAD, "relationship")
-    code = _serializer(types, "UserError", "code")
+    relationship = _enum_names(types, PAYLOAD, "relationship")
+    code = _enum_names(types, "UserError", "code")
     assert relationship is not None and code is not None
     parts = Parts()
     items: list[tuple[str, Callable[[FollowOutcome, UserFacts | None, UserFacts], Any]]] = []

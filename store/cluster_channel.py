@@ -1,12 +1,12 @@
 """The read channel on a Redis Cluster: one auto-pipelined connection per master node.
 
-A page of 20 fans reads their profiles and counts with one script call per slot, up to 20 of them
-on 3 nodes; through redis-py's cluster pipeline each call costs a command object, a node lookup and
-a pooled connection, and that bookkeeping held a cluster page to about half of one Redis'
-throughput (bench/benchmarks.md, cluster). Here each call goes to the node of its first key's slot,
-looked up in redis-py's own slot map, on that node's ReadChannel (store/channel.py): everything the
-request handlers queue in one turn of the event loop goes out in one write per node, and the nodes
-answer concurrently.
+A page of 20 fans reads their profiles with one HMGET each on the user's own slot (and counts with
+one script call per slot), up to 20 commands on 3 nodes; through redis-py's cluster pipeline each
+costs a command object, a node lookup and a pooled connection, and that bookkeeping held a cluster
+page to about half of one Redis' throughput (bench/benchmarks.md, cluster). Here each call goes to
+the node of its first key's slot, looked up in redis-py's own slot map, on that node's ReadChannel
+(store/channel.py): everything the request handlers queue in one turn of the event loop goes out in
+one write per node, and the nodes answer concurrently.
 
 The fast path never decides what is right. When a node answers a call with a redirection (MOVED,
 ASK), says the cluster is down or busy with the slot (CLUSTERDOWN, TRYAGAIN), cannot be reached or
@@ -18,6 +18,7 @@ only: running one twice changes nothing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -112,21 +113,28 @@ class ClusterReadChannel:
 
     async def _direct(self, calls: Sequence[ScriptCall]) -> list[Any]:
         slots = self.client.nodes_manager.slots_cache
-        by_node: dict[str, list[int]] = {}
-        for i, (_, keys, _) in enumerate(calls):
-            nodes = slots.get(slot_of(keys[0]))
+        # Each node's calls, and where their replies go among all.
+        indexes: dict[str, list[int]] = {}
+        parts: dict[str, list[ScriptCall]] = {}
+        for i, call in enumerate(calls):
+            nodes = slots.get(slot_of(call[1][0]))
             if not nodes:
                 raise SlotNotCoveredError("The slot map does not cover the slot (or is not known yet).")
-            by_node.setdefault(nodes[0].name, []).append(i)
-        if len(by_node) == 1:
-            return await self._channel(next(iter(by_node))).run_scripts(calls)
-        parts = {name: [calls[i] for i in indexes] for name, indexes in by_node.items()}
+            name = nodes[0].name
+            if name in parts:
+                parts[name].append(call)
+                indexes[name].append(i)
+            else:
+                parts[name] = [call]
+                indexes[name] = [i]
+        if len(parts) == 1:
+            return await self._channel(next(iter(parts))).run_scripts(calls)
         answers = await self._at_once(parts)
         if answers is None:
             answers = await self._each(parts)
         replies: list[Any] = [None] * len(calls)
-        for indexes, answer in zip(by_node.values(), answers, strict=True):
-            for i, reply in zip(indexes, answer, strict=True):
+        for places, answer in zip(indexes.values(), answers, strict=True):
+            for i, reply in zip(places, answer, strict=True):
                 replies[i] = reply
         return replies
 
@@ -142,19 +150,24 @@ class ClusterReadChannel:
             sent = channel.send_now(script_commands(part))
             assert sent is not None  # connected: checked above, in this same turn of the loop
             futures.append(sent)
+        # Awaited one after the other: the replies of the nodes arrive in the same turns of the
+        # event loop, so this wakes the caller about once, where asyncio.wait cost a waiter, a
+        # callback per future and a timer (some 10 µs a page). No timer of its own is needed:
+        # each connection fails its calls with a TimeoutError when its node does not answer in
+        # time (store/channel.py).
         try:
-            _, late = await asyncio.wait(futures, timeout=self.timeout)
+            for future in futures:
+                with contextlib.suppress(Exception):
+                    await future
         except BaseException:
             for future in futures:
                 future.cancel()
             raise
-        if late:
-            for channel, future in zip(channels, futures, strict=True):
-                if not future.done():
-                    future.cancel()
-                    channel.drop(ConnectionError("The read channel's connection timed out."))
-            raise TimeoutError(f"A cluster node did not answer the read channel within {self.timeout:g} s.")
-        if any(future.exception() is not None for future in futures):
+        errors = [future.exception() for future in futures]
+        late = next((error for error in errors if isinstance(error, TimeoutError)), None)
+        if late is not None:
+            raise late
+        if any(error is not None for error in errors):
             return None
         answers = [future.result() for future in futures]
         for answer in answers:

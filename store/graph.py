@@ -170,7 +170,8 @@ class FollowStore:
         # store/cluster_channel.py).
         self.reads = reads
         # On a cluster every script touches one user's slot: a follow is two steps, reads of many
-        # users go out as one script call per slot, and the change log has a stream per slot.
+        # users go out as one command per user (profiles) or per slot (counts), and the change log has
+        # a stream per slot.
         self.cluster = isinstance(redis, RedisCluster)
         self.keys = replace(keys or Keys(), sharded=self.cluster)
 
