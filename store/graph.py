@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
+from itertools import chain
 from typing import Any, cast
 
 from redis.asyncio import RedisCluster
@@ -46,7 +47,7 @@ from followgraph.store.model import (
     UserFacts,
     UserSettings,
 )
-from followgraph.store.paging import Direction, PageRequest, build_page, window
+from followgraph.store.paging import PageRequest, build_page, window
 from followgraph.store.profiles import validate_avatar_url, validate_name
 from followgraph.store.ratelimit import FollowLimit, limit_args
 
@@ -126,6 +127,11 @@ def upsert_args(name: str | None, avatar_url: str | None, created_at: int | None
     return args
 
 
+def list_id(kind: ListKind, user_id: str) -> str:
+    """What a list's cursors are bound to."""
+    return f"{kind.value}:{user_id}"
+
+
 @dataclass(frozen=True, slots=True)
 class ListQuery:
     """A validated request for one page of one user's list."""
@@ -140,7 +146,7 @@ class ListQuery:
 
     @property
     def list_id(self) -> str:
-        return f"{self.kind.value}:{self.user_id}"
+        return list_id(self.kind, self.user_id)
 
     @property
     def guarded(self) -> bool:
@@ -423,9 +429,8 @@ class FollowStore:
         validate_user_id(user_id)
         if viewer is not None:
             validate_user_id(viewer, field="viewer")
-        list_id = ListQuery(kind, user_id, PageRequest(Direction.FORWARD, 0, None)).list_id
         request = PageRequest.parse(
-            list_id, first=first, after=after, last=last, before=before, default=default
+            list_id(kind, user_id), first=first, after=after, last=last, before=before, default=default
         )
         return ListQuery(kind, user_id, request, viewer, viewer_checked)
 
@@ -656,7 +661,7 @@ def _facts(
     profiles, all_counts = none, none
     if profile_calls:
         read = reply[:profile_calls]
-        profiles = _profiles(ids, read[0] if profile_calls == 1 else [value for r in read for value in r])
+        profiles = _profiles(ids, read[0] if profile_calls == 1 else list(chain.from_iterable(read)))
         reply = reply[profile_calls:]
     relations = _relations(viewer, ids, reply.pop(0)) if relation else [NO_RELATION] * len(ids)
     all_controls = [NO_CONTROLS] * len(ids)
