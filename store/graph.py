@@ -713,22 +713,20 @@ PROFILE_WIDTH = len(scripts.PROFILE_FIELDS)
 
 def _profiles(ids: list[str], flat: list[Any]) -> list[Profile | None]:
     profiles: list[Profile | None] = []
-    for user_id, i in zip(ids, range(0, len(flat), PROFILE_WIDTH), strict=True):
-        created_at = flat[i + 2]
+    # The HMGET replies of PROFILE_FIELDS, a user's values at a time.
+    values = zip(*[iter(flat)] * PROFILE_WIDTH, strict=True)
+    for user_id, (name, avatar_url, created_at, locked, hide_following, hide_fans) in zip(
+        ids, values, strict=True
+    ):
         if created_at is None:
             profiles.append(None)
-            continue
-        # Most users keep the default settings: told apart without a slice and a call.
-        settings = DEFAULT_SETTINGS
-        if flat[i + 3] or flat[i + 4] or flat[i + 5]:
-            settings = _settings(flat[i + 3 : i + 6])
-        profiles.append(Profile(user_id, flat[i], flat[i + 1], int(created_at), settings))
+        else:
+            # Most users keep the default settings: shared, not built again.
+            settings = DEFAULT_SETTINGS
+            if locked or hide_following or hide_fans:
+                settings = UserSettings(locked == "1", hide_following == "1", hide_fans == "1")
+            profiles.append(Profile(user_id, name, avatar_url, int(created_at), settings))
     return profiles
-
-
-def _settings(flags: list[Any]) -> UserSettings:
-    locked, hide_following, hide_fans = (flag == "1" for flag in flags)
-    return UserSettings(locked, hide_following, hide_fans)
 
 
 # The relationship by (viewer follows, follows viewer).
