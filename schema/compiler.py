@@ -61,8 +61,6 @@ CUSTOM_SCALARS = {d.name: d.serialize for d in SCALAR_MAP.values() if d.serializ
 LIST_ARGUMENTS = frozenset({"first", "after", "last", "before"})
 PAYLOAD = "FollowPayload"
 
-_UNSEEN = object()
-
 
 class NotCompilable(Exception):
     """The document selects something plans do not cover."""
@@ -278,7 +276,6 @@ def _compile_mutation(compiler: _Compiler, chosen: OperationDefinitionNode) -> M
     types = compiler.types
     relationship = _enum_names(types, PAYLOAD, "relationship")
     code = _enum_names(types, "UserError", "code")
-    assert relationship is not None and code is not None
     parts = Parts()
     items: list[tuple[str, Callable[[FollowOutcome, UserFacts | None, UserFacts], Any]]] = []
     for field in compiler.fields(node.selection_set, PAYLOAD):

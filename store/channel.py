@@ -252,16 +252,12 @@ class ReadChannel:
     def send_now(self, commands: Sequence[Command]) -> asyncio.Future[list[Any]] | None:
         """Queue `commands` on the open connection without waiting: the future of their replies,
         error replies among them as exceptions, not raised. None when the channel is not connected
-        (`run` connects). A caller that stops waiting for the future must `drop` the connection."""
+        (`run` connects). The connection's timer fails the future when Redis does not answer in
+        time; a caller that stops waiting may cancel it, and its replies are dropped as they come."""
         protocol = self._protocol
         if protocol is None or protocol.lost is not None:
             return None
         return protocol.send(commands)
-
-    def drop(self, error: Exception) -> None:
-        """Fail every call waiting with `error` and drop the connection; the next call connects."""
-        if self._protocol is not None:
-            self._protocol.fail(error)
 
     async def _run_once(self, commands: Sequence[Command]) -> list[Any]:
         protocol = await self._connected()
