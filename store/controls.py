@@ -181,7 +181,7 @@ async def update_settings(
     if reply == -1:
         raise UserNotFoundError(user_id)
     before, *now = reply
-    settings = UserSettings(*(flag == "1" for flag in now))
+    settings = UserSettings.read(*now)
     return settings, before == "1" and not settings.locked
 
 

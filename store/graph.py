@@ -724,7 +724,7 @@ def _profiles(ids: list[str], flat: list[Any]) -> list[Profile | None]:
             # Most users keep the default settings: shared, not built again.
             settings = DEFAULT_SETTINGS
             if locked or hide_following or hide_fans:
-                settings = UserSettings(locked == "1", hide_following == "1", hide_fans == "1")
+                settings = UserSettings.read(locked, hide_following, hide_fans)
             profiles.append(Profile(user_id, name, avatar_url, int(created_at), settings))
     return profiles
 

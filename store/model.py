@@ -74,6 +74,12 @@ class UserSettings:
     hide_following: bool = False
     hide_fans: bool = False
 
+    @classmethod
+    def read(cls, locked: object, hide_following: object, hide_fans: object) -> UserSettings:
+        """The settings from the profile hash's flags as Redis replies them: "1" is set; anything
+        else, a missing field included, is not."""
+        return cls(locked == "1", hide_following == "1", hide_fans == "1")
+
 
 DEFAULT_SETTINGS = UserSettings()
 
