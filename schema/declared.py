@@ -36,7 +36,10 @@ CONTROLS = Wants(controls=True)
 
 
 def value(get: Callable[[Any], Any], *, description: str, needs: Wants = NOTHING) -> Any:
-    """A plain field whose value is `get(source)`; `needs` says what of the users it reads."""
+    """A plain field whose value is `get(source)`; `needs` says what of the users it reads.
+
+    `get` returns the plain value: the field's annotation (`EpochMillis`, `strawberry.ID`) tells
+    the schema its type, and calling a NewType there would cost a Python call per entry of a page."""
     return strawberry.field(description=description, metadata={_VALUE: (get, needs)})
 
 

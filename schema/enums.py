@@ -26,11 +26,13 @@ class Relationship(Enum):
 
     @classmethod
     def of(cls, relationship: store.Relationship) -> "Relationship":
-        return _RELATIONSHIPS[relationship]
+        return RELATIONSHIPS[relationship]
 
 
-# Enum members' `name` is a descriptor call: looked up once here, not once per user of a page.
-_RELATIONSHIPS = {member: Relationship[member.name] for member in store.Relationship}
+# The API's value of each of the store's relationships. Enum members' `name` is a descriptor
+# call: looked up once here, not once per user of a page; the declared getters index this table
+# rather than call `of` (a Python call per user).
+RELATIONSHIPS = {member: Relationship[member.name] for member in store.Relationship}
 
 
 @strawberry.enum(description="Why a mutation could not do what was asked.")

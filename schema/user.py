@@ -24,7 +24,7 @@ from followgraph.schema.declared import (
     list_metadata,
     value,
 )
-from followgraph.schema.enums import Relationship
+from followgraph.schema.enums import RELATIONSHIPS, Relationship
 from followgraph.schema.node import Node
 from followgraph.schema.scalars import EpochMillis
 from followgraph.schema.selection import selected
@@ -47,10 +47,6 @@ First = Annotated[int | None, strawberry.argument(description=FIRST)]
 After = Annotated[str | None, strawberry.argument(description=AFTER)]
 Last = Annotated[int | None, strawberry.argument(description=LAST)]
 Before = Annotated[str | None, strawberry.argument(description=BEFORE)]
-
-
-def _at(at: int | None) -> EpochMillis | None:
-    return None if at is None else EpochMillis(at)
 
 
 @strawberry.type(description="Where a page sits in its list (Relay).")
@@ -80,10 +76,10 @@ class FollowEdge:
     )
     node: "User"
     followed_at: EpochMillis = value(
-        lambda edge: EpochMillis(edge[0].at), description="When the follow (or the mutual relation) began."
+        lambda edge: edge[0].at, description="When the follow (or the mutual relation) began."
     )
     relationship: Relationship = value(
-        lambda edge: Relationship.of(edge[1].relation.relationship),
+        lambda edge: RELATIONSHIPS[edge[1].relation.relationship],
         needs=RELATION,
         description="node's relationship to the viewer (same value as node.relationship).",
     )
@@ -185,11 +181,11 @@ def _own_settings(facts: UserFacts) -> UserSettings | None:
 @strawberry.type(description="A registered user of the follow graph.")
 class User(Node):
     id: strawberry.ID = value(
-        lambda facts: strawberry.ID(to_global_id(USER_TYPE, facts.user_id)),
+        lambda facts: to_global_id(USER_TYPE, facts.user_id),
         description="Relay global id (opaque).",
     )
     user_id: strawberry.ID = value(
-        lambda facts: strawberry.ID(facts.user_id),
+        lambda facts: facts.user_id,
         description="The application's own user id, as given to upsertUser / import.",
     )
 
@@ -204,7 +200,7 @@ class User(Node):
         description="Absolute http(s) URL of the avatar image.",
     )
     created_at: EpochMillis | None = value(
-        lambda facts: EpochMillis(facts.profile.created_at) if facts.profile else None,
+        lambda facts: facts.profile.created_at if facts.profile else None,
         needs=PROFILE,
         description="When the user was registered.",
     )
@@ -224,7 +220,7 @@ class User(Node):
         description="Exact: always equal to mutuals.totalCount.",
     )
     relationship: Relationship = _relation(
-        lambda relation: Relationship.of(relation.relationship), "This user's relationship to the viewer."
+        lambda relation: RELATIONSHIPS[relation.relationship], "This user's relationship to the viewer."
     )
     viewer_is_following: bool = _relation(
         lambda relation: relation.viewer_follows, "Whether the viewer follows this user."
@@ -233,11 +229,11 @@ class User(Node):
         lambda relation: relation.follows_viewer, "Whether this user follows the viewer."
     )
     viewer_followed_at: EpochMillis | None = _relation(
-        lambda relation: _at(relation.viewer_followed_at),
+        lambda relation: relation.viewer_followed_at,
         "When the viewer followed this user; null if the viewer does not.",
     )
     followed_viewer_at: EpochMillis | None = _relation(
-        lambda relation: _at(relation.followed_viewer_at),
+        lambda relation: relation.followed_viewer_at,
         "When this user followed the viewer; null if they do not.",
     )
 

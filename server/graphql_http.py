@@ -14,7 +14,6 @@ operation to the Strawberry schema.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 import time
@@ -24,7 +23,7 @@ from typing import Any
 
 import orjson
 from redis.exceptions import RedisError
-from starlette.requests import ClientDisconnect, Request
+from starlette.datastructures import QueryParams
 from starlette.types import Receive, Scope, Send
 from strawberry.http.ides import get_graphql_ide_html
 
@@ -39,6 +38,7 @@ from followgraph.schema.execute import (
     rejected,
 )
 from followgraph.server.auth import AuthConfig, AuthError, Principal, VerifiedTokens
+from followgraph.server.deadlines import Deadlines
 from followgraph.server.logs import AccessLog
 from followgraph.server.logs import request_id as request_id_var
 from followgraph.server.metrics import Metrics
@@ -161,17 +161,21 @@ class GraphQLEndpoint:
         self._tokens = VerifiedTokens(config.auth)
         self.executor = Executor(schema, compiled=config.compiled_queries)
         self.access = AccessLog("followgraph.http")
+        # One budget for reading the body and running the operations: a body trickled in slowly
+        # cannot make the request outlive it.
+        self.deadlines = Deadlines(config.request_timeout)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """The ASGI application of the path: answered without Starlette's Response objects."""
-        status, body, headers = await self.handle(Request(scope, receive))
+        """The ASGI application of the path: answered without Starlette's Request and Response
+        objects."""
+        status, body, headers = await self.handle(scope, receive)
         headers.append((b"content-length", str(len(body)).encode()))
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
-    async def handle(self, request: Request) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
-        """The status, body and headers of the answer to `request`."""
-        headers = _headers(request.scope)
+    async def handle(self, scope: Scope, receive: Receive) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
+        """The status, body and headers of the answer to the HTTP request of `scope`."""
+        headers = _headers(scope)
         request_id = headers.get("x-request-id", "")
         if not _REQUEST_ID.fullmatch(request_id):
             request_id = os.urandom(16).hex()
@@ -181,27 +185,25 @@ class GraphQLEndpoint:
         operation = "anonymous"
         reading = True
         try:
-            if self._wants_graphiql(request, headers):
+            if self._wants_graphiql(scope, headers):
                 page = self.config.graphiql_html or get_graphql_ide_html("graphiql")
                 return 200, page.encode(), _response_headers(HTML, request_id)
             media_type = negotiate(headers.get("accept"))
-            # One budget for reading the body and running the operations: a body trickled in
-            # slowly cannot make the request outlive it.
             try:
-                async with asyncio.timeout(self.config.request_timeout):
-                    payload = await self._payload(request, headers)
+                async with self.deadlines.within():
+                    payload = await self._payload(scope, receive, headers)
                     reading = False
                     principal = self._principal(headers)
                     if isinstance(payload, list):
                         bodies = []
                         for params in payload:
-                            context = self._context(request, principal, request_id)
-                            bodies.append(await self._run_one(request, params, context, media_type))
-                        self._finish(request, 200, "batch", "batch", started, request_id)
+                            context = self._context(scope, principal, request_id)
+                            bodies.append(await self._run_one(scope, params, context, media_type))
+                        self._finish(scope, 200, "batch", "batch", started, request_id)
                         return self._respond(200, bodies, media_type, request_id)
-                    run = self._context(request, principal, request_id)
+                    run = self._context(scope, principal, request_id)
                     operation = self.metrics.operation(payload.operation_name)
-                    status, body, outcome = await self._execute(request, payload, run, media_type)
+                    status, body, outcome = await self._execute(scope, payload, run, media_type)
                     operation = self.metrics.operation(run.operation_name or payload.operation_name)
             except TimeoutError:
                 raise self._late(reading) from None
@@ -210,19 +212,20 @@ class GraphQLEndpoint:
             outcome = "unauthenticated" if exc.status == 401 else "rejected"
             answer = self._respond(status, body, media_type, request_id)
             answer[2].extend((name.encode(), value.encode()) for name, value in exc.headers.items())
-            self._finish(request, status, outcome, operation, started, request_id)
+            self._finish(scope, status, outcome, operation, started, request_id)
             return answer
-        self._finish(request, status, outcome, operation, started, request_id)
+        self._finish(scope, status, outcome, operation, started, request_id)
         return self._respond(status, body, media_type, request_id)
 
-    def _context(self, request: Request, principal: Principal | None, request_id: str) -> Context:
+    def _context(self, scope: Scope, principal: Principal | None, request_id: str) -> Context:
+        state = scope["app"].state
         return Context.create(
-            request.app.state.store,
+            state.store,
             viewer_id=principal.user_id if principal else None,
             scopes=principal.scopes if principal else frozenset(),
             request_id=request_id,
             observe=self.metrics.observe_batch,
-            follow_limit=request.app.state.follow_limit,
+            follow_limit=state.follow_limit,
             max_page_size=self.schema.limits.max_page_size,
         )
 
@@ -237,32 +240,33 @@ class GraphQLEndpoint:
         )
 
     async def _run_one(
-        self, request: Request, params: GraphQLParams, context: Context, media_type: str
+        self, scope: Scope, params: GraphQLParams, context: Context, media_type: str
     ) -> dict[str, Any]:
         """One operation of a batch: its request errors become its own response."""
         try:
-            return (await self._execute(request, params, context, media_type))[1]
+            return (await self._execute(scope, params, context, media_type))[1]
         except RequestError as exc:
             return exc.body()
 
-    def _wants_graphiql(self, request: Request, headers: Mapping[str, str]) -> bool:
+    def _wants_graphiql(self, scope: Scope, headers: Mapping[str, str]) -> bool:
         return (
             self.config.graphiql
-            and request.method == "GET"
-            and "query" not in request.query_params
+            and scope["method"] == "GET"
+            and "query" not in QueryParams(scope["query_string"])
             and "text/html" in headers.get("accept", "")
         )
 
     async def _payload(
-        self, request: Request, headers: Mapping[str, str]
+        self, scope: Scope, receive: Receive, headers: Mapping[str, str]
     ) -> GraphQLParams | list[GraphQLParams]:
-        if request.method == "GET":
-            raw: dict[str, Any] = dict(request.query_params)
+        method = scope["method"]
+        if method == "GET":
+            raw: dict[str, Any] = dict(QueryParams(scope["query_string"]))
             for name in ("variables", "extensions"):
                 if name in raw:
                     raw[name] = _json_object(raw[name], f"`{name}`")
             return parse_params(raw)
-        if request.method != "POST":
+        if method != "POST":
             raise RequestError(
                 405, "Use GET for queries or POST for any operation.", headers={"allow": "GET, POST"}
             )
@@ -278,15 +282,7 @@ class GraphQLEndpoint:
         too_large = RequestError(413, f"The request body exceeds {limit} bytes.", code="PAYLOAD_TOO_LARGE")
         if declared is not None and declared.isdigit() and int(declared) > limit:
             raise too_large
-        body = bytearray()
-        try:
-            async for chunk in request.stream():
-                body += chunk
-                if len(body) > limit:
-                    raise too_large
-        except ClientDisconnect:
-            raise RequestError(400, "The client went away before its request body arrived.") from None
-        data = _json_object(bytes(body), "The request body")
+        data = _json_object(await _body(receive, limit, too_large), "The request body")
         if isinstance(data, list):
             return self._batch(data)
         if not isinstance(data, dict):
@@ -317,7 +313,7 @@ class GraphQLEndpoint:
             ) from None
 
     async def _execute(
-        self, request: Request, params: GraphQLParams, context: Context, media_type: str
+        self, scope: Scope, params: GraphQLParams, context: Context, media_type: str
     ) -> tuple[int, dict[str, Any], str]:
         try:
             result = await self.executor.execute(
@@ -325,7 +321,7 @@ class GraphQLEndpoint:
                 variables=params.variables,
                 operation_name=params.operation_name,
                 context=context,
-                mutations=request.method == "POST",
+                mutations=scope["method"] == "POST",
             )
         except SubscriptionOverHttpError:
             raise RequestError(
@@ -359,15 +355,35 @@ class GraphQLEndpoint:
         return status, orjson.dumps(body), _response_headers(_CONTENT_TYPES[media_type], request_id)
 
     def _finish(
-        self, request: Request, status: int, outcome: str, operation: str, started: float, request_id: str
+        self, scope: Scope, status: int, outcome: str, operation: str, started: float, request_id: str
     ) -> None:
         seconds = time.perf_counter() - started
         self.metrics.observe_request(operation, outcome, seconds)
         self.access(
-            f"{request.method} {request.scope['path']} {status} {outcome} {seconds * 1000:.1f}ms",
+            f"{scope['method']} {scope['path']} {status} {outcome} {seconds * 1000:.1f}ms",
             request_id=request_id,
             operation=operation,
         )
+
+
+async def _body(receive: Receive, limit: int, too_large: RequestError) -> bytes:
+    """The request body, `too_large` as soon as it exceeds `limit` bytes."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":  # http.disconnect
+            raise RequestError(400, "The client went away before its request body arrived.")
+        chunk: bytes = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise too_large
+        if not message.get("more_body", False):
+            if not chunks:
+                return chunk
+            chunks.append(chunk)
+            return b"".join(chunks)
+        chunks.append(chunk)
 
 
 def _headers(scope: Scope) -> dict[str, str]:

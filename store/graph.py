@@ -449,7 +449,7 @@ class FollowStore:
             if hidden:
                 pages.append(Page([], int(total), has_next=False, has_previous=False, hidden=True))
                 continue
-            rows = list(zip(_times(flat[1::2]), flat[0::2], strict=True))
+            rows = zip(_times(flat[1::2]), flat[0::2], strict=True)
             pages.append(build_page(q.list_id, rows, total=int(total), start=int(start), stop=int(stop)))
         return pages
 
@@ -748,8 +748,13 @@ def _relations(viewer: str | None, ids: list[str], reply: list[Any]) -> list[Rel
         elif not out and not back:
             relations.append(NO_RELATION)
         else:
-            relationship = _RELATIONSHIPS[bool(out), bool(back)]
-            relations.append(Relation(relationship, _time(out), _time(back)))
+            # Whole scores read inline (a call per user costs more than the parse); see _times.
+            try:
+                out_at = int(out) if out else None
+                back_at = int(back) if back else None
+            except ValueError:
+                out_at, back_at = _time(out), _time(back)
+            relations.append(Relation(_RELATIONSHIPS[bool(out), bool(back)], out_at, back_at))
     return relations
 
 

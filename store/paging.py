@@ -9,7 +9,7 @@ paging from it neither repeats nor skips an entry that stayed in the list.
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from followgraph.store.cursor import Cursor, cursor_of
@@ -92,7 +92,7 @@ def window(entries: Sequence[tuple[int, str]], request: PageRequest) -> tuple[in
     return max(stop - request.limit, 0), stop
 
 
-def build_page(list_id: str, rows: Sequence[tuple[int, str]], *, total: int, start: int, stop: int) -> Page:
+def build_page(list_id: str, rows: Iterable[tuple[int, str]], *, total: int, start: int, stop: int) -> Page:
     """A Page from the rows of ranks [start, stop) of a list of `total` entries."""
     entries = [Entry(member, at, cursor_of(list_id, at, member)) for at, member in rows]
     return Page(entries=entries, total=total, has_next=stop < total, has_previous=start > 0)
