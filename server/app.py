@@ -38,7 +38,7 @@ READY_TIMEOUT = 2.0
 
 def create_app(
     settings: Settings, *, redis: Client | None = None, watchdog: RedisWatchdog | None = None
-) -> Starlette:
+) -> FollowGraphApp:
     """The application for `settings`; `redis` (not closed by the app) replaces settings.redis_url.
 
     `watchdog` keeps the embedded Redis this process started: /healthz fails when it gives up, and
@@ -155,41 +155,41 @@ def create_app(
     if settings.metrics_port is None:
         routes.append(Route("/metrics", metrics_endpoint, methods=["GET"]))
     middleware: list[Middleware] = []
+    graphql: ASGIApp = endpoint
     if settings.cors_origins:
-        middleware.append(
-            Middleware(
-                CORSMiddleware,
-                allow_origins=list(settings.cors_origins),
-                allow_methods=["GET", "POST"],
-                allow_headers=["authorization", "content-type", "x-request-id"],
-                expose_headers=["x-request-id"],
-                max_age=600,
-            )
+        cors = Middleware(
+            CORSMiddleware,
+            allow_origins=list(settings.cors_origins),
+            allow_methods=["GET", "POST"],
+            allow_headers=["authorization", "content-type", "x-request-id"],
+            expose_headers=["x-request-id"],
+            max_age=600,
         )
-    # Past the CORS middleware, /graphql's HTTP requests go straight to the endpoint: the router's
-    # matching and the exception middleware cost some 6 µs a request, 3% of a page.
-    middleware.append(Middleware(Shortcut, path="/graphql", endpoint=endpoint))
-    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+        middleware.append(cors)
+        graphql = cors.cls(endpoint, *cors.args, **cors.kwargs)
+    app = FollowGraphApp(routes=routes, middleware=middleware, lifespan=lifespan)
+    app.graphql = graphql
     app.state.metrics = metrics
     return app
 
 
-class Shortcut:
-    """Sends the HTTP requests of one path to its endpoint, other requests on to `app`."""
+class FollowGraphApp(Starlette):
+    """Starlette, with the HTTP requests of /graphql handed straight to the endpoint (behind the
+    CORS middleware when there is one). The error middleware, the router's matching and the
+    middleware stack's calls cost some 8 µs a request, 3% of a page's CPU time; the endpoint
+    answers its own errors."""
 
-    def __init__(self, app: ASGIApp, *, path: str, endpoint: ASGIApp) -> None:
-        self.app = app
-        self.path = path
-        self.endpoint = endpoint
+    graphql: ASGIApp | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"] == self.path:
-            await self.endpoint(scope, receive, send)
-        else:
-            await self.app(scope, receive, send)
+        if self.graphql is not None and scope["type"] == "http" and scope["path"] == "/graphql":
+            scope["app"] = self
+            await self.graphql(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
 
 
-def app_from_env() -> Starlette:
+def app_from_env() -> FollowGraphApp:
     """The application configured by FOLLOWGRAPH_* variables (uvicorn's factory for worker processes)."""
     settings = Settings.from_env()
     configure_logging(settings.log_level)

@@ -279,10 +279,9 @@ class GraphQLEndpoint:
             )
         declared = headers.get("content-length")
         limit = self.config.max_body_bytes
-        too_large = RequestError(413, f"The request body exceeds {limit} bytes.", code="PAYLOAD_TOO_LARGE")
         if declared is not None and declared.isdigit() and int(declared) > limit:
-            raise too_large
-        data = _json_object(await _body(receive, limit, too_large), "The request body")
+            raise _too_large(limit)
+        data = _json_object(await _body(receive, limit), "The request body")
         if isinstance(data, list):
             return self._batch(data)
         if not isinstance(data, dict):
@@ -366,8 +365,12 @@ class GraphQLEndpoint:
         )
 
 
-async def _body(receive: Receive, limit: int, too_large: RequestError) -> bytes:
-    """The request body, `too_large` as soon as it exceeds `limit` bytes."""
+def _too_large(limit: int) -> RequestError:
+    return RequestError(413, f"The request body exceeds {limit} bytes.", code="PAYLOAD_TOO_LARGE")
+
+
+async def _body(receive: Receive, limit: int) -> bytes:
+    """The request body; RequestError 413 as soon as it exceeds `limit` bytes."""
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -377,7 +380,7 @@ async def _body(receive: Receive, limit: int, too_large: RequestError) -> bytes:
         chunk: bytes = message.get("body", b"")
         size += len(chunk)
         if size > limit:
-            raise too_large
+            raise _too_large(limit)
         if not message.get("more_body", False):
             if not chunks:
                 return chunk

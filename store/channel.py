@@ -225,10 +225,13 @@ class ReadChannel:
         more on a new connection when the connection is lost before the replies came."""
         if not commands:
             return []
+        protocol = self._protocol
+        if protocol is None or protocol.lost is not None:
+            protocol = await self._connected()
         try:
-            replies = await self._run_once(commands)
+            replies = await protocol.send(commands)
         except ConnectionError:
-            replies = await self._run_once(commands)
+            replies = await (await self._connected()).send(commands)
         for reply in replies:
             if isinstance(reply, Exception):
                 raise reply
@@ -258,10 +261,6 @@ class ReadChannel:
         if protocol is None or protocol.lost is not None:
             return None
         return protocol.send(commands)
-
-    async def _run_once(self, commands: Sequence[Command]) -> list[Any]:
-        protocol = await self._connected()
-        return await protocol.send(commands)
 
     async def _connected(self) -> _Protocol:
         protocol = self._protocol

@@ -449,8 +449,11 @@ class FollowStore:
             if hidden:
                 pages.append(Page([], int(total), has_next=False, has_previous=False, hidden=True))
                 continue
-            rows = zip(_times(flat[1::2]), flat[0::2], strict=True)
-            pages.append(build_page(q.list_id, rows, total=int(total), start=int(start), stop=int(stop)))
+            members = flat[0::2]
+            times = _times(flat[1::2])
+            pages.append(
+                build_page(q.list_id, members, times, total=int(total), start=int(start), stop=int(stop))
+            )
         return pages
 
     def _page_call(self, query: ListQuery) -> ScriptCall:
@@ -564,15 +567,10 @@ class FollowStore:
         return [f.counts or Counts(0, 0, 0) for f in facts]
 
     async def facts(self, viewer: str | None, user_ids: Sequence[str], parts: Parts) -> list[UserFacts]:
-        """The `parts` of each user: one round trip."""
-        return await self.user_facts(
-            viewer,
-            user_ids,
-            profile=parts.profile,
-            relation=parts.relation,
-            counts=parts.counts,
-            controls=parts.controls,
-        )
+        """The `parts` of each user (profile, relation to `viewer`, counts, blocks, mutes and
+        requests between them and `viewer`): one round trip."""
+        calls, parse = self._facts_calls(viewer, user_ids, parts)
+        return parse(await self._read(calls)) if calls else parse([])
 
     async def user_facts(
         self,
@@ -584,11 +582,8 @@ class FollowStore:
         counts: bool,
         controls: bool = False,
     ) -> list[UserFacts]:
-        """The parts asked for of each user (profile, relation to `viewer`, counts, blocks, mutes
-        and requests between them and `viewer`): one round trip."""
-        parts = Parts(profile, relation, counts, controls)
-        calls, parse = self._facts_calls(viewer, user_ids, parts)
-        return parse(await self._read(calls)) if calls else parse([])
+        """The parts asked for of each user: `facts` with the parts by name."""
+        return await self.facts(viewer, user_ids, Parts(profile, relation, counts, controls))
 
     def _facts_calls(
         self, viewer: str | None, user_ids: Sequence[str], parts: Parts
@@ -669,10 +664,8 @@ def _facts(
         all_controls = _controls(reply.pop())
     if counts:
         all_counts = _counts(_gather(ids, groups, reply, 3))
-    return [
-        UserFacts(u, p, r, c, x)
-        for u, p, r, c, x in zip(ids, profiles, relations, all_counts, all_controls, strict=True)
-    ]
+    # Every part has a value per id (the parsers above check their replies' lengths).
+    return list(map(UserFacts, ids, profiles, relations, all_counts, all_controls))
 
 
 def _count_keys(k: Keys, user_id: str) -> tuple[str, str, str]:
@@ -773,7 +766,9 @@ def _slice(list_id: str, entries: list[tuple[int, str]], request: PageRequest, h
     if hidden:
         return Page([], len(entries), has_next=False, has_previous=False, hidden=True)
     start, stop = window(entries, request)
-    return build_page(list_id, entries[start:stop], total=len(entries), start=start, stop=stop)
+    rows = entries[start:stop]
+    members, times = [member for _, member in rows], [at for at, _ in rows]
+    return build_page(list_id, members, times, total=len(entries), start=start, stop=stop)
 
 
 def _follow_result(reply: list[Any], follower: str, followee: str, limit: FollowLimit | None) -> FollowResult:

@@ -269,9 +269,9 @@ TWO_LISTS = 'query Two { user(userId: "ann") { name fans { totalCount } followin
 @pytest.mark.parametrize(
     ("query", "failing", "answered_by_plan"),
     [
-        (COMPILABLE[0][1], "user_facts", True),
+        (COMPILABLE[0][1], "facts", True),
         (COMPILABLE[0][1], "pages", True),
-        (TWO_LISTS, "user_facts", True),  # the root's own read runs alone
+        (TWO_LISTS, "facts", True),  # the root's own read runs alone
         (TWO_LISTS, "pages", False),  # two lists read side by side: the general executor answers
     ],
 )

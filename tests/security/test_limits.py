@@ -29,7 +29,7 @@ from tests.served import Served
 # What the store is asked while a request runs: empty for a request refused before execution.
 StoreCalls = list[str]
 
-READS = ("user_facts", "pages", "common_following", "fans_you_follow", "registered")
+READS = ("facts", "pages", "common_following", "fans_you_follow", "registered")
 
 
 @pytest.fixture
@@ -174,7 +174,7 @@ async def test_31_aliases_are_refused_30_accepted(served: Served, store_calls: S
     assert store_calls == []
     data = accepted(await served.post(aliases(30)))
     assert len(data) == 30
-    assert "user_facts" in store_calls  # the spy sees what does run
+    assert "facts" in store_calls  # the spy sees what does run
 
 
 @pytest.mark.parametrize(
@@ -877,7 +877,7 @@ async def test_a_request_past_the_timeout_is_503_and_the_server_goes_on(
 
     async with serve(replace(settings, request_timeout=0.2), real_redis) as app:
         await app.register("a")
-        monkeypatch.setattr(FollowStore, "user_facts", stuck)
+        monkeypatch.setattr(FollowStore, "facts", stuck)
         started = time.perf_counter()
         response = await app.post('{ user(userId: "a") { userId } }', accept=None)
         elapsed = time.perf_counter() - started
@@ -906,7 +906,7 @@ async def test_concurrent_stuck_requests_all_time_out(
         await asyncio.sleep(5)
 
     async with serve(replace(settings, request_timeout=0.2), real_redis) as app:
-        monkeypatch.setattr(FollowStore, "user_facts", stuck)
+        monkeypatch.setattr(FollowStore, "facts", stuck)
         started = time.perf_counter()
         responses: list[httpx.Response] = await asyncio.gather(
             *(app.post(f'{{ user(userId: "u{i}") {{ userId }} }}') for i in range(10))

@@ -577,7 +577,7 @@ async def test_an_unexpected_error_is_masked(
     api: Served, monkeypatch: pytest.MonkeyPatch, request_id: str | None
 ) -> None:
     await api.register("alice", "bob")
-    monkeypatch.setattr(FollowStore, "user_facts", fail)
+    monkeypatch.setattr(FollowStore, "facts", fail)
     headers = {} if request_id is None else {"x-request-id": request_id}
 
     response = await post(
