@@ -69,7 +69,10 @@ class InProcess:
         client = aioredis.Redis(connection_pool=pool)
         settings = Settings.from_env({}, jwt_secret=secret, production=True, data_dir=data_dir)
         app_a = create_app(settings, redis=client)
-        app_g = create_app(dataclasses.replace(settings, compiled_queries=False), redis=client)
+        # The general executor's app keeps no SQL copy: two apps migrating one SQLite file race.
+        app_g = create_app(
+            dataclasses.replace(settings, compiled_queries=False, database_url="off"), redis=client
+        )
         app_cd = create_bench_app(secret=secret, redis=client)
         plain = PlainApp(secret, f"redis://127.0.0.1:{port}/0")
         await plain.start()
