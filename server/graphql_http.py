@@ -252,8 +252,8 @@ class GraphQLEndpoint:
         return (
             self.config.graphiql
             and scope["method"] == "GET"
-            and "query" not in QueryParams(scope["query_string"])
             and "text/html" in headers.get("accept", "")
+            and "query" not in QueryParams(scope["query_string"])
         )
 
     async def _payload(
@@ -381,12 +381,9 @@ async def _body(receive: Receive, limit: int) -> bytes:
         size += len(chunk)
         if size > limit:
             raise _too_large(limit)
-        if not message.get("more_body", False):
-            if not chunks:
-                return chunk
-            chunks.append(chunk)
-            return b"".join(chunks)
         chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)  # one chunk, the usual case: that chunk itself
 
 
 def _headers(scope: Scope) -> dict[str, str]:

@@ -155,7 +155,13 @@ class ListQuery:
 
 
 def _time(value: Any) -> int | None:
-    return None if value is None or value is False else _times([value])[0]
+    """One score as epoch ms (read as _times reads them), None for a missing one."""
+    if value is None or value is False:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return int(float(value))
 
 
 def _times(scores: list[str]) -> list[int]:
@@ -741,13 +747,8 @@ def _relations(viewer: str | None, ids: list[str], reply: list[Any]) -> list[Rel
         elif not out and not back:
             relations.append(NO_RELATION)
         else:
-            # Whole scores read inline (a call per user costs more than the parse); see _times.
-            try:
-                out_at = int(out) if out else None
-                back_at = int(back) if back else None
-            except ValueError:
-                out_at, back_at = _time(out), _time(back)
-            relations.append(Relation(_RELATIONSHIPS[bool(out), bool(back)], out_at, back_at))
+            relationship = _RELATIONSHIPS[bool(out), bool(back)]
+            relations.append(Relation(relationship, _time(out), _time(back)))
     return relations
 
 
