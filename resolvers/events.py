@@ -7,7 +7,8 @@ buffer, skipping the ids the replay already sent.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 
 from followgraph.resolvers.context import Context
 from followgraph.resolvers.errors import ApiError, bad_user_input, unauthenticated
@@ -56,7 +57,9 @@ def checked_after(after: str | None) -> str | None:
     return after
 
 
-async def viewer_events(context: Context, hub: EventHub | None, after: str | None) -> AsyncIterator[Event]:
+async def viewer_events(
+    context: Context, hub: EventHub | None, after: str | None
+) -> AsyncGenerator[Event, None]:
     """The events pushed to the viewer, replayed after `after` and then live, until cancelled."""
     viewer = context.viewer_id
     if viewer is None or hub is None:
@@ -68,10 +71,11 @@ async def viewer_events(context: Context, hub: EventHub | None, after: str | Non
         muting = Muting(viewer, await muted_by(context.store, viewer))
         replayed: set[str] = set()
         if after is not None:
-            async for event in EventLog(context.store).tail(after, follow=False):
-                if muting.passes(event):
-                    replayed.add(event.id)
-                    yield event
+            async with aclosing(EventLog(context.store).tail(after, follow=False)) as replay:
+                async for event in replay:
+                    if muting.passes(event):
+                        replayed.add(event.id)
+                        yield event
         while True:
             try:
                 event = await subscriber.get()

@@ -1,6 +1,7 @@
 """The Subscription root: the viewer's relation events, live over graphql-transport-ws."""
 
 from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from enum import Enum
 from typing import TypeAlias
 
@@ -78,7 +79,10 @@ class Subscription:
         self, info: Info, after: str | None = None
     ) -> AsyncGenerator[RelationEvent, None]:
         context = info.context
-        async for event in viewer_events(context, context.hub, after):
-            # A subscription lives for hours: each event's users are loaded afresh.
-            context.loaders.clear_all()
-            yield RelationEvent.of(event)
+        # Closed with this stream: a client that leaves while an event is being sent closes this
+        # generator at its yield, and the inner one's subscriber must go then, not at some GC.
+        async with aclosing(viewer_events(context, context.hub, after)) as events:
+            async for event in events:
+                # A subscription lives for hours: each event's users are loaded afresh.
+                context.loaders.clear_all()
+                yield RelationEvent.of(event)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,7 +107,7 @@ class EventLog:
         poll_seconds: float = 0.2,
         batch: int = 1000,
         cursors: dict[str, str] | None = None,
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncGenerator[Event, None]:
         """Events after id `after` (without one: only those appended from now on), oldest first,
         then, with `follow`, new ones as they come. Each stream keeps its own position, so an event
         a slower node appends with a smaller id is not skipped. `cursors` (stream -> last id read,
