@@ -146,6 +146,8 @@ def create_app(
         return Response(metrics.render(), media_type=metrics.content_type)
 
     routes = [
+        # FollowGraphApp answers /graphql's HTTP requests before the router; the router's route
+        # redirects /graphql/ here and names the path beside the WebSocket route.
         Route("/graphql", endpoint, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
         WebSocketRoute("/graphql", subscriptions),
         Route("/healthz", healthz, methods=["GET"]),

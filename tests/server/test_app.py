@@ -69,6 +69,14 @@ async def test_metrics_count_requests_outcomes_and_batches(api: Served) -> None:
     assert 'followgraph_dataloader_batch_size_count{loader="facts"} 2.0' in text
 
 
+async def test_graphql_with_a_trailing_slash_is_redirected_to_the_endpoint(api: Served) -> None:
+    # /graphql itself is answered ahead of the router; the router's route is what redirects.
+    answer = await api.client.post("/graphql/", json={"query": "{ __typename }"})
+
+    assert answer.status_code == 307
+    assert answer.headers["location"].endswith("/graphql")
+
+
 def test_create_app_needs_a_redis(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="FOLLOWGRAPH_REDIS_URL"):
         create_app(Settings(data_dir=tmp_path, jwt_secret=TEST_SECRET))
