@@ -42,9 +42,10 @@ class Deadlines:
     def _leave(self, task: asyncio.Task[object]) -> bool:
         """Forget `task`; whether its deadline passed (and this cancelled it)."""
         self._due.pop(task, None)
-        if task not in self._expired:
+        try:
+            self._expired.remove(task)
+        except KeyError:
             return False
-        self._expired.discard(task)
         return True
 
     def _expire(self) -> None:

@@ -670,7 +670,10 @@ def _facts(
         all_controls = _controls(reply.pop())
     if counts:
         all_counts = _counts(_gather(ids, groups, reply, 3))
-    # Every part has a value per id (the parsers above check their replies' lengths).
+    # Profiles and relations are checked against the ids as they are parsed; map() (no strict in
+    # Python 3.11) would cut a short reply of counts or controls silently.
+    if not len(all_counts) == len(all_controls) == len(ids):
+        raise ValueError(f"{len(ids)} users but {len(all_counts)} counts and {len(all_controls)} controls")
     return list(map(UserFacts, ids, profiles, relations, all_counts, all_controls))
 
 

@@ -25,10 +25,10 @@ async def test_closing_the_stream_after_an_event_unsubscribes_at_once(store: Fol
     stream = Subscription().viewer_events(info)
     try:
         pending = asyncio.ensure_future(anext(stream))
-        while hub.subscribers == 0:
-            await asyncio.sleep(0.01)
-        await store.follow(follower="alice", followee="bob")
         async with asyncio.timeout(10):
+            while hub.subscribers == 0:
+                await asyncio.sleep(0.01)
+            await store.follow(follower="alice", followee="bob")
             event = await pending
         assert (event.kind.value, event.actor_id) == ("FOLLOW", "alice")
 

@@ -4,10 +4,25 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 
 import pytest
 
 from followgraph.server.deadlines import Deadlines
+
+
+async def inside(deadlines: Deadlines, work: Callable[[], Awaitable[None]]) -> asyncio.Task[None]:
+    """A task running `work` in a `deadlines.within()` block, once it has entered the block."""
+    entered = asyncio.Event()
+
+    async def request() -> None:
+        async with deadlines.within():
+            entered.set()
+            await work()
+
+    task = asyncio.create_task(request())
+    await entered.wait()
+    return task
 
 
 async def test_a_block_past_its_deadline_ends_in_timeout_error() -> None:
@@ -56,15 +71,7 @@ async def test_each_request_gets_its_own_deadline_with_one_timer() -> None:
 
 async def test_a_cancellation_from_elsewhere_stays_a_cancellation() -> None:
     deadlines = Deadlines(10)
-    entered = asyncio.Event()
-
-    async def request() -> None:
-        async with deadlines.within():
-            entered.set()
-            await asyncio.sleep(10)
-
-    task = asyncio.create_task(request())
-    await entered.wait()
+    task = await inside(deadlines, lambda: asyncio.sleep(10))
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -73,19 +80,15 @@ async def test_a_cancellation_from_elsewhere_stays_a_cancellation() -> None:
 
 async def test_expiry_and_a_cancellation_from_elsewhere_together_stay_a_cancellation() -> None:
     deadlines = Deadlines(0.05)
-    entered = asyncio.Event()
 
-    async def request() -> None:
-        async with deadlines.within():
-            entered.set()
-            try:
-                await asyncio.sleep(10)
-            finally:
-                # Both cancel it: the client went away as the deadline passed.
-                asyncio.current_task().cancel()  # type: ignore[union-attr]
-                await asyncio.sleep(0)
+    async def work() -> None:
+        try:
+            await asyncio.sleep(10)
+        finally:
+            # Both cancel it: the client went away as the deadline passed.
+            asyncio.current_task().cancel()  # type: ignore[union-attr]
+            await asyncio.sleep(0)
 
-    task = asyncio.create_task(request())
-    await entered.wait()
+    task = await inside(deadlines, work)
     with pytest.raises(asyncio.CancelledError):
         await task
