@@ -42,9 +42,9 @@ from bench.processes import serve_quietly
 from followgraph.schema.scalars import serialize_datetime
 from followgraph.store import Keys
 from followgraph.store.channel import Address, ReadChannel
+from followgraph.store.columns import PROFILE_WIDTH
 from followgraph.store.cursor import Cursor, cursor_of
 from followgraph.store.errors import InvalidCursorError
-from followgraph.store.graph import PROFILE_WIDTH
 from followgraph.store.ids import is_valid_user_id
 from followgraph.store.scripts import PAGE, PROFILES, RELATIONS
 

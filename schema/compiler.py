@@ -9,6 +9,11 @@ connections, directives, introspection, repeated response keys) raises NotCompil
 the document to the general executor. Every value comes from the fields' declarations
 (schema/declared.py) and is serialized by the schema's own serializers, as the general executor
 would.
+
+A connection gets two builders: one over its page and an object per user (UserFacts), and, when
+every field selected of its edges and users declares a column, one over its page and the users'
+columns (store/columns.py), which zips those columns into the edges. A plan whose reads follow
+one another (one root user, one list) uses the second when there is one.
 """
 
 from __future__ import annotations
@@ -55,7 +60,7 @@ from followgraph.schema.plan import ListPlan, Plan, RootField, UserPlan
 from followgraph.schema.scalars import SCALAR_MAP
 from followgraph.schema.user import CONNECTION, EDGE, PAGE_INFO, USER
 from followgraph.schema.variables import Variables
-from followgraph.store import ListKind, Parts, UserFacts
+from followgraph.store import ListKind, Page, Parts, UserColumns, UserFacts
 
 CUSTOM_SCALARS = {d.name: d.serialize for d in SCALAR_MAP.values() if d.serialize is not None}
 LIST_ARGUMENTS = frozenset({"first", "after", "last", "before"})
@@ -146,12 +151,14 @@ class _Compiler:
         """The expression of a declared field's JSON value (or __typename) from `source`."""
         if name == "__typename":
             return repr(values.type_name)
-        get = values.by_name[name].get
+        return self.serialized(code, values, name, code.call(values.by_name[name].get, source))
+
+    def serialized(self, code: Builder, values: Values[Any], name: str, expression: str) -> str:
+        """`expression`, a declared field's plain value, as JSON."""
         parent = self.types.type_map[values.type_name]
         assert isinstance(parent, GraphQLObjectType)
         if isinstance(get_named_type(parent.fields[name].type), GraphQLObjectType):
             raise NotCompilable(f"{values.type_name}.{name} is an object")
-        expression = code.call(get, source)
         serialize = _serializer(self.types, values.type_name, name)
         if serialize is None:
             return expression
@@ -206,9 +213,36 @@ class _Compiler:
         if not arguments.keys() <= LIST_ARGUMENTS:
             raise NotCompilable("an argument lists do not take")
         code = Builder()
-        parts: list[tuple[str, str]] = []
         edge_names: set[str] = set()
-        edge_node_wants = node_wants = Wants()
+        wants = Wants()
+
+        def nodes(field: FieldNode) -> str:
+            nonlocal wants
+            items, node_wants, _ = self.user_items(code, field, "user", with_lists=False)
+            wants = wants | node_wants
+            return f"[{display(items)} for user in users]"
+
+        def edges(field: FieldNode) -> str:
+            nonlocal wants
+            expression, names, node_wants = self._edges(code, field)
+            edge_names.update(names)
+            wants = wants | node_wants
+            return expression
+
+        parts = self.connection_parts(code, node, nodes, edges)
+        build = code.function(["page", "users"], display(parts))
+        wants = EDGE.needs(edge_names) | wants
+        return ListPlan(response_key(node), kind, arguments, wants, build, node, self.columns(node))
+
+    def connection_parts(
+        self,
+        code: Builder,
+        node: FieldNode,
+        nodes: Callable[[FieldNode], str],
+        edges: Callable[[FieldNode], str],
+    ) -> list[tuple[str, str]]:
+        """A connection's (response key, expression) pairs, its nodes and edges by the functions given."""
+        parts: list[tuple[str, str]] = []
         for field in self.fields(node.selection_set, CONNECTION.type_name):
             name, key = field.name.value, response_key(field)
             if name == "__typename" or name in CONNECTION.by_name:
@@ -216,19 +250,59 @@ class _Compiler:
             elif name == "pageInfo":
                 parts.append((key, display(self.leaves(code, field, PAGE_INFO, "page"))))
             elif name == "nodes":
-                items, wants, _ = self.user_items(code, field, "user", with_lists=False)
-                node_wants = node_wants | wants
-                parts.append((key, f"[{display(items)} for user in users]"))
+                parts.append((key, nodes(field)))
             elif name == "edges":
-                edges, names, edge_wants = self._edges(code, field)
-                edge_names |= names
-                edge_node_wants = edge_node_wants | edge_wants
-                parts.append((key, edges))
+                parts.append((key, edges(field)))
             else:
                 raise NotCompilable(f"FollowConnection.{name}")
-        wants = EDGE.needs(edge_names) | edge_node_wants | node_wants
-        build = code.function(["page", "users"], display(parts))
-        return ListPlan(response_key(node), kind, arguments, wants, build, node)
+        return parts
+
+    def columns(self, node: FieldNode) -> Callable[[Page, UserColumns], dict[str, Any]] | None:
+        """The connection's builder from its page and its users in columns (store/columns.py),
+        when every field selected of its edges and users declares its column; None otherwise."""
+        code = Builder()
+
+        def nodes(field: FieldNode) -> str:
+            rows = _Rows(code)
+            return rows.comprehension(display(self.user_columns(rows, field)))
+
+        def edges(field: FieldNode) -> str:
+            rows = _Rows(code)
+            return rows.comprehension(display(self.edge_columns(rows, field)))
+
+        try:
+            parts = self.connection_parts(code, node, nodes, edges)
+        except NotCompilable:
+            return None
+        built: Callable[[Page, UserColumns], dict[str, Any]]
+        built = code.function(["page", "users"], display(parts))
+        return built
+
+    def edge_columns(self, rows: _Rows, node: FieldNode) -> list[tuple[str, str]]:
+        items: list[tuple[str, str]] = []
+        for field in self.fields(node.selection_set, EDGE.type_name):
+            name, key = field.name.value, response_key(field)
+            if name == "node":
+                items.append((key, display(self.user_columns(rows, field))))
+            else:
+                items.append((key, self.column(rows, EDGE, name, "page, users")))
+        return items
+
+    def user_columns(self, rows: _Rows, node: FieldNode) -> list[tuple[str, str]]:
+        return [
+            (response_key(field), self.column(rows, USER, field.name.value, "users"))
+            for field in self.fields(node.selection_set, USER.type_name)
+        ]
+
+    def column(self, rows: _Rows, values: Values[Any], name: str, arguments: str) -> str:
+        """A row's JSON value of a declared field (or __typename) whose column is zipped in `rows`."""
+        if name == "__typename":
+            return repr(values.type_name)
+        declared = values.by_name.get(name)
+        if declared is None or declared.column is None:
+            raise NotCompilable(f"{values.type_name}.{name} has no column")
+        variable = rows.add(rows.code.call(declared.column, arguments))
+        return self.serialized(rows.code, values, name, variable)
 
     def _edges(self, code: Builder, node: FieldNode) -> tuple[str, set[str], Wants]:
         """The expression of the edges over `page` and `users`, the edge fields selected, and
@@ -255,6 +329,28 @@ MUTATIONS: dict[str, Action] = {
     "follow": mutations.follow_reading,
     "unfollow": mutations.unfollow_reading,
 }
+
+
+class _Rows:
+    """The columns a list's comprehension zips, a variable each: one row per entry of the page."""
+
+    def __init__(self, code: Builder) -> None:
+        self.code = code
+        self.columns: list[str] = []
+
+    def add(self, column: str) -> str:
+        """The variable that holds, in each row, the value of `column` (an expression of a list)."""
+        self.columns.append(column)
+        return f"c{len(self.columns) - 1}"
+
+    def comprehension(self, row: str) -> str:
+        """A list of `row` for each entry of the page."""
+        if not self.columns:
+            return f"[{row} for _ in page.members]"
+        if len(self.columns) == 1:
+            return f"[{row} for c0 in {self.columns[0]}]"
+        names = ", ".join(f"c{i}" for i in range(len(self.columns)))
+        return f"[{row} for {names} in zip({', '.join(self.columns)}, strict=True)]"
 
 
 def _constant(value: Any) -> Callable[..., Any]:

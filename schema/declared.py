@@ -5,6 +5,12 @@ function that computes it from what the resolvers loaded (a user's facts, a page
 the parts of a user's facts it reads. Both execution paths read these declarations: the general
 executor builds the Strawberry objects with `Values.build`, and compiled plans take the same
 functions by GraphQL name. Nothing else lists a type's fields, so a new field is one edit.
+
+The hottest fields (those of a page's edges and their users) may also declare their `column`:
+the field's values for all the users of a page at once, from the page and the users' facts in
+columns (store/columns.py). A compiled page whose fields all have one builds its response from
+the columns, with no object per user; any other falls back to the objects. The compiled-plan
+fuzz tests hold both forms to the general executor's answers.
 """
 
 from __future__ import annotations
@@ -35,12 +41,20 @@ COUNTS = Wants(counts=True)
 CONTROLS = Wants(controls=True)
 
 
-def value(get: Callable[[Any], Any], *, description: str, needs: Wants = NOTHING) -> Any:
+def value(
+    get: Callable[[Any], Any],
+    *,
+    description: str,
+    needs: Wants = NOTHING,
+    column: Callable[..., list[Any]] | None = None,
+) -> Any:
     """A plain field whose value is `get(source)`; `needs` says what of the users it reads.
 
     `get` returns the plain value: the field's annotation (`EpochMillis`, `strawberry.ID`) tells
-    the schema its type, and calling a NewType there would cost a Python call per entry of a page."""
-    return strawberry.field(description=description, metadata={_VALUE: (get, needs)})
+    the schema its type, and calling a NewType there would cost a Python call per entry of a page.
+    `column`, when given, returns the same values for a whole page: `column(users)` on a User
+    (store.columns.UserColumns), `column(page, users)` on an edge."""
+    return strawberry.field(description=description, metadata={_VALUE: (get, needs, column)})
 
 
 def list_metadata(kind: ListKind) -> dict[str, Any]:
@@ -53,6 +67,7 @@ class Value(Generic[S]):
     attribute: str
     get: Callable[[S], Any]
     needs: Wants
+    column: Callable[..., list[Any]] | None = None
 
 
 class Values(Generic[S]):
@@ -76,8 +91,8 @@ class Values(Generic[S]):
                 if kind is not None:
                     self.lists[name] = kind
             else:
-                get, needs = declared
-                self.by_name[name] = Value(field.python_name, get, needs)
+                get, needs, column = declared
+                self.by_name[name] = Value(field.python_name, get, needs, column)
         self._items = [(v.attribute, v.get) for v in self.by_name.values()]
 
     def build(self, source: S) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from followgraph.schema.document import Argument
 from followgraph.schema.errors import MaskUnexpectedErrors
 from followgraph.schema.limits import QueryLimits, measure
 from followgraph.schema.variables import Variables, VariablesError
-from followgraph.store import ListKind, Page, UserFacts
+from followgraph.store import ListKind, Page, UserColumns, UserFacts
 
 T = TypeVar("T")
 
@@ -64,6 +64,8 @@ class ListPlan:
     wants: Wants
     build: Callable[[Page, list[UserFacts]], dict[str, Any]]
     node: FieldNode
+    # The same from the page's users in columns, when all the fields selected have a column form.
+    columns: Callable[[Page, UserColumns], dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,20 +204,26 @@ async def _root_and_list(
 ) -> Any:
     """A root user and its one list in two round trips: the page, then the root's facts together
     with its users'. The page is read before the root is known to exist (a missing user's lists
-    are empty, and reads change nothing), which saves the round trip of asking first."""
+    are empty, and reads change nothing), which saves the round trip of asking first. The page's
+    users are read in columns when the list's plan can build from them."""
     try:
         page = await _page(field, context, user_id, variables, batched=False)
     except (RedisError, OSError) as exc:
         raise _Failed(exc, [root.key, field.key], field.node) from exc
-    ids = [entry.user_id for entry in page.entries]
+    ids = [user_id, *page.members]
+    # The connection is built before the root is known to exist: a missing root's lists are empty.
     try:
-        loaded = await users.facts(context, [user_id, *ids], plan.with_list, batched=False)
+        if field.columns is None:
+            loaded = await users.facts(context, ids, plan.with_list, batched=False)
+            facts, connection = loaded[0], field.build(page, loaded[1:])
+        else:
+            facts, listed = (await users.columns(context, ids, plan.with_list)).split_first()
+            connection = field.columns(page, listed)
     except (RedisError, OSError) as exc:
         raise _Failed(exc, [root.key], root.node) from exc
-    facts, listed = loaded[0], loaded[1:]
     if facts.profile is None:
         return None
-    return plan.build(facts, {field.key: field.build(page, listed)})
+    return plan.build(facts, {field.key: connection})
 
 
 async def _page(
@@ -238,7 +246,7 @@ async def _connection(
     field: ListPlan, context: Context, user_id: str, variables: Mapping[str, Any], batched: bool
 ) -> dict[str, Any]:
     page = await _page(field, context, user_id, variables, batched)
-    ids = [entry.user_id for entry in page.entries]
+    ids = page.members
     needs = field.wants
     loaded: list[UserFacts]
     if ids and needs.any:

@@ -29,7 +29,7 @@ from followgraph.schema.node import Node
 from followgraph.schema.scalars import EpochMillis
 from followgraph.schema.selection import selected
 from followgraph.schema.settings import UserSettings
-from followgraph.store import Controls, Entry, ListKind, Page, UserFacts
+from followgraph.store import Controls, Entry, ListKind, Page, UserColumns, UserFacts
 from followgraph.store import Relationship as StoreRelationship
 from followgraph.store.suggestions import MAX_SUGGESTIONS
 from followgraph.store.suggestions import Suggestion as StoreSuggestion
@@ -71,15 +71,19 @@ EdgeSource: TypeAlias = tuple[Entry, UserFacts]
 class FollowEdge:
     cursor: str = value(
         lambda edge: edge[0].cursor,
+        column=lambda page, users: page.cursors,
         description="Opaque and stable: paging on with it neither repeats nor skips an entry that stayed "
         "in the list, whatever was added or removed meanwhile.",
     )
     node: "User"
     followed_at: EpochMillis = value(
-        lambda edge: edge[0].at, description="When the follow (or the mutual relation) began."
+        lambda edge: edge[0].at,
+        column=lambda page, users: page.times,
+        description="When the follow (or the mutual relation) began.",
     )
     relationship: Relationship = value(
         lambda edge: RELATIONSHIPS[edge[1].relation.relationship],
+        column=lambda page, users: _relationships(users),
         needs=RELATION,
         description="node's relationship to the viewer (same value as node.relationship).",
     )
@@ -107,7 +111,7 @@ class FollowConnection:
         needs = connection_needs(
             selected(info, "edges"), selected(info, "edges", "node"), selected(info, "nodes")
         )
-        loaded = await load_facts(info, [e.user_id for e in page.entries], needs)
+        loaded = await load_facts(info, page.members, needs)
         nodes = [User.of(facts) for facts in loaded]
         edges = [
             FollowEdge(node=user, **EDGE.build((entry, facts)))
@@ -162,9 +166,14 @@ def _list_field(kind: ListKind, description: str, *, owner_only: bool = False) -
     )
 
 
-def _relation(get: Callable[[Any], Any], description: str) -> Any:
-    """A field of the user's relation to the viewer."""
-    return value(lambda facts: get(facts.relation), needs=RELATION, description=description)
+def _relation(get: Callable[[Any], Any], column: Callable[[UserColumns], list[Any]], description: str) -> Any:
+    """A field of the user's relation to the viewer: `get` of the Relation, `column` of the users."""
+    return value(lambda facts: get(facts.relation), column=column, needs=RELATION, description=description)
+
+
+def _relationships(users: UserColumns) -> list[Relationship]:
+    """The API's relationship of each user to the viewer."""
+    return list(map(RELATIONSHIPS.__getitem__, users.relationships))
 
 
 def _control(get: Callable[[Controls], bool], description: str) -> Any:
@@ -182,25 +191,30 @@ def _own_settings(facts: UserFacts) -> UserSettings | None:
 class User(Node):
     id: strawberry.ID = value(
         lambda facts: to_global_id(USER_TYPE, facts.user_id),
+        column=lambda users: [to_global_id(USER_TYPE, user_id) for user_id in users.user_ids],
         description="Relay global id (opaque).",
     )
     user_id: strawberry.ID = value(
         lambda facts: facts.user_id,
+        column=lambda users: users.user_ids,
         description="The application's own user id, as given to upsertUser / import.",
     )
 
     name: str | None = value(
         lambda facts: facts.profile.name if facts.profile else None,
+        column=lambda users: users.names,
         needs=PROFILE,
         description="Display name.",
     )
     avatar_url: str | None = value(
         lambda facts: facts.profile.avatar_url if facts.profile else None,
+        column=lambda users: users.avatar_urls,
         needs=PROFILE,
         description="Absolute http(s) URL of the avatar image.",
     )
     created_at: EpochMillis | None = value(
         lambda facts: facts.profile.created_at if facts.profile else None,
+        column=lambda users: users.created_ats,
         needs=PROFILE,
         description="When the user was registered.",
     )
@@ -220,20 +234,28 @@ class User(Node):
         description="Exact: always equal to mutuals.totalCount.",
     )
     relationship: Relationship = _relation(
-        lambda relation: RELATIONSHIPS[relation.relationship], "This user's relationship to the viewer."
+        lambda relation: RELATIONSHIPS[relation.relationship],
+        _relationships,
+        "This user's relationship to the viewer.",
     )
     viewer_is_following: bool = _relation(
-        lambda relation: relation.viewer_follows, "Whether the viewer follows this user."
+        lambda relation: relation.viewer_follows,
+        lambda users: [at is not None for at in users.viewer_followed_ats],
+        "Whether the viewer follows this user.",
     )
     is_following_viewer: bool = _relation(
-        lambda relation: relation.follows_viewer, "Whether this user follows the viewer."
+        lambda relation: relation.follows_viewer,
+        lambda users: [at is not None for at in users.followed_viewer_ats],
+        "Whether this user follows the viewer.",
     )
     viewer_followed_at: EpochMillis | None = _relation(
         lambda relation: relation.viewer_followed_at,
+        lambda users: users.viewer_followed_ats,
         "When the viewer followed this user; null if the viewer does not.",
     )
     followed_viewer_at: EpochMillis | None = _relation(
         lambda relation: relation.followed_viewer_at,
+        lambda users: users.followed_viewer_ats,
         "When this user followed the viewer; null if they do not.",
     )
 
@@ -248,6 +270,7 @@ class User(Node):
     )
     is_locked: bool = value(
         lambda facts: facts.profile is not None and facts.profile.settings.locked,
+        column=lambda users: users.locked,
         needs=PROFILE,
         description="A locked account approves each new fan: a follow becomes a follow request.",
     )

@@ -1,5 +1,6 @@
 """The follow graph on Redis: key names, Lua scripts, reads and writes. Knows nothing of GraphQL."""
 
+from followgraph.store.columns import UserColumns
 from followgraph.store.errors import (
     BlockedError,
     CannotFollowSelfError,
@@ -52,6 +53,7 @@ __all__ = [
     "Relation",
     "Relationship",
     "StoreError",
+    "UserColumns",
     "UserFacts",
     "UserNotFoundError",
     "UserSettings",

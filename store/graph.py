@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
-from itertools import chain
 from typing import Any, cast
 
 from redis.asyncio import RedisCluster
@@ -12,6 +11,7 @@ from redis.asyncio import RedisCluster
 from followgraph.store import control_scripts as cs
 from followgraph.store import scripts
 from followgraph.store.channel import Reads
+from followgraph.store.columns import UserColumns, times_of
 from followgraph.store.errors import (
     BlockedError,
     CannotFollowSelfError,
@@ -31,11 +31,7 @@ from followgraph.store.lua import (
     run_scripts,
 )
 from followgraph.store.model import (
-    DEFAULT_SETTINGS,
     MAX_TIME,
-    NO_CONTROLS,
-    NO_RELATION,
-    Controls,
     Counts,
     FollowResult,
     ListKind,
@@ -45,7 +41,6 @@ from followgraph.store.model import (
     Relation,
     Relationship,
     UserFacts,
-    UserSettings,
 )
 from followgraph.store.paging import PageRequest, build_page, window
 from followgraph.store.profiles import validate_avatar_url, validate_name
@@ -152,25 +147,6 @@ class ListQuery:
     def guarded(self) -> bool:
         """Whether the owner's settings and blocks decide if the viewer sees this page."""
         return self.viewer_checked and self.kind.public and self.viewer != self.user_id
-
-
-def _time(value: Any) -> int | None:
-    """One score as epoch ms (read as _times reads them), None for a missing one."""
-    if value is None or value is False:
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        return int(float(value))
-
-
-def _times(scores: list[str]) -> list[int]:
-    """Scores as epoch ms. Redis writes whole scores as integers ("1700000000000"), which int()
-    reads at a third of int(float())'s cost; anything else is read as a float."""
-    try:
-        return list(map(int, scores))
-    except ValueError:
-        return [int(float(score)) for score in scores]
 
 
 class FollowStore:
@@ -378,7 +354,7 @@ class FollowStore:
             result = result_of(replies[0])
         except StoreError as exc:
             result = exc
-        return result, parse(replies[1:])
+        return result, parse(replies[1:]).facts()
 
     async def remove_fan(self, *, user: str, fan: str) -> FollowResult:
         """Make `fan` stop following `user`. The relationship is `user`'s view of `fan` afterwards."""
@@ -453,10 +429,10 @@ class FollowStore:
         pages = []
         for q, (total, start, stop, flat, hidden) in zip(queries, results, strict=True):
             if hidden:
-                pages.append(Page([], int(total), has_next=False, has_previous=False, hidden=True))
+                pages.append(Page.hidden_list(int(total)))
                 continue
             members = flat[0::2]
-            times = _times(flat[1::2])
+            times = times_of(flat[1::2])
             pages.append(
                 build_page(q.list_id, members, times, total=int(total), start=int(start), stop=int(stop))
             )
@@ -575,6 +551,10 @@ class FollowStore:
     async def facts(self, viewer: str | None, user_ids: Sequence[str], parts: Parts) -> list[UserFacts]:
         """The `parts` of each user (profile, relation to `viewer`, counts, blocks, mutes and
         requests between them and `viewer`): one round trip."""
+        return (await self.columns(viewer, user_ids, parts)).facts()
+
+    async def columns(self, viewer: str | None, user_ids: Sequence[str], parts: Parts) -> UserColumns:
+        """What `facts` reads, in columns rather than an object per user (store/columns.py)."""
         calls, parse = self._facts_calls(viewer, user_ids, parts)
         return parse(await self._read(calls)) if calls else parse([])
 
@@ -593,7 +573,7 @@ class FollowStore:
 
     def _facts_calls(
         self, viewer: str | None, user_ids: Sequence[str], parts: Parts
-    ) -> tuple[list[ScriptCall], Callable[[list[Any]], list[UserFacts]]]:
+    ) -> tuple[list[ScriptCall], Callable[[list[Any]], UserColumns]]:
         """The read calls of user_facts, and how to turn their replies into the users' facts."""
         ids = validate_user_ids(user_ids)
         if viewer is not None:
@@ -602,7 +582,7 @@ class FollowStore:
         relation = parts.relation and viewer is not None
         controls = parts.controls and viewer is not None
         if not ids:
-            return [], lambda reply: []
+            return [], lambda reply: UserColumns(viewer, [])
         k = self.keys
         groups = self._slot_groups(ids) if counts else []
         calls: list[ScriptCall] = []
@@ -624,8 +604,17 @@ class FollowStore:
         if controls and viewer is not None:
             calls.append((scripts.CONTROLS_SCRIPT, _control_keys(k, viewer), ids))
 
-        def parse(replies: list[Any]) -> list[UserFacts]:
-            return _facts(viewer, ids, groups, replies, profile_calls, relation, counts, controls)
+        def parse(replies: list[Any]) -> UserColumns:
+            return UserColumns.of_replies(
+                viewer,
+                ids,
+                groups,
+                replies,
+                profile_calls=profile_calls,
+                relation=relation,
+                counts=counts,
+                controls=controls,
+            )
 
         return calls, parse
 
@@ -645,38 +634,6 @@ class FollowStore:
         return int(await scripts.NEW_FANS_COUNT_SCRIPT.run(self.redis, keys))
 
 
-def _facts(
-    viewer: str | None,
-    ids: list[str],
-    groups: list[list[str]],
-    reply: list[Any],
-    profile_calls: int,
-    relation: bool,
-    counts: bool,
-    controls: bool,
-) -> list[UserFacts]:
-    """The users' facts from the replies of the calls _facts_calls made: first `profile_calls`
-    replies of profiles (one of all users, or one per user)."""
-    reply = list(reply)
-    none: list[Any] = [None] * len(ids)
-    profiles, all_counts = none, none
-    if profile_calls:
-        read = reply[:profile_calls]
-        profiles = _profiles(ids, read[0] if profile_calls == 1 else list(chain.from_iterable(read)))
-        reply = reply[profile_calls:]
-    relations = _relations(viewer, ids, reply.pop(0)) if relation else [NO_RELATION] * len(ids)
-    all_controls = [NO_CONTROLS] * len(ids)
-    if controls:
-        all_controls = _controls(reply.pop())
-    if counts:
-        all_counts = _counts(_gather(ids, groups, reply, 3))
-    # Profiles and relations are checked against the ids as they are parsed; map() (no strict in
-    # Python 3.11) would cut a short reply of counts or controls silently.
-    if not len(all_counts) == len(all_controls) == len(ids):
-        raise ValueError(f"{len(ids)} users but {len(all_counts)} counts and {len(all_controls)} controls")
-    return list(map(UserFacts, ids, profiles, relations, all_counts, all_controls))
-
-
 def _count_keys(k: Keys, user_id: str) -> tuple[str, str, str]:
     return k.following(user_id), k.fans(user_id), k.mutual(user_id)
 
@@ -691,74 +648,6 @@ def _control_keys(k: Keys, viewer: str) -> list[str]:
     ]
 
 
-def _controls(reply: list[list[Any]]) -> list[Controls]:
-    return [
-        NO_CONTROLS if not any(flags) else Controls(*(flag is not None for flag in flags))
-        for flags in zip(*reply, strict=True)
-    ]
-
-
-def _gather(ids: list[str], groups: list[list[str]], replies: list[list[Any]], width: int) -> list[Any]:
-    """Flat per-group replies of `width` values per user, put back in the order of `ids`."""
-    if len(groups) == 1:
-        return replies[0]
-    by_user = {
-        user_id: reply[i * width : (i + 1) * width]
-        for group, reply in zip(groups, replies, strict=True)
-        for i, user_id in enumerate(group)
-    }
-    return [value for user_id in ids for value in by_user[user_id]]
-
-
-PROFILE_WIDTH = len(scripts.PROFILE_FIELDS)
-
-
-def _profiles(ids: list[str], flat: list[Any]) -> list[Profile | None]:
-    profiles: list[Profile | None] = []
-    # The HMGET replies of PROFILE_FIELDS, a user's values at a time.
-    values = zip(*[iter(flat)] * PROFILE_WIDTH, strict=True)
-    for user_id, (name, avatar_url, created_at, locked, hide_following, hide_fans) in zip(
-        ids, values, strict=True
-    ):
-        if created_at is None:
-            profiles.append(None)
-        else:
-            # Most users keep the default settings: shared, not built again.
-            settings = DEFAULT_SETTINGS
-            if locked or hide_following or hide_fans:
-                settings = UserSettings.read(locked, hide_following, hide_fans)
-            profiles.append(Profile(user_id, name, avatar_url, int(created_at), settings))
-    return profiles
-
-
-# The relationship by (viewer follows, follows viewer).
-_RELATIONSHIPS = {
-    (follows, followed): Relationship.of(viewer_follows=follows, follows_viewer=followed)
-    for follows in (False, True)
-    for followed in (False, True)
-}
-_SELF = Relation(Relationship.SELF)
-
-
-def _relations(viewer: str | None, ids: list[str], reply: list[Any]) -> list[Relation]:
-    followed_at, fan_at = reply
-    relations = []
-    for user_id, out, back in zip(ids, followed_at, fan_at, strict=True):
-        # The two relations without times are shared: nothing changes a Relation once built.
-        if user_id == viewer:
-            relations.append(_SELF)
-        elif not out and not back:
-            relations.append(NO_RELATION)
-        else:
-            relationship = _RELATIONSHIPS[bool(out), bool(back)]
-            relations.append(Relation(relationship, _time(out), _time(back)))
-    return relations
-
-
-def _counts(n: list[int]) -> list[Counts]:
-    return [Counts(n[i], n[i + 1], n[i + 2]) for i in range(0, len(n), 3)]
-
-
 def _page_args(request: PageRequest) -> list[str | int]:
     cursor = request.cursor
     if cursor is None:
@@ -768,7 +657,7 @@ def _page_args(request: PageRequest) -> list[str | int]:
 
 def _slice(list_id: str, entries: list[tuple[int, str]], request: PageRequest, hidden: bool = False) -> Page:
     if hidden:
-        return Page([], len(entries), has_next=False, has_previous=False, hidden=True)
+        return Page.hidden_list(len(entries))
     start, stop = window(entries, request)
     rows = entries[start:stop]
     members, times = [member for _, member in rows], [at for at, _ in rows]

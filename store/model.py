@@ -186,17 +186,32 @@ class Entry:
 
 @dataclass(frozen=True, slots=True)
 class Page:
-    entries: list[Entry]
+    """A page of a list in columns: the i-th entry is members[i], followed (or added) at times[i],
+    with cursors[i] just after it. Compiled plans read the columns; `entries` builds the rows for
+    the code that wants one object an entry."""
+
+    members: list[str]
+    times: list[int]
+    cursors: list[str]
     total: int
     has_next: bool
     has_previous: bool
     # The owner does not show the list to the viewer: no entries, no pages, only the total.
     hidden: bool = False
 
+    @classmethod
+    def hidden_list(cls, total: int) -> Page:
+        """What a viewer the owner hides the list from gets: its size, nothing more."""
+        return cls([], [], [], total, has_next=False, has_previous=False, hidden=True)
+
+    @property
+    def entries(self) -> list[Entry]:
+        return list(map(Entry, self.members, self.times, self.cursors))
+
     @property
     def start_cursor(self) -> str | None:
-        return self.entries[0].cursor if self.entries else None
+        return self.cursors[0] if self.cursors else None
 
     @property
     def end_cursor(self) -> str | None:
-        return self.entries[-1].cursor if self.entries else None
+        return self.cursors[-1] if self.cursors else None

@@ -15,7 +15,7 @@ from itertools import repeat
 
 from followgraph.store.cursor import Cursor, cursor_of
 from followgraph.store.errors import InvalidPageError
-from followgraph.store.model import Entry, Page
+from followgraph.store.model import Page
 
 # The most entries one call returns, and so the highest page-size limit the API may be configured
 # with (its own default is lower: resolvers.paging.MAX_PAGE_SIZE).
@@ -94,12 +94,11 @@ def window(entries: Sequence[tuple[int, str]], request: PageRequest) -> tuple[in
 
 
 def build_page(
-    list_id: str, members: Sequence[str], times: Sequence[int], *, total: int, start: int, stop: int
+    list_id: str, members: list[str], times: list[int], *, total: int, start: int, stop: int
 ) -> Page:
     """A Page from the members and times of ranks [start, stop) of a list of `total` entries."""
     if len(members) != len(times):
         raise ValueError(f"{len(members)} members but {len(times)} times")
-    # Mapped rather than a comprehension: the entries are built without a Python loop.
-    cursors = map(cursor_of, repeat(list_id), times, members)
-    entries = list(map(Entry, members, times, cursors))
-    return Page(entries=entries, total=total, has_next=stop < total, has_previous=start > 0)
+    # Mapped rather than a comprehension: the cursors are made without a Python loop.
+    cursors = list(map(cursor_of, repeat(list_id), times, members))
+    return Page(members, times, cursors, total, has_next=stop < total, has_previous=start > 0)

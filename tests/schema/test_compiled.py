@@ -257,6 +257,25 @@ def test_a_cost_limit_below_the_worst_case_is_checked_per_request() -> None:
     assert [isinstance(plan, Plan) and plan.check_cost for plan in plans] == [False, True]
 
 
+@pytest.mark.parametrize(
+    ("selection", "columns"),
+    [
+        ("edges { cursor followedAt relationship node { userId name } }", True),
+        ("totalCount pageInfo { endCursor } nodes { id avatarUrl createdAt isLocked }", True),
+        ("edges { node { viewerIsFollowing isFollowingViewer viewerFollowedAt followedViewerAt } }", True),
+        ("edges { __typename node { __typename } }", True),
+        ("edges { node { userId followingCount } }", False),  # counts have no column form
+        ("nodes { viewerBlocks }", False),
+    ],
+)
+def test_a_page_whose_fields_all_have_columns_builds_from_them(selection: str, columns: bool) -> None:
+    query = f'{{ user(userId: "a") {{ name fans(first: 5) {{ {selection} }} }} }}'
+    plan = compile_document(core_schema(schema), query, None, QueryLimits())
+    assert isinstance(plan, Plan) and plan.roots[0].plan is not None
+    [connection] = plan.roots[0].plan.lists
+    assert (connection.columns is not None) == columns
+
+
 def test_documents_beyond_the_plans_are_recognised() -> None:
     for query in NOT_COMPILED:
         with pytest.raises(NotCompilable):
@@ -269,9 +288,10 @@ TWO_LISTS = 'query Two { user(userId: "ann") { name fans { totalCount } followin
 @pytest.mark.parametrize(
     ("query", "failing", "answered_by_plan"),
     [
-        (COMPILABLE[0][1], "facts", True),
+        # Users' facts, as objects (FollowStore.facts) and in columns, are read by `columns`.
+        (COMPILABLE[0][1], "columns", True),
         (COMPILABLE[0][1], "pages", True),
-        (TWO_LISTS, "facts", True),  # the root's own read runs alone
+        (TWO_LISTS, "columns", True),  # the root's own read runs alone
         (TWO_LISTS, "pages", False),  # two lists read side by side: the general executor answers
     ],
 )
