@@ -35,6 +35,12 @@ def parse(argv: list[str]) -> Options:
     parser.add_argument("--duration", type=float, help="measured seconds per scenario (default 10; quick 3)")
     parser.add_argument("--warmup", type=float, help="warm-up seconds per scenario (default 2; quick 1)")
     parser.add_argument("--concurrency", type=int, default=32, help="connections (default 32)")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="interleaved rounds of the side-by-side page, the median kept (default 3)",
+    )
     parser.add_argument("--skip-1m", action="store_true", help="no celebrity with 1,000,000 fans")
     parser.add_argument("--no-cluster", action="store_true", help="skip the 3-master Redis Cluster part")
     parser.add_argument(
@@ -83,6 +89,8 @@ def parse(argv: list[str]) -> Options:
         parser.error(f"--scenarios: choose among {', '.join(SCENARIOS)}")
     if args.concurrency < 1:
         parser.error("--concurrency must be at least 1")
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
     if args.no_eventlog and args.eventlog_only:
         parser.error("--no-eventlog and --eventlog-only exclude each other")
     if args.no_subscriptions and args.subscriptions_only:
@@ -93,6 +101,7 @@ def parse(argv: list[str]) -> Options:
         warmup=args.warmup if args.warmup is not None else (1.0 if quick else 2.0),
         duration=args.duration if args.duration is not None else (3.0 if quick else 10.0),
         concurrency=args.concurrency,
+        rounds=args.rounds,
         skip_1m=args.skip_1m,
         cluster=not args.no_cluster,
         eventlog=not args.no_eventlog,

@@ -19,6 +19,9 @@ class Options:
     warmup: float = 2.0
     duration: float = 10.0
     concurrency: int = 32
+    # Interleaved rounds of the side-by-side page (A, B, the Node peer, then again), each of
+    # duration / rounds seconds; each contender's median round is its row.
+    rounds: int = 3
     skip_1m: bool = False
     pin: bool = True
     python_loader: bool = False

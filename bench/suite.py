@@ -49,6 +49,17 @@ CONNECTIONS = (16, 64)
 WRITERS = 512
 
 
+@dataclass(frozen=True, slots=True)
+class Contender:
+    """A server of the side-by-side page and the request it is asked."""
+
+    name: str
+    server: Child
+    port: int
+    request: RequestSpec
+    round_trips: float | None
+
+
 @dataclass
 class Results:
     options: Options
@@ -270,9 +281,11 @@ class Bench:
         round_trips: float | None,
         note: str = "",
         concurrency: int | None = None,
+        duration: float | None = None,
     ) -> Row:
         connections = concurrency or self.options.concurrency
-        spec = LoadSpec("127.0.0.1", port, connections, self.options.warmup, self.options.duration, request)
+        seconds = duration or self.options.duration
+        spec = LoadSpec("127.0.0.1", port, connections, self.options.warmup, seconds, request)
         before = Snapshot.take(stats)
         cpu = meter(self._our_pids)
         server_cpu = tree_seconds(server.pid)
@@ -338,34 +351,27 @@ class Bench:
             f"Fans page of {mid.user_id} (first: 20): A GraphQL vs plain Python (B), the Node peer, C and D",
         )
         a_request = self._page_request(mid.user_id, 20)
-        a_mid = self.measure(
-            stats,
-            f"A GraphQL server ({mid.label})",
-            self._a,
-            self.port_a,
-            a_request,
-            counts[f"A:{mid.user_id}:20"],
-        )
-        if self.options.profile:
-            self.results.profile = self._profile_during(a_request)
-        versus.rows.append(a_mid)
         auth = bearer(self.viewer_token)
         assert self.plain is not None
-        plain_request = RequestSpec("/b", raw_body(mid.user_id, 20), auth)
-        versus.rows.append(
-            self.measure(
-                stats,
+        contenders = [
+            Contender(
+                f"A GraphQL server ({mid.label})",
+                self._a,
+                self.port_a,
+                a_request,
+                counts[f"A:{mid.user_id}:20"],
+            ),
+            Contender(
                 f"B plain Python ({mid.label})",
                 self.plain,
                 self.port_plain,
-                plain_request,
+                RequestSpec("/b", raw_body(mid.user_id, 20), auth),
                 counts[f"B:{mid.user_id}:20"],
-            )
-        )
+            ),
+        ]
         if self.node is not None:
-            versus.rows.append(
-                self.measure(
-                    stats,
+            contenders.append(
+                Contender(
                     f"N Node peer ({mid.label})",
                     self.node,
                     self.port_node,
@@ -373,6 +379,10 @@ class Bench:
                     counts.get(f"N:{mid.user_id}:20"),
                 )
             )
+        versus.rows += self._interleaved(stats, contenders)
+        a_mid = versus.rows[0]
+        if self.options.profile:
+            self.results.profile = self._profile_during(a_request)
         for route, title in (("C", "C seed algorithm (temp keys)"), ("D", "D naive N+1")):
             request = RequestSpec(f"/{route.lower()}", raw_body(mid.user_id, 20), auth)
             count = counts[f"{route}:{mid.user_id}:20"]
@@ -396,6 +406,34 @@ class Bench:
             "of socket reads during one request (see the checks).",
         ]
         return a_mid
+
+    def _interleaved(self, stats: Stats, contenders: list[Contender]) -> list[Row]:
+        """Each contender measured in rounds taken in turn (A, B, N, A, B, N, ...), so that the
+        machine's drift (its speed moves by tens of percent over minutes) falls on all of them
+        alike; each one's row is its median round by throughput."""
+        rounds = self.options.rounds
+        taken: list[list[Row]] = [[] for _ in contenders]
+        for number in range(1, rounds + 1):
+            for contender, seen in zip(contenders, taken, strict=True):
+                name = contender.name if rounds == 1 else f"{contender.name} {number}/{rounds}"
+                seen.append(
+                    self.measure(
+                        stats,
+                        name,
+                        contender.server,
+                        contender.port,
+                        contender.request,
+                        contender.round_trips,
+                        duration=self.options.duration / rounds,
+                    )
+                )
+        rows = []
+        for contender, seen in zip(contenders, taken, strict=True):
+            median = sorted(seen, key=lambda row: row.load.rps)[(len(seen) - 1) // 2]
+            rates = ", ".join(f"{row.load.rps:,.0f}" for row in seen)
+            note = f"median of {rounds} interleaved rounds ({rates} req/s)" if rounds > 1 else ""
+            rows.append(dataclasses.replace(median, name=contender.name, note=median.note or note))
+        return rows
 
     def _plain_clients(self, stats: Stats, counts: dict[str, float], a_mid: Row) -> None:
         """B on the read channel and on redis-py: what the client costs."""
