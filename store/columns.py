@@ -27,6 +27,7 @@ from followgraph.store.model import (
     Relationship,
     UserFacts,
     UserSettings,
+    is_set,
 )
 
 PROFILE_WIDTH = len(scripts.PROFILE_FIELDS)
@@ -197,7 +198,7 @@ class UserColumns:
     @property
     def locked(self) -> list[bool]:
         return [
-            at is not None and flag == "1"
+            at is not None and is_set(flag)
             for at, flag in zip(self._profile_values(_CREATED_AT), self._profile_values(_LOCKED), strict=True)
         ]
 

@@ -22,7 +22,7 @@ from followgraph.store.graph import FollowStore
 from followgraph.store.ids import validate_user_id
 from followgraph.store.keys import Keys
 from followgraph.store.lua import LuaScript, ScriptCall, run_scripts
-from followgraph.store.model import FollowResult, Relationship, UserSettings
+from followgraph.store.model import FollowResult, Relationship, UserSettings, is_set
 
 # Requests accepted per round trip when an account is unlocked.
 ACCEPT_BATCH = 500
@@ -182,7 +182,7 @@ async def update_settings(
         raise UserNotFoundError(user_id)
     before, *now = reply
     settings = UserSettings.read(*now)
-    return settings, before == "1" and not settings.locked
+    return settings, is_set(before) and not settings.locked
 
 
 async def accept_pending(

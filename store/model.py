@@ -76,9 +76,14 @@ class UserSettings:
 
     @classmethod
     def read(cls, locked: object, hide_following: object, hide_fans: object) -> UserSettings:
-        """The settings from the profile hash's flags as Redis replies them: "1" is set; anything
-        else, a missing field included, is not."""
-        return cls(locked == "1", hide_following == "1", hide_fans == "1")
+        """The settings from the profile hash's flags as Redis replies them (see `is_set`)."""
+        return cls(is_set(locked), is_set(hide_following), is_set(hide_fans))
+
+
+def is_set(flag: object) -> bool:
+    """Whether a flag of the profile hash, as Redis replies it, is set: "1" is; anything else, a
+    missing field included, is not."""
+    return flag == "1"
 
 
 DEFAULT_SETTINGS = UserSettings()

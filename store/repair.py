@@ -27,6 +27,7 @@ from followgraph.store.bulk import set_entries
 from followgraph.store.errors import UserNotFoundError
 from followgraph.store.graph import FollowStore
 from followgraph.store.lua import AnyPipeline, run_pipeline
+from followgraph.store.model import is_set
 
 BATCH = 500
 
@@ -249,7 +250,7 @@ async def _locked(store: FollowStore, user_ids: list[str]) -> dict[str, bool]:
             pipe.hget(store.keys.profile(user_id), "locked")
 
     flags = await run_pipeline(store.redis, fill) if ids else []
-    return {user_id: flag == "1" for user_id, flag in zip(ids, flags, strict=True)}
+    return {user_id: is_set(flag) for user_id, flag in zip(ids, flags, strict=True)}
 
 
 async def _accept(
