@@ -21,7 +21,7 @@ NODE_OK    := $(shell node -e 'const [a, b] = process.versions.node.split(".").m
 # With Node.js present, the web suites must run: a missing build or browser fails them.
 REQUIRE_WEB := $(if $(NODE_OK),FOLLOWGRAPH_REQUIRE_WEB=1)
 
-.PHONY: install run test lint typecheck pytest pytest-redis bench node-peer fmt schema clean web web-test chromium
+.PHONY: install run test lint typecheck pytest pytest-redis bench node-peer fmt schema clean web web-test chromium wrk
 
 ## install: create the virtualenv and install the project with its dev tools
 install: $(STAMP)
@@ -69,6 +69,14 @@ ifeq ($(NODE_OK),1)
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 endif
 
+# Debian's wrk for make bench's load, installed when missing and running as root: it takes a
+# fraction of the CPU the Python load generator does, CPU the servers under test share on a small
+# machine. Without it make bench falls back to bench/loadgen.py and says so in its report.
+wrk:
+	@command -v wrk >/dev/null || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null) || \
+	  echo "wrk could not be installed: make bench uses bench/loadgen.py"
+
 ## test: lint, type-check and run the whole test suite (real Redis, the web build, its unit tests,
 ## and the client and browser suites against a real server)
 test: lint typecheck web-test pytest
@@ -98,7 +106,7 @@ pytest-redis: $(STAMP)
 	fi
 
 ## bench: the benchmark harness (its own Redis and server; prints tables, writes bench/results/)
-bench: $(STAMP)
+bench: $(STAMP) wrk
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
 ## node-peer: install the benchmark's Node peer (bench/peers/node) with npm ci; make bench does it too

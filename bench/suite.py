@@ -407,7 +407,9 @@ class Bench:
         ]
         return a_mid
 
-    def _interleaved(self, stats: Stats, contenders: list[Contender]) -> list[Row]:
+    def _interleaved(
+        self, stats: Stats, contenders: list[Contender], concurrency: int | None = None
+    ) -> list[Row]:
         """Each contender measured in rounds taken in turn (A, B, N, A, B, N, ...), so that the
         machine's drift (its speed moves by tens of percent over minutes) falls on all of them
         alike; each one's row is its median round by throughput."""
@@ -424,6 +426,7 @@ class Bench:
                         contender.port,
                         contender.request,
                         contender.round_trips,
+                        concurrency=concurrency,
                         duration=self.options.duration / rounds,
                     )
                 )
@@ -498,22 +501,18 @@ class Bench:
         b_request = RequestSpec("/b", raw_body(mid.user_id, 20), bearer(self.viewer_token))
         assert self.plain is not None
         for connections in CONNECTIONS:
-            contenders: list[tuple[str, Child, int, RequestSpec, float | None]] = [
-                ("A", self._a, self.port_a, a_request, counts[f"A:{mid.user_id}:20"]),
-                ("B", self.plain, self.port_plain, b_request, counts[f"B:{mid.user_id}:20"]),
+            contenders = [
+                Contender("A", self._a, self.port_a, a_request, counts[f"A:{mid.user_id}:20"]),
+                Contender("B", self.plain, self.port_plain, b_request, counts[f"B:{mid.user_id}:20"]),
             ]
             if self.node is not None:
                 contenders.append(
-                    ("N", self.node, self.port_node, a_request, counts.get(f"N:{mid.user_id}:20"))
+                    Contender("N", self.node, self.port_node, a_request, counts.get(f"N:{mid.user_id}:20"))
                 )
-            for name, server, port, request, trips in contenders:
-                row = self.measure(
-                    stats, f"{name} at {connections} connections", server, port, request, trips, "",
-                    connections,
-                )  # fmt: skip
-                group.rows.append(row)
+            at = [dataclasses.replace(c, name=f"{c.name} at {connections} connections") for c in contenders]
+            group.rows += self._interleaved(stats, at, connections)
         group.notes.append(
-            "The same servers and page as the first table, one after the other at each number of "
+            "The same servers and page as the first table, taking turns as there, at each number of "
             "connections; p99 / p50 is in the ratios."
         )
 
@@ -546,16 +545,25 @@ class Bench:
         try:
             for _, child, port in servers:
                 wait_http(child, port)
+            trips = counts[f"A:{mid.user_id}:20"]
             for connections in CONNECTIONS:
-                for workers, child, port in servers:
-                    name = f"A {workers} worker{'s' if workers > 1 else ''} at {connections} connections"
-                    trips = counts[f"A:{mid.user_id}:20"]
-                    group.rows.append(self.measure(stats, name, child, port, request, trips, "", connections))
+                contenders = [
+                    Contender(
+                        f"A {workers} worker{'s' if workers > 1 else ''} at {connections} connections",
+                        child,
+                        port,
+                        request,
+                        trips,
+                    )
+                    for workers, child, port in servers
+                ]
+                group.rows += self._interleaved(stats, contenders, connections)
         finally:
             for _, child, _ in servers:
                 child.stop()
         group.notes += [
-            "Both servers run unpinned on this machine's 2 cores, and so do the load generator (pinned to "
+            "The two servers take turns, in rounds as in the first table. "
+            "Both run unpinned on this machine's 2 cores, and so do the load generator (pinned to "
             "one of them) and Redis: with 2 workers the processes cannot be given cores of their own, "
             "so the ratio shows what a second worker gains when the load generator shares the CPUs, "
             "not what it gains on a machine with cores to spare.",
