@@ -26,7 +26,17 @@ from rich.console import Console
 
 from bench.model import Options
 
-SCENARIOS = ("plain-clients", "executor", "sizes", "pages", "connections", "workers", "writes", "memory")
+SCENARIOS = (
+    "layers",
+    "plain-clients",
+    "executor",
+    "sizes",
+    "pages",
+    "connections",
+    "workers",
+    "writes",
+    "memory",
+)
 
 
 def parse(argv: list[str]) -> Options:

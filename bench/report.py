@@ -24,6 +24,7 @@ from bench.eventlog import (
     catch_up_rows,
     drain_rows,
 )
+from bench.layers import Layer
 from bench.model import Group, MemoryRow, Row
 from bench.subscriptions import (
     DELIVERY_HEADERS,
@@ -148,6 +149,40 @@ def _scenario_cells(row: Row) -> list[str]:
     ]
 
 
+def layers_table(layers: list[Layer]) -> Table:
+    b = next(layer for layer in layers if layer.name == "B")
+    table = Table(
+        "Where A's CPU goes: the side-by-side page in process, layer by layer, beside B",
+        ["layer", "CPU µs a page", "fastest batch µs", "/ B", "its own µs"],
+    )
+    above = 0.0
+    for layer in layers:
+        own = "" if layer.name == "B" else f"{layer.quartile_us - above:.1f}"
+        table.rows.append(
+            [
+                layer.name,
+                f"{layer.quartile_us:.1f}",
+                f"{layer.min_us:.1f}",
+                f"{layer.quartile_us / b.quartile_us:.2f}",
+                own,
+            ]
+        )
+        above = layer.quartile_us if layer.name != "B" else 0.0
+    table.notes += [
+        "bench/layers.py, pinned to the servers' CPU: each row answers the same page (checked equal to "
+        "B's answer) in one process on uvloop, 32 pages at a time, the rows taking turns in batches of "
+        "480 pages; CPU time a page, each row's fastest quarter of batches. Each A row adds to the one "
+        "above it: A store is the page's reads and the compiled plan's builders alone (list query, "
+        "PAGE, the users' columns, the builders, orjson); A plan, the plan's run with a request's "
+        "context (variables, arguments, the root and its list); A executor, the plan found by its "
+        "document; A endpoint, the whole /graphql ASGI app (headers, request id, body, token, "
+        "deadline, metrics, the access line). Its own µs: what the row adds to the one above.",
+        "HTTP parsing and the client's sockets are in no row: both servers run on the same uvicorn, and "
+        "over HTTP each page also costs what they cost, the same for both.",
+    ]
+    return table
+
+
 def command_mix_table(groups: list[Group]) -> Table:
     table = Table("Redis commands of one request, on average (INFO commandstats)", ["scenario", "commands"])
     table.numeric_from = 2
@@ -239,6 +274,8 @@ def tables(results: Results, wall_seconds: float) -> list[Table]:
     checks.rows = [[k, str(v)] for k, v in results.checks.items()]
     out.append(checks)
     out += [scenario_table(g) for g in results.groups]
+    if results.layers:
+        out.append(layers_table(results.layers))
     if results.eventlog is not None:
         out += eventlog_tables(results.eventlog)
     if results.subscriptions is not None:
@@ -385,6 +422,7 @@ def to_json(results: Results, wall_seconds: float) -> dict[str, Any]:
             for m in results.memory
         ],
         "profile": results.profile,
+        "layers": [asdict(layer) for layer in results.layers],
         "eventlog": None
         if results.eventlog is None
         else {

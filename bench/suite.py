@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -19,13 +20,14 @@ from bench.answers import Asker, Live, same_subset
 from bench.cpu import descendants, meter, tree_seconds
 from bench.eventlog import EventLogResults, run_eventlog
 from bench.graph import VIEWER, FanGraph, LoadReport, fan_id
+from bench.layers import Layer, LayerSpec
 from bench.loaders import Loader, pick_loader
 from bench.loadgen import FollowCycle, LoadSpec, RequestSpec
 from bench.model import CpuLayout, Group, MemoryRow, Options, Ratio, Row
 from bench.nodepeer import DESCRIPTION as NODE_PEER
 from bench.nodepeer import NodePeer, locked_versions
 from bench.pages import run_pages_and_memory
-from bench.processes import Child, child_env, free_port, spawn, wait_http
+from bench.processes import Child, child_env, child_setup, free_port, spawn, wait_http
 from bench.queries import (
     FOLLOW_MUTATION,
     UNFOLLOW_MUTATION,
@@ -73,6 +75,8 @@ class Results:
     ratios: list[Ratio] = field(default_factory=list)
     memory: list[MemoryRow] = field(default_factory=list)
     profile: list[str] = field(default_factory=list)
+    # A's CPU per page in process, layer by layer, beside B (bench/layers.py).
+    layers: list[Layer] = field(default_factory=list)
     loadavg_start: str = ""
     node_peer: str = ""
     eventlog: EventLogResults | None = None
@@ -313,6 +317,7 @@ class Bench:
         )
         a_mid = self._versus(stats, counts)
         scenarios: list[tuple[str, Callable[[], object]]] = [
+            ("layers", self._layers),
             ("plain-clients", lambda: self._plain_clients(stats, counts, a_mid)),
             ("executor", lambda: self._executors(stats, counts, a_mid)),
             ("sizes", lambda: self._by_list_size(stats, counts, a_mid)),
@@ -325,6 +330,29 @@ class Bench:
             if opts.runs(key):
                 run()
         return a_mid
+
+    def _layers(self) -> None:
+        """The side-by-side page in process, layer by layer (bench/layers.py), on the servers' CPU."""
+        mid = self.graph.celebrity(self.options.middle_size)
+        self.say("A's layers in process, beside B (bench/layers.py)...")
+        spec = LayerSpec(self.redis_port, self.secret, self.viewer_token, VIEWER, mid.user_id)
+        done = subprocess.run(
+            [sys.executable, "-m", "bench.layers"],
+            input=spec.to_json(),
+            capture_output=True,
+            text=True,
+            timeout=600,
+            preexec_fn=child_setup(self.layout.app),
+            env=child_env(),
+            check=False,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"bench.layers failed ({done.returncode}):\n{done.stderr[-3000:]}")
+        self.results.layers = [Layer(**layer) for layer in json.loads(done.stdout)]
+        for layer in self.results.layers:
+            self.say(
+                f"  {layer.name:<12} {layer.quartile_us:7.1f} µs a page (fastest batch {layer.min_us:.1f})"
+            )
 
     def _group(self, key: str, title: str) -> Group:
         group = Group(key, title)

@@ -1,0 +1,226 @@
+"""Where A's CPU goes: the side-by-side page in process, one layer of A at a time, beside B.
+
+Every layer answers the page of the side-by-side table (the same JSON as B's answer, checked
+first) in this process, on uvloop, 32 pages at a time on one Redis. Each layer adds its own
+work to the one above it:
+
+- B: the plain endpoint's ASGI app (bench/plain.py), called as uvicorn calls it;
+- A store: the page's reads and builders alone: the list query, the PAGE script, the users'
+  columns and the compiled plan's builders, then orjson;
+- A plan: the compiled plan's run (the variables, the arguments, the root user and its list) with
+  a request's context;
+- A executor: Executor.execute, which finds the plan by its document;
+- A endpoint: the whole /graphql ASGI app (headers, request id, body, token, deadline, metrics,
+  the access line), called as uvicorn calls it.
+
+HTTP parsing and the sockets to the client are in none of them: both servers run on the same
+uvicorn. The layers take turns, batch by batch; CPU time (process_time) per page, each layer's
+fastest quarter of batches (the machine's speed moves within seconds; the quartile is steadier than
+the mean, and the minimum is also given).
+
+Run as `python -m bench.layers < spec.json`, pinned to the servers' CPU; prints JSON.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+import uvloop
+
+from bench.plain import PlainApp
+from bench.queries import FANS_QUERY
+from followgraph.resolvers.context import Context
+from followgraph.schema.plan import Plan
+from followgraph.server.app import create_app
+from followgraph.server.logs import configure_logging
+from followgraph.server.settings import Settings
+from followgraph.store import FollowStore
+
+CONCURRENCY = 32
+BATCH = 480
+Page = Callable[[], Awaitable[bytes]]
+LAYERS = ("B", "A store", "A plan", "A executor", "A endpoint")
+
+
+@dataclass(frozen=True, slots=True)
+class LayerSpec:
+    redis_port: int
+    secret: str
+    token: str
+    viewer: str
+    user_id: str
+    batches: int = 40
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+
+@dataclass(frozen=True, slots=True)
+class Layer:
+    name: str
+    quartile_us: float  # CPU per page, the fastest quarter of batches
+    min_us: float
+
+
+def _asgi_caller(app: Any, path: str, body: bytes, token: str) -> Page:
+    """One POST through an ASGI app, the scope as uvicorn builds it; returns the body sent."""
+    headers = [
+        (b"host", b"127.0.0.1"),
+        (b"content-type", b"application/json"),
+        (b"authorization", f"Bearer {token}".encode()),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.4"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "headers": headers,
+        "client": ("127.0.0.1", 40000),
+        "server": ("127.0.0.1", 8000),
+        "root_path": "",
+        "state": {},
+    }
+    message = {"type": "http.request", "body": body, "more_body": False}
+
+    async def receive() -> dict[str, Any]:
+        return message
+
+    async def page() -> bytes:
+        sent: list[bytes] = []
+
+        async def send(event: dict[str, Any]) -> None:
+            if event["type"] == "http.response.body":
+                sent.append(event["body"])
+
+        await app(dict(scope), receive, send)
+        return b"".join(sent)
+
+    return page
+
+
+async def _lifespan(app: Any) -> None:
+    """Start `app` as uvicorn would (its lifespan runs until the process ends)."""
+    inbox: asyncio.Queue[dict[str, str]] = asyncio.Queue()
+    outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    await inbox.put({"type": "lifespan.startup"})
+    scope = {"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}
+    asyncio.get_running_loop().create_task(app(scope, inbox.get, outbox.put))
+    started = await outbox.get()
+    if started["type"] != "lifespan.startup.complete":
+        raise RuntimeError(f"the app did not start: {started}")
+
+
+async def _cpu_per_page(page: Page, pages: int) -> float:
+    """CPU µs per page, `pages` of them CONCURRENCY at a time."""
+    each = pages // CONCURRENCY
+
+    async def worker() -> None:
+        for _ in range(each):
+            await page()
+
+    started = time.process_time()
+    await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
+    return (time.process_time() - started) / (each * CONCURRENCY) * 1e6
+
+
+async def _layers(spec: LayerSpec, log_dir: Path) -> dict[str, Page]:
+    url = f"redis://127.0.0.1:{spec.redis_port}/0"
+    # As the server logs: the access line at info, to a file.
+    real, sys.stderr = sys.stderr, (log_dir / "layers.log").open("w")
+    try:
+        configure_logging("info")
+    finally:
+        sys.stderr = real
+    settings = Settings.from_env(
+        {}, redis_url=url, jwt_secret=spec.secret, production=True, database_url="off"
+    )
+    app = create_app(settings)
+    await _lifespan(app)
+    plain = PlainApp(spec.secret, url)
+    await plain.start()
+    variables = {"userId": spec.user_id, "first": 20}
+    endpoint = _asgi_caller(
+        app, "/graphql", orjson.dumps({"query": FANS_QUERY, "variables": variables}), spec.token
+    )
+    await endpoint()  # the document's first run compiles its plan
+    executor = app.state.endpoint.executor
+    plan = executor.plan(FANS_QUERY, None)
+    if not isinstance(plan, Plan) or len(plan.roots) != 1:
+        raise RuntimeError("the page's document did not compile to a plan of one root")
+    store: FollowStore = app.state.store
+    root = plan.roots[0]
+    assert root.plan is not None
+    user, listed = root.plan, root.plan.lists[0]
+    assert listed.columns is not None, "the page's plan builds from columns"
+    columns, max_page = listed.columns, executor.schema.limits.max_page_size
+
+    def context() -> Context:
+        return Context.create(store, viewer_id=spec.viewer, request_id="layers", max_page_size=max_page)
+
+    async def a_store() -> bytes:
+        query = store.list_query(listed.kind, spec.user_id, first=20, viewer=spec.viewer, viewer_checked=True)
+        [page] = await store.pages([query])
+        facts, users = (
+            await store.columns(spec.viewer, [spec.user_id, *page.members], user.with_list)
+        ).split_first()
+        data = user.build(facts, {listed.key: columns(page, users)})
+        return orjson.dumps({"data": {root.key: data}})
+
+    async def a_plan() -> bytes:
+        result = await plan.run(context(), variables, executor.types, executor.schema.limits)
+        return orjson.dumps({"data": result.data})
+
+    async def a_executor() -> bytes:
+        result = await executor.execute(
+            FANS_QUERY, variables=variables, operation_name=None, context=context(), mutations=True
+        )
+        return orjson.dumps({"data": result.data})
+
+    b = _asgi_caller(plain, "/b", orjson.dumps(variables), spec.token)
+    return dict(zip(LAYERS, (b, a_store, a_plan, a_executor, endpoint), strict=True))
+
+
+async def measure(spec: LayerSpec) -> list[Layer]:
+    with tempfile.TemporaryDirectory(prefix="followgraph-layers-") as tmp:
+        layers = await _layers(spec, Path(tmp))
+        answers = {name: orjson.loads(await page()) for name, page in layers.items()}
+        wrong = [name for name, answer in answers.items() if answer != answers["B"]]
+        if wrong:
+            raise RuntimeError(f"{', '.join(wrong)}: not B's answer")
+        for page in layers.values():  # warm every path
+            await _cpu_per_page(page, BATCH)
+        seen: dict[str, list[float]] = {name: [] for name in layers}
+        for _ in range(spec.batches):
+            for name, page in layers.items():
+                seen[name].append(await _cpu_per_page(page, BATCH))
+        logging.shutdown()
+    out = []
+    for name, values in seen.items():
+        values.sort()
+        out.append(Layer(name, values[len(values) // 4], values[0]))
+    return out
+
+
+def main() -> None:
+    spec = LayerSpec(**json.loads(sys.stdin.read()))
+    layers = uvloop.run(measure(spec))
+    print(json.dumps([asdict(layer) for layer in layers]))
+
+
+if __name__ == "__main__":
+    main()
