@@ -69,9 +69,9 @@ ifeq ($(NODE_OK),1)
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 endif
 
-# Debian's wrk for make bench's load, installed when missing and running as root: it takes a
-# fraction of the CPU the Python load generator does, CPU the servers under test share on a small
-# machine. Without it make bench falls back to bench/loadgen.py and says so in its report.
+# Debian's wrk for make bench's load, installed when missing and running as root: the common
+# reference tool, and not FollowGraph's own code driving FollowGraph. Without it make bench falls
+# back to bench/loadgen.py (about the same CPU per request) and says so in its report.
 wrk:
 	@command -v wrk >/dev/null || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null || \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null) || \
