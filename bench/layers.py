@@ -32,7 +32,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import orjson
 import uvloop
@@ -138,10 +138,10 @@ async def _cpu_per_page(page: Page, pages: int) -> float:
     return (time.process_time() - started) / (each * CONCURRENCY) * 1e6
 
 
-async def _layers(spec: LayerSpec, log_dir: Path) -> dict[str, Page]:
+async def _layers(spec: LayerSpec, log: TextIO) -> dict[str, Page]:
     url = f"redis://127.0.0.1:{spec.redis_port}/0"
     # As the server logs: the access line at info, to a file.
-    real, sys.stderr = sys.stderr, (log_dir / "layers.log").open("w")
+    real, sys.stderr = sys.stderr, log
     try:
         configure_logging("info")
     finally:
@@ -196,8 +196,11 @@ async def _layers(spec: LayerSpec, log_dir: Path) -> dict[str, Page]:
 
 
 async def measure(spec: LayerSpec) -> list[Layer]:
-    with tempfile.TemporaryDirectory(prefix="followgraph-layers-") as tmp:
-        layers = await _layers(spec, Path(tmp))
+    with (
+        tempfile.TemporaryDirectory(prefix="followgraph-layers-") as tmp,
+        (Path(tmp) / "access.log").open("w") as log,
+    ):
+        layers = await _layers(spec, log)
         answers = {name: orjson.loads(await page()) for name, page in layers.items()}
         wrong = [name for name, answer in answers.items() if answer != answers["B"]]
         if wrong:

@@ -157,7 +157,8 @@ def layers_table(layers: list[Layer]) -> Table:
     )
     above: float | None = None
     for layer in layers:
-        beyond = "" if above is None else f"{layer.quartile_us - above:.1f}"
+        # round(...) + 0.0: no "-0.0" for a difference within a rounding of nothing.
+        beyond = "" if above is None else f"{round(layer.quartile_us - above, 1) + 0.0:.1f}"
         ratio = f"{layer.quartile_us / b.quartile_us:.2f}"
         table.rows.append([layer.name, f"{layer.quartile_us:.1f}", f"{layer.min_us:.1f}", ratio, beyond])
         above = layer.quartile_us
