@@ -24,6 +24,7 @@ Run as `python -m bench.layers < spec.json`, pinned to the servers' CPU; prints 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import sys
@@ -113,18 +114,6 @@ def _asgi_caller(app: Any, path: str, body: bytes, token: str) -> Page:
     return page
 
 
-async def _lifespan(app: Any) -> None:
-    """Start `app` as uvicorn would (its lifespan runs until the process ends)."""
-    inbox: asyncio.Queue[dict[str, str]] = asyncio.Queue()
-    outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-    await inbox.put({"type": "lifespan.startup"})
-    scope = {"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}
-    asyncio.get_running_loop().create_task(app(scope, inbox.get, outbox.put))
-    started = await outbox.get()
-    if started["type"] != "lifespan.startup.complete":
-        raise RuntimeError(f"the app did not start: {started}")
-
-
 async def _cpu_per_page(page: Page, pages: int) -> float:
     """CPU µs per page, `pages` of them CONCURRENCY at a time."""
     each = pages // CONCURRENCY
@@ -138,7 +127,8 @@ async def _cpu_per_page(page: Page, pages: int) -> float:
     return (time.process_time() - started) / (each * CONCURRENCY) * 1e6
 
 
-async def _layers(spec: LayerSpec, log: TextIO) -> dict[str, Page]:
+async def _layers(spec: LayerSpec, log: TextIO, stack: contextlib.AsyncExitStack) -> dict[str, Page]:
+    """Each layer's page; the apps run (their lifespans) until `stack` closes."""
     url = f"redis://127.0.0.1:{spec.redis_port}/0"
     # As the server logs: the access line at info, to a file.
     real, sys.stderr = sys.stderr, log
@@ -150,9 +140,10 @@ async def _layers(spec: LayerSpec, log: TextIO) -> dict[str, Page]:
         {}, redis_url=url, jwt_secret=spec.secret, production=True, database_url="off"
     )
     app = create_app(settings)
-    await _lifespan(app)
+    await stack.enter_async_context(app.router.lifespan_context(app))
     plain = PlainApp(spec.secret, url)
     await plain.start()
+    stack.push_async_callback(plain.stop)
     variables = {"userId": spec.user_id, "first": 20}
     endpoint = _asgi_caller(
         app, "/graphql", orjson.dumps({"query": FANS_QUERY, "variables": variables}), spec.token
@@ -172,6 +163,8 @@ async def _layers(spec: LayerSpec, log: TextIO) -> dict[str, Page]:
     def context() -> Context:
         return Context.create(store, viewer_id=spec.viewer, request_id="layers", max_page_size=max_page)
 
+    # What schema/plan.py's _root_and_list reads and builds, without the plan around it (the answer
+    # is checked against B's, so a change there that this misses fails the run).
     async def a_store() -> bytes:
         query = store.list_query(listed.kind, spec.user_id, first=20, viewer=spec.viewer, viewer_checked=True)
         [page] = await store.pages([query])
@@ -200,23 +193,31 @@ async def measure(spec: LayerSpec) -> list[Layer]:
         tempfile.TemporaryDirectory(prefix="followgraph-layers-") as tmp,
         (Path(tmp) / "access.log").open("w") as log,
     ):
-        layers = await _layers(spec, log)
-        answers = {name: orjson.loads(await page()) for name, page in layers.items()}
-        wrong = [name for name, answer in answers.items() if answer != answers["B"]]
-        if wrong:
-            raise RuntimeError(f"{', '.join(wrong)}: not B's answer")
-        for page in layers.values():  # warm every path
-            await _cpu_per_page(page, BATCH)
-        seen: dict[str, list[float]] = {name: [] for name in layers}
-        for _ in range(spec.batches):
-            for name, page in layers.items():
-                seen[name].append(await _cpu_per_page(page, BATCH))
+        async with contextlib.AsyncExitStack() as stack:
+            layers = await _layers(spec, log, stack)
+            seen = await _turns(spec, layers)
         logging.shutdown()
     out = []
     for name, values in seen.items():
         values.sort()
         out.append(Layer(name, values[len(values) // 4], values[0]))
     return out
+
+
+async def _turns(spec: LayerSpec, layers: dict[str, Page]) -> dict[str, list[float]]:
+    """Every layer's CPU per page in each of `spec.batches` batches, the layers taking turns, once
+    their answers are checked against B's."""
+    answers = {name: orjson.loads(await page()) for name, page in layers.items()}
+    wrong = [name for name, answer in answers.items() if answer != answers["B"]]
+    if wrong:
+        raise RuntimeError(f"{', '.join(wrong)}: not B's answer")
+    for page in layers.values():  # warm every path
+        await _cpu_per_page(page, BATCH)
+    seen: dict[str, list[float]] = {name: [] for name in layers}
+    for _ in range(spec.batches):
+        for name, page in layers.items():
+            seen[name].append(await _cpu_per_page(page, BATCH))
+    return seen
 
 
 def main() -> None:
