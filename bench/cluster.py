@@ -82,8 +82,9 @@ def _pages(
 ) -> None:
     """The fans page on the cluster, beside the same page on a single Redis holding the same graph,
     measured back to back with the same load: A on one Redis, A on the cluster (read channel per
-    node), A on the cluster reading through redis-py's cluster pipeline (FOLLOWGRAPH_READ_CHANNEL=0),
-    then the cluster's other list sizes. `single` (the first table's row) is kept as a note."""
+    node, profiles kept), the same without keeping profiles (FOLLOWGRAPH_PROFILE_CACHE=0), A on the
+    cluster reading through redis-py's cluster pipeline (FOLLOWGRAPH_READ_CHANNEL=0), then the
+    cluster's other list sizes. `single` (the first table's row) is kept as a note."""
     opts = bench.options
     sizes = tuple(n for n in opts.sizes if n <= opts.middle_size)
     graph = FanGraph(sizes=sizes, writers=bench.graph.writers)
@@ -123,6 +124,7 @@ def _measure_pages(
     servers: list[tuple[str, str, dict[str, str], Stats]] = [
         ("one Redis", f"redis://127.0.0.1:{one.port}/0", env, one_stats),
         ("cluster", cluster.url, env, nodes),
+        ("cluster, profiles not kept", cluster.url, {**env, "FOLLOWGRAPH_PROFILE_CACHE": "0"}, nodes),
         ("cluster, redis-py reads", cluster.url, {**env, "FOLLOWGRAPH_READ_CHANNEL": "0"}, nodes),
     ]
     group = Group("cluster", f"A on a {MASTERS}-master Redis Cluster vs one Redis: fans page (first: 20)")
@@ -154,14 +156,17 @@ def _measure_pages(
                 bench.measure(stats, f"A cluster ({celebrity.label})", server, server_port, request, None)
             )
         group.notes.append(
-            f"The first three rows take turns, {ROUNDS} rounds with the same load, on the same graph loaded "
+            f"The first four rows take turns, {ROUNDS} rounds with the same load, on the same graph loaded "
             "into one Redis and into the cluster; each is its median round by req/s (every round's in its "
             f"note). The {MASTERS} nodes run on the single Redis' CPU. Redis commands "
             "per request are summed over the nodes: a page's 20 users sit in up to 20 slots, so their "
             "profiles are one HMGET each on their own slot (one script call for all on one Redis), and "
             "counts one script call per slot. On the cluster, A sends each command to its slot's node "
-            "on one auto-pipelined connection per node "
-            "(store/cluster_channel.py); the third row reads through redis-py's cluster pipeline instead."
+            "on one auto-pipelined connection per node (store/cluster_channel.py), and keeps the profiles "
+            "it read on a second connection per node until Redis says they changed (store/tracking.py): "
+            "a kept profile costs no command, but each node whose kept profiles a page uses gets a PING, "
+            "so that every invalidation sent before it has arrived. The third row keeps none "
+            "(FOLLOWGRAPH_PROFILE_CACHE=0); the fourth reads through redis-py's cluster pipeline instead."
         )
         if single is not None:
             group.notes.append(

@@ -49,6 +49,9 @@ def ratios(groups_list: list[Group], memory: list[MemoryRow]) -> list[Ratio]:
         single, cluster = groups["cluster"].rows[0], groups["cluster"].rows[1]
         out.append(_throughput("cluster / one Redis throughput (same page)", cluster, single))
         out.append(_p50("cluster / one Redis p50 (same page)", cluster, single))
+        for kept_none in (r for r in groups["cluster"].rows if "profiles not kept" in r.name):
+            label = "cluster, profiles not kept / one Redis throughput (same page)"
+            out.append(_throughput(label, kept_none, single))
         for through in (r for r in groups["cluster"].rows if "redis-py reads" in r.name):
             out.append(
                 _throughput("cluster on redis-py reads / one Redis throughput (same page)", through, single)

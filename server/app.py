@@ -81,7 +81,11 @@ def create_app(
         keys = settings.keys
         app.state.redis = client
         app.state.endpoint = endpoint
-        reads = open_reads(client, timeout=settings.redis_timeout) if settings.read_channel else None
+        reads = (
+            open_reads(client, timeout=settings.redis_timeout, cache=settings.profile_cache)
+            if settings.read_channel
+            else None
+        )
         app.state.store = FollowStore(client, keys=keys, reads=reads)
         app.state.follow_limit = settings.follow_limit
         await warm_up(client)

@@ -22,6 +22,7 @@ from followgraph.server.subscriptions import SocketLimits
 from followgraph.store.keys import DEFAULT_LOG_CAP, Keys
 from followgraph.store.paging import MAX_LIMIT
 from followgraph.store.ratelimit import FollowLimit
+from followgraph.store.tracking import DEFAULT_CAPACITY as DEFAULT_PROFILE_CACHE
 
 ENV_PREFIX = "FOLLOWGRAPH_"
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -49,6 +50,7 @@ RANGES: dict[str, tuple[int, int]] = {
     "ws_max_subscriptions": (1, 1000),
     "ws_max_connections_per_user": (1, 10_000),
     "subscription_buffer": (1, 1_000_000),
+    "profile_cache": (0, 10_000_000),
 }
 
 
@@ -168,6 +170,9 @@ class Settings:
     # Read pages and users' facts on one auto-pipelined connection (store/channel.py), one per
     # master node on a cluster (store/cluster_channel.py), rather than through the pooled client.
     read_channel: bool = True
+    # On a cluster, users' profiles kept per master node by the read channel until Redis says they
+    # changed (store/tracking.py); 0 keeps none.
+    profile_cache: int = DEFAULT_PROFILE_CACHE
     max_depth: int = _DEFAULT_LIMITS.max_depth
     max_aliases: int = _DEFAULT_LIMITS.max_aliases
     max_directives: int = _DEFAULT_LIMITS.max_directives

@@ -74,7 +74,7 @@ class Reads(Protocol):
     async def aclose(self) -> None: ...
 
 
-class _Call:
+class PendingCall:
     """The replies of one call's commands, as they arrive."""
 
     __slots__ = ("expected", "future", "replies", "sent_at")
@@ -86,11 +86,11 @@ class _Call:
         self.sent_at = sent_at
 
 
-class _Protocol(asyncio.Protocol):
+class ChannelProtocol(asyncio.Protocol):
     def __init__(self, timeout: float, on_send: Callable[[], None] | None) -> None:
         # Error replies become the exceptions redis-py would raise for them.
         self.reader = hiredis.Reader(encoding="utf-8", replyError=BaseParser.parse_error)
-        self.waiting: deque[_Call] = deque()
+        self.waiting: deque[PendingCall] = deque()
         self.queued: list[bytes] = []
         self.transport: asyncio.Transport | None = None
         self.lost: Exception | None = None
@@ -152,14 +152,18 @@ class _Protocol(asyncio.Protocol):
         if self.lost is not None:
             future.set_exception(self.lost)
             return future
-        if not self.queued:
-            loop.call_soon(self._flush)
-        self.queued += [_pack(tuple(command)) for command in commands]
         now = loop.time()
-        self.waiting.append(_Call(future, len(commands), now))
-        if self.timer is None:
-            self.timer = loop.call_at(now + self.timeout, self._watch)
+        self.queue(commands, PendingCall(future, len(commands), now))
         return future
+
+    def queue(self, commands: Sequence[Command], call: PendingCall) -> None:
+        """Queue `commands` for the next write, their replies for `call`."""
+        if not self.queued:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self.queued += [_pack(tuple(command)) for command in commands]
+        self.waiting.append(call)
+        if self.timer is None:
+            self.timer = asyncio.get_running_loop().call_at(call.sent_at + self.timeout, self._watch)
 
     def _flush(self) -> None:
         if self.lost is not None or self.transport is None:
@@ -184,8 +188,8 @@ class ReadChannel:
         self.address = address
         self.timeout = timeout
         self.on_send = on_send
-        self._protocol: _Protocol | None = None
-        self._connecting: asyncio.Task[_Protocol] | None = None
+        self._protocol: ChannelProtocol | None = None
+        self._connecting: asyncio.Task[ChannelProtocol] | None = None
         self._closed = False
 
     @classmethod
@@ -262,7 +266,7 @@ class ReadChannel:
             return None
         return protocol.send(commands)
 
-    async def _connected(self) -> _Protocol:
+    async def _connected(self) -> ChannelProtocol:
         protocol = self._protocol
         if protocol is not None and protocol.lost is None:
             return protocol
@@ -276,29 +280,33 @@ class ReadChannel:
             if self._connecting is not None and self._connecting.done():
                 self._connecting = None
 
-    async def _connect(self) -> _Protocol:
+    def _new_protocol(self) -> ChannelProtocol:
+        return ChannelProtocol(self.timeout, self.on_send)
+
+    def _login(self) -> list[Command]:
+        """The commands a new connection sends first."""
+        address = self.address
+        login: list[Command] = []
+        if address.password is not None:
+            login.append(
+                ("AUTH", address.password)
+                if address.username is None
+                else ("AUTH", address.username, address.password)
+            )
+        if address.db:
+            login.append(("SELECT", address.db))
+        return login
+
+    async def _connect(self) -> ChannelProtocol:
         loop = asyncio.get_running_loop()
         address = self.address
         try:
             async with asyncio.timeout(self.timeout):
                 if address.path is not None:
-                    _, protocol = await loop.create_unix_connection(
-                        lambda: _Protocol(self.timeout, self.on_send), address.path
-                    )
+                    _, protocol = await loop.create_unix_connection(self._new_protocol, address.path)
                 else:
-                    _, protocol = await loop.create_connection(
-                        lambda: _Protocol(self.timeout, self.on_send), address.host, address.port
-                    )
-                login: list[Command] = []
-                if address.password is not None:
-                    login.append(
-                        ("AUTH", address.password)
-                        if address.username is None
-                        else ("AUTH", address.username, address.password)
-                    )
-                if address.db:
-                    login.append(("SELECT", address.db))
-                if login:
+                    _, protocol = await loop.create_connection(self._new_protocol, address.host, address.port)
+                if login := self._login():
                     for reply in await protocol.send(login):
                         if isinstance(reply, Exception):
                             protocol.fail(ConnectionError(str(reply)))

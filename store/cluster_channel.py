@@ -6,7 +6,9 @@ costs a command object, a node lookup and a pooled connection, and that bookkeep
 page to about half of one Redis' throughput (bench/benchmarks.md, cluster). Here each call goes to
 the node of its first key's slot, looked up in redis-py's own slot map, on that node's ReadChannel
 (store/channel.py): everything the request handlers queue in one turn of the event loop goes out in
-one write per node, and the nodes answer concurrently.
+one write per node, and the nodes answer concurrently. Users' profiles, read with a plain HMGET
+each, go on a second connection per node that keeps them until Redis says they changed
+(store/tracking.py): a hot page's profiles then cost a PING per node rather than 20 commands.
 
 The fast path never decides what is right. When a node answers a call with a redirection (MOVED,
 ASK), says the cluster is down or busy with the slot (CLUSTERDOWN, TRYAGAIN), cannot be reached or
@@ -38,11 +40,13 @@ from redis.exceptions import (
 
 from followgraph.store.channel import DEFAULT_TIMEOUT, Address, ReadChannel, Reads, script_commands
 from followgraph.store.keys import slot_of
-from followgraph.store.lua import Client, ScriptCall, run_scripts
+from followgraph.store.lua import Client, KeyedRead, ScriptCall, run_scripts
+from followgraph.store.tracking import DEFAULT_CAPACITY, CacheStats, ProfileChanged, TrackedChannel
 
 log = logging.getLogger(__name__)
 
-# What sends a read back to redis-py: the cluster moved on, or a node is out of reach.
+# What sends a read back to redis-py: the cluster moved on, a node is out of reach, or a kept profile
+# changed while it was read.
 REROUTED = (
     MovedError,
     NoScriptError,
@@ -52,12 +56,18 @@ REROUTED = (
     SlotNotCoveredError,
     ConnectionError,
     TimeoutError,
+    ProfileChanged,
 )
+
+# A node's name, and whether its calls go to its tracking connection (the kept profiles).
+Lane = tuple[str, bool]
 
 
 class ClusterReadChannel:
-    """Runs read script calls on their slots' master nodes, one ReadChannel per node; any read the
-    cluster does not answer as the slot map says runs through redis-py instead."""
+    """Runs read script calls on their slots' master nodes, one ReadChannel per node (and a
+    TrackedChannel per node for the cacheable reads, keeping `cache` replies at most; 0 keeps
+    none); any read the cluster does not answer as the slot map says runs through redis-py
+    instead."""
 
     def __init__(
         self,
@@ -67,18 +77,23 @@ class ClusterReadChannel:
         username: str | None = None,
         password: str | None = None,
         on_send: Callable[[], None] | None = None,
+        cache: int = DEFAULT_CAPACITY,
     ) -> None:
         self.client = client
         self.timeout = timeout
         self.username = username
         self.password = password
         self.on_send = on_send
-        self._channels: dict[str, ReadChannel] = {}
+        self.cache = cache
+        self.cache_stats = CacheStats()
+        self._channels: dict[Lane, ReadChannel] = {}
         # Reads that went through redis-py instead, counted for the tests.
         self.rerouted = 0
 
     @classmethod
-    def for_client(cls, client: Client, *, timeout: float | None = None) -> ClusterReadChannel | None:
+    def for_client(
+        cls, client: Client, *, timeout: float | None = None, cache: int = DEFAULT_CAPACITY
+    ) -> ClusterReadChannel | None:
         """A channel to the nodes of the cluster `client` talks to, logged in as it is; None when the
         client is not a cluster, uses TLS or does not decode replies."""
         if not isinstance(client, RedisCluster):
@@ -96,6 +111,7 @@ class ClusterReadChannel:
             username=kwargs.get("username"),
             password=kwargs.get("password"),
             on_send=getattr(kind, "count_send", None),
+            cache=cache,
         )
 
     async def run_scripts(self, calls: Sequence[ScriptCall]) -> list[Any]:
@@ -107,47 +123,64 @@ class ClusterReadChannel:
         except REROUTED as exc:
             log.debug("cluster read through redis-py: %s: %s", type(exc).__name__, exc)
             self.rerouted += 1
+            if isinstance(exc, ProfileChanged):
+                self.cache_stats.changed += 1
             replies = await run_scripts(self.client, calls)
             await self._forget_gone_nodes()
             return replies
 
     async def _direct(self, calls: Sequence[ScriptCall]) -> list[Any]:
         slots = self.client.nodes_manager.slots_cache
-        # Each node's calls, and where their replies go among all.
-        indexes: dict[str, list[int]] = {}
-        parts: dict[str, list[ScriptCall]] = {}
-        for i, call in enumerate(calls):
-            nodes = slots.get(slot_of(call[1][0]))
-            if not nodes:
-                raise SlotNotCoveredError("The slot map does not cover the slot (or is not known yet).")
-            name = nodes[0].name
-            if name in parts:
-                parts[name].append(call)
-                indexes[name].append(i)
-            else:
-                parts[name] = [call]
-                indexes[name] = [i]
-        if len(parts) == 1:
-            return await self._channel(next(iter(parts))).run_scripts(calls)
-        answers = await self._at_once(parts)
+        # Each node's script calls, by their indexes among all; each node's keys of each keyed read.
+        scripts: dict[str, list[int]] = {}
+        keyed: dict[tuple[str, KeyedRead], list[str]] = {}
+        try:
+            for i, (script, keys, _) in enumerate(calls):
+                if isinstance(script, KeyedRead):
+                    for key in keys:
+                        lane = (slots[slot_of(key)][0].name, script)
+                        if (group := keyed.get(lane)) is None:
+                            keyed[lane] = [key]
+                        else:
+                            group.append(key)
+                else:
+                    scripts.setdefault(slots[slot_of(keys[0])][0].name, []).append(i)
+        except (KeyError, IndexError):
+            raise SlotNotCoveredError("The slot map does not cover a slot (or is not known yet).") from None
+        if not keyed and len(scripts) == 1:
+            return await self._channel((next(iter(scripts)), False)).run_scripts(calls)
+        jobs: list[_Job] = [_Scripts(self._channel((name, False)), calls, at) for name, at in scripts.items()]
+        cached = self.cache > 0
+        jobs += [
+            _Keyed(self._channel((name, cached and read.cacheable)), read, keys)
+            for (name, read), keys in keyed.items()
+        ]
+        answers = await self._at_once(jobs)
         if answers is None:
-            answers = await self._each(parts)
+            answers = await self._each(jobs)
         replies: list[Any] = [None] * len(calls)
-        for places, answer in zip(indexes.values(), answers, strict=True):
-            for i, reply in zip(places, answer, strict=True):
-                replies[i] = reply
+        read_of: dict[KeyedRead, dict[str, Any]] = {}
+        for job, answer in zip(jobs, answers, strict=True):
+            if isinstance(job, _Scripts):
+                for i, reply in zip(job.at, answer, strict=True):
+                    replies[i] = reply
+            elif isinstance(job, _Keyed):
+                read_of.setdefault(job.read, {}).update(zip(job.keys, answer, strict=True))
+        for i, (script, keys, _) in enumerate(calls):
+            if isinstance(script, KeyedRead):
+                found = read_of[script]
+                replies[i] = [found[key] for key in keys]
         return replies
 
-    async def _at_once(self, parts: dict[str, list[ScriptCall]]) -> list[list[Any]] | None:
-        """Each node's replies, its calls queued now on its open connection, without a task per node;
-        None when a connection is not open or was lost, or a node does not know a script (`_each`
-        connects, loads and sends again)."""
-        channels = [self._channel(name) for name in parts]
-        if not all(channel.connected for channel in channels):
+    async def _at_once(self, jobs: list[_Job]) -> list[list[Any]] | None:
+        """Each job's replies, queued now on its open connection, without a task per job; None when
+        a connection is not open or was lost, or a node does not know a script (`_each` connects,
+        loads and sends again)."""
+        if not all(job.channel.connected for job in jobs):
             return None
         futures: list[asyncio.Future[list[Any]]] = []
-        for channel, part in zip(channels, parts.values(), strict=True):
-            sent = channel.send_now(script_commands(part))
+        for job in jobs:
+            sent = job.send_now()
             assert sent is not None  # connected: checked above, in this same turn of the loop
             futures.append(sent)
         # Awaited one after the other: the replies of the nodes arrive in the same turns of the
@@ -178,29 +211,36 @@ class ClusterReadChannel:
                     raise reply
         return answers
 
-    async def _each(self, parts: dict[str, list[ScriptCall]]) -> list[list[Any]]:
-        answers = await asyncio.gather(
-            *(self._channel(name).run_scripts(part) for name, part in parts.items()),
-            return_exceptions=True,
-        )
+    async def _each(self, jobs: list[_Job]) -> list[list[Any]]:
+        answers = await asyncio.gather(*(job.run() for job in jobs), return_exceptions=True)
         for answer in answers:
             if isinstance(answer, BaseException):
                 raise answer
         return answers  # type: ignore[return-value]  # no exceptions left
 
-    def _channel(self, name: str) -> ReadChannel:
-        channel = self._channels.get(name)
+    def _channel(self, lane: Lane) -> ReadChannel:
+        channel = self._channels.get(lane)
         if channel is None:
+            name, tracked = lane
             host, _, port = name.rpartition(":")
             address = Address(host=host, port=int(port), username=self.username, password=self.password)
-            channel = ReadChannel(address, timeout=self.timeout, on_send=self.on_send)
-            self._channels[name] = channel
+            if tracked:
+                channel = TrackedChannel(
+                    address,
+                    capacity=self.cache,
+                    timeout=self.timeout,
+                    on_send=self.on_send,
+                    stats=self.cache_stats,
+                )
+            else:
+                channel = ReadChannel(address, timeout=self.timeout, on_send=self.on_send)
+            self._channels[lane] = channel
         return channel
 
     async def _forget_gone_nodes(self) -> None:
         known = self.client.nodes_manager.nodes_cache
-        for name in [n for n in self._channels if n not in known]:
-            await self._channels.pop(name).aclose()
+        for lane in [lane for lane in self._channels if lane[0] not in known]:
+            await self._channels.pop(lane).aclose()
 
     async def aclose(self) -> None:
         channels, self._channels = list(self._channels.values()), {}
@@ -208,10 +248,68 @@ class ClusterReadChannel:
             await channel.aclose()
 
 
-def open_reads(client: Client, *, timeout: float | None = None) -> Reads | None:
+class _Job:
+    """One node connection's part of a read."""
+
+    __slots__ = ("channel",)
+
+    channel: ReadChannel
+
+    def send_now(self) -> asyncio.Future[list[Any]] | None:
+        raise NotImplementedError
+
+    async def run(self) -> list[Any]:
+        raise NotImplementedError
+
+
+class _Scripts(_Job):
+    """The script calls at indexes `at` of `calls`, in their order."""
+
+    __slots__ = ("at", "calls")
+
+    def __init__(self, channel: ReadChannel, calls: Sequence[ScriptCall], at: list[int]) -> None:
+        self.channel = channel
+        self.calls = [calls[i] for i in at]
+        self.at = at
+
+    def send_now(self) -> asyncio.Future[list[Any]] | None:
+        return self.channel.send_now(script_commands(self.calls))
+
+    async def run(self) -> list[Any]:
+        return await self.channel.run_scripts(self.calls)
+
+
+class _Keyed(_Job):
+    """A keyed read of `keys`: on the node's tracking connection (TrackedChannel) when it is
+    cacheable, else a command per key on the node's script connection."""
+
+    __slots__ = ("keys", "read")
+
+    def __init__(self, channel: ReadChannel, read: KeyedRead, keys: list[str]) -> None:
+        self.channel = channel
+        self.read = read
+        self.keys = keys
+
+    def send_now(self) -> asyncio.Future[list[Any]] | None:
+        channel = self.channel
+        if isinstance(channel, TrackedChannel):
+            return channel.read_now(self.read, self.keys)
+        return channel.send_now([self.read.command_of(key) for key in self.keys])
+
+    async def run(self) -> list[Any]:
+        channel = self.channel
+        if isinstance(channel, TrackedChannel):
+            return await channel.read(self.read, self.keys)
+        return await channel.run([self.read.command_of(key) for key in self.keys])
+
+
+def open_reads(
+    client: Client, *, timeout: float | None = None, cache: int = DEFAULT_CAPACITY
+) -> Reads | None:
     """The read channel for `client`: one connection to a single Redis, one per master node of a
-    cluster; None where the store reads through redis-py (TLS, an in-memory fake)."""
+    cluster (and one more per node keeping up to `cache` profiles); None where the store reads
+    through redis-py (TLS, an in-memory fake)."""
     single = ReadChannel.for_client(client, timeout=timeout)
     if single is not None:
         return single
-    return ClusterReadChannel.for_client(client, timeout=timeout)
+    return ClusterReadChannel.for_client(client, timeout=timeout, cache=cache)

@@ -12,7 +12,6 @@ replies here and nowhere else.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import chain
 from typing import Any
 
 from followgraph.store import scripts
@@ -120,19 +119,16 @@ class UserColumns:
         groups: list[list[str]],
         replies: list[Any],
         *,
-        profile_calls: int,
+        profile: bool,
         relation: bool,
         counts: bool,
         controls: bool,
     ) -> UserColumns:
         """The columns from the replies of store.graph's facts calls, in their order: the
-        profiles (`profile_calls` replies: one for all users, or one per user), the relations,
-        the counts (a reply per group of `groups`, the users by cluster slot), the controls."""
-        profiles = None
-        if profile_calls:
-            read = replies[:profile_calls]
-            profiles = read[0] if profile_calls == 1 else list(chain.from_iterable(read))
-        rest = replies[profile_calls:]
+        profiles (one flat reply for all users), the relations, the counts (a reply per group of
+        `groups`, the users by cluster slot), the controls."""
+        profiles = replies[0] if profile else None
+        rest = replies[1:] if profile else replies[:]
         relations = rest.pop(0) if relation else None
         flags = rest.pop() if controls else None
         all_counts = _gather(user_ids, groups, rest, COUNT_WIDTH) if counts else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
+from itertools import chain
 from typing import Any, cast
 
 from redis.asyncio import RedisCluster
@@ -586,15 +587,15 @@ class FollowStore:
         k = self.keys
         groups = self._slot_groups(ids) if counts else []
         calls: list[ScriptCall] = []
+        keyed = profile and self.cluster
         if profile:
             keys = k.profiles(ids)
-            if self.cluster or len(ids) == 1:
-                # One plain HMGET per user: a page's users rarely share a slot, and a script call
-                # costs Redis several times what the HMGET inside it does.
-                calls += [(scripts.PROFILE_READ, [key], []) for key in keys]
+            if keyed:
+                calls.append((scripts.PROFILE_READS, keys, []))
+            elif len(ids) == 1:
+                calls.append((scripts.PROFILE_READ, keys, []))
             else:
                 calls.append((scripts.PROFILES_SCRIPT, keys, []))
-        profile_calls = len(calls)
         if relation and viewer is not None:
             calls.append((scripts.RELATIONS_SCRIPT, [k.following(viewer), k.fans(viewer)], ids))
         if counts:
@@ -605,12 +606,14 @@ class FollowStore:
             calls.append((scripts.CONTROLS_SCRIPT, _control_keys(k, viewer), ids))
 
         def parse(replies: list[Any]) -> UserColumns:
+            if keyed:  # a list of values per user, made one list as PROFILES_SCRIPT replies
+                replies[0] = list(chain.from_iterable(replies[0]))
             return UserColumns.of_replies(
                 viewer,
                 ids,
                 groups,
                 replies,
-                profile_calls=profile_calls,
+                profile=profile,
                 relation=relation,
                 counts=counts,
                 controls=controls,

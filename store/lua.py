@@ -69,6 +69,46 @@ class ReadCommand(LuaScript):
         return (self.name, key, *self.arguments, *args)
 
 
+class KeyedRead(LuaScript):
+    """The same read of each of its keys, one command per key, where each key may sit on a cluster
+    node of its own: its reply is the list of the keys' replies. `cacheable`: a key's reply
+    depends on the key alone, so a read channel may keep it until the key changes
+    (store/tracking.py)."""
+
+    needs_loading = False
+
+    def __init__(self, name: str, *arguments: Arg, cacheable: bool = False) -> None:
+        super().__init__("")
+        self.name = name
+        self.arguments = arguments
+        self.cacheable = cacheable
+        self.one = ReadCommand(name, *arguments)
+
+    def command_of(self, key: str) -> tuple[Arg, ...]:
+        return (self.name, key, *self.arguments)
+
+    def command(self, keys: Sequence[str], args: Sequence[Arg] = ()) -> tuple[Arg, ...]:
+        raise TypeError("A keyed read is a command per key: run it with run_scripts.")
+
+    async def run(self, redis: Client, keys: Sequence[str], args: Sequence[Arg] = ()) -> Any:
+        return await run_scripts(redis, [(self, keys, args)])
+
+
+def _expanded(calls: Sequence[ScriptCall]) -> tuple[list[ScriptCall], list[int]]:
+    """`calls` with each keyed read made a call per key, and how many calls each became (-1: left
+    as it was)."""
+    flat: list[ScriptCall] = []
+    sizes: list[int] = []
+    for script, keys, args in calls:
+        if isinstance(script, KeyedRead):
+            flat += [(script.one, [key], args) for key in keys]
+            sizes.append(len(keys))
+        else:
+            flat.append((script, keys, args))
+            sizes.append(-1)
+    return flat, sizes
+
+
 async def run_pipeline(
     redis: Client, fill: Callable[[AnyPipeline], None], scripts: Sequence[LuaScript] = ()
 ) -> list[Any]:
@@ -102,6 +142,10 @@ async def run_scripts(redis: Client, calls: Sequence[ScriptCall]) -> list[Any]:
     its payload) has the reply of its only run."""
     if not calls:
         return []
+    if any(isinstance(script, KeyedRead) for script, _, _ in calls):
+        flat, sizes = _expanded(calls)
+        each = iter(await run_scripts(redis, flat))
+        return [next(each) if n < 0 else [next(each) for _ in range(n)] for n in sizes]
     if len(calls) == 1:
         script, keys, args = calls[0]
         return [await script.run(redis, keys, args)]

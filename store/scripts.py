@@ -11,7 +11,7 @@ the order of follows. Scores are whole numbers and are passed and returned as de
 
 from __future__ import annotations
 
-from followgraph.store.lua import LuaScript, ReadCommand
+from followgraph.store.lua import KeyedRead, LuaScript, ReadCommand
 
 # The current time, unless the caller supplied one (imports keep their original times).
 NOW = """
@@ -454,9 +454,12 @@ NEW_FANS_COUNT_SCRIPT = LuaScript(NEW_FANS_COUNT)
 PAGE_SCRIPT = LuaScript(PAGE)
 HIDDEN_SCRIPT = LuaScript(HIDDEN)
 PROFILES_SCRIPT = LuaScript(PROFILES)
-# One profile, as PROFILES reads it: a cluster page reads a profile per slot, and a plain HMGET
-# costs Redis a fraction of a script call.
+# One profile, as PROFILES reads it: a plain HMGET costs Redis a fraction of a script call.
 PROFILE_READ = ReadCommand("HMGET", *PROFILE_FIELDS)
+# The profiles of a page's users on a cluster, where they sit in up to 20 slots: an HMGET each (a
+# script call per slot would cost Redis several times that). A profile changes rarely, so the read
+# channel keeps them until Redis says one changed (store/tracking.py).
+PROFILE_READS = KeyedRead("HMGET", *PROFILE_FIELDS, cacheable=True)
 RELATIONS_SCRIPT = LuaScript(RELATIONS)
 COUNTS_SCRIPT = LuaScript(COUNTS)
 CONTROLS_SCRIPT = LuaScript(CONTROLS)
