@@ -28,12 +28,14 @@ from followgraph.server.sync import SqlSync, running
 from followgraph.server.watchdog import RedisWatchdog
 from followgraph.server.web import WEB_PROJECT, WebBuild, web_routes
 from followgraph.store import FollowStore
-from followgraph.store.cluster_channel import open_reads
+from followgraph.store.cluster_channel import ClusterReadChannel, open_reads
 from followgraph.store.hub import EventHub
 from followgraph.store.log import EventLog
 from followgraph.store.lua import Client
 
 READY_TIMEOUT = 2.0
+# Seconds between two exports of the read channel's counts to the metrics.
+CACHE_EXPORT_SECONDS = 5.0
 
 
 def create_app(
@@ -87,6 +89,8 @@ def create_app(
             else None
         )
         app.state.store = FollowStore(client, keys=keys, reads=reads)
+        if isinstance(reads, ClusterReadChannel):
+            metrics.watch_cache(reads.cache_stats)
         app.state.follow_limit = settings.follow_limit
         await warm_up(client)
         # The SQL copy's consumer and the subscriptions' reader share what they know of the log.
@@ -117,10 +121,14 @@ def create_app(
         # p99 21-28 ms, max 58 ms (bench/benchmarks.md, subscriptions).
         gc.freeze()
         gc.set_threshold(50_000, 50, 100)
+        # Each process adds its read channel's counts to the metrics now and then (with several
+        # workers, each writes its own values; /metrics adds them up).
+        exporting = asyncio.create_task(_export_cache(metrics))
         try:
             async with running(app.state.sync):
                 yield
         finally:
+            exporting.cancel()
             await app.state.hub.stop()
             if reads is not None:
                 await reads.aclose()
@@ -193,6 +201,12 @@ class FollowGraphApp(Starlette):
             await self.graphql(scope, receive, send)
             return
         await super().__call__(scope, receive, send)
+
+
+async def _export_cache(metrics: Metrics) -> None:
+    while True:
+        await asyncio.sleep(CACHE_EXPORT_SECONDS)
+        metrics.export_cache()
 
 
 def app_from_env() -> FollowGraphApp:

@@ -1,5 +1,5 @@
 """Prometheus metrics: requests by operation and outcome, latency, Redis errors, batch sizes, open
-WebSocket connections and subscriptions.
+WebSocket connections and subscriptions, and the profiles kept on a cluster.
 
 With several worker processes, PROMETHEUS_MULTIPROC_DIR makes every process write its values to
 that directory and /metrics adds them up (prometheus-client's multiprocess mode).
@@ -7,6 +7,7 @@ that directory and /metrics adds them up (prometheus-client's multiprocess mode)
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from wsgiref.simple_server import WSGIServer
@@ -22,7 +23,16 @@ from prometheus_client import (
     start_wsgi_server,
 )
 
+from followgraph.store.tracking import CacheStats
+
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+# profile_cache's events, and the CacheStats field each counts.
+_CACHE_EVENTS = (
+    ("kept", "hits"),
+    ("read", "misses"),
+    ("invalidation", "invalidations"),
+    ("changed", "changed"),
+)
 _OPERATION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 # Operation names come from clients: past this many distinct names, the rest count as "other".
 MAX_OPERATION_NAMES = 200
@@ -79,6 +89,16 @@ class Metrics:
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
             registry=self.registry,
         )
+        self.profile_cache = Counter(
+            "followgraph_profile_cache",
+            "On a cluster, users' profiles the read channel wanted, by where they came from (kept: "
+            "this process's copy; read: Redis), the invalidations Redis sent for the kept ones "
+            "(invalidation), and the reads that found a kept one changed and read again (changed).",
+            ["event"],
+            registry=self.registry,
+        )
+        # The read channel's counts (store/tracking.py), added to profile_cache by export_cache().
+        self._cache: tuple[CacheStats, CacheStats] | None = None
         self._names: set[str] = set()
         # The labelled series of each (operation, outcome) seen: labels() costs some 2 µs a call.
         self._series: dict[tuple[str, str], tuple[Counter, Histogram]] = {}
@@ -109,7 +129,24 @@ class Metrics:
     def observe_batch(self, loader: str, size: int) -> None:
         self.batch_size.labels(loader).observe(size)
 
+    def watch_cache(self, stats: CacheStats) -> None:
+        """Count `stats` (a cluster read channel's) in profile_cache, from now on."""
+        self._cache = (stats, dataclasses.replace(stats))
+
+    def export_cache(self) -> None:
+        """Add what the read channel counted since the last call to profile_cache: its counts are
+        plain integers, cheaper on the read path than a metric each."""
+        if self._cache is None:
+            return
+        stats, exported = self._cache
+        for event, name in _CACHE_EVENTS:
+            delta = getattr(stats, name) - getattr(exported, name)
+            if delta:
+                self.profile_cache.labels(event).inc(delta)
+                setattr(exported, name, getattr(stats, name))
+
     def render(self) -> bytes:
+        self.export_cache()
         if os.environ.get(MULTIPROC_ENV):
             return generate_latest(workers_registry())
         return generate_latest(self.registry)

@@ -11,11 +11,12 @@ invalidation on that same connection. The replies read on it are kept until then
 Read-your-writes holds. Redis queues a write's invalidation on the tracking connection before the
 write's own reply goes out, so it is ahead of the reply to anything sent on that connection after
 the write returned. A read therefore sends at least one command to each node whose kept replies it
-uses (a PING when it has all of them) and takes them when that command's reply arrives, after
-every invalidation sent before it. A reply invalidated in between is not guessed at: the read
-fails with ProfileChanged, and the caller reads again without the cache.
+uses (a PING when it has all of them, which the reads queued in the same write share) and takes
+them when that command's reply arrives, after every invalidation sent before it. A reply
+invalidated in between is not guessed at: the read fails with ProfileChanged, and the caller reads
+again without the cache.
 
-Only plain reads of one key go on this connection (lua.ReadCommand with `cacheable`): under RESP3
+Only plain reads of one key go on this connection (lua.KeyedRead with `cacheable`): under RESP3
 some script replies change type (Lua's false becomes a boolean), so the scripts stay on the RESP2
 connection. When the connection is lost, invalidations sent to it may be lost too, so what it kept
 goes with it: the next connection starts empty.
@@ -91,17 +92,17 @@ class _Kept:
 
 
 class _Read(PendingCall):
-    """The replies of one keyed read of `asked` keys: the commands sent for the keys not kept
-    (`keys`), or a PING when all were."""
+    """The replies of one keyed read of `asked` keys, some of them kept: the commands sent are
+    those of the others (`keys`)."""
 
     __slots__ = ("asked", "keys")
 
     def __init__(
-        self, future: asyncio.Future[list[Any]], sent_at: float, asked: Sequence[str], keys: list[str | None]
+        self, future: asyncio.Future[list[Any]], sent_at: float, asked: Sequence[str], keys: list[str]
     ) -> None:
         super().__init__(future, len(keys), sent_at)
         self.asked = asked
-        # The key each sent command's reply is kept under (None for the PING).
+        # The key each sent command's reply is kept under.
         self.keys = keys
 
     def finish(self, kept: OrderedDict[str, Any]) -> list[Any]:
@@ -113,16 +114,49 @@ class _Read(PendingCall):
                 return [reply]
         read = dict(zip(self.keys, replies, strict=True))
         get = kept.get
-        out = [read[key] if key in read else get(key) for key in self.asked]
-        if None in out:
-            return [ProfileChanged("A profile changed while it was read.")]
-        return out
+        return _checked([read[key] if key in read else get(key) for key in self.asked])
+
+
+class _Barrier(PendingCall):
+    """A PING that the reads queued in the same write share, each of whose keys were all kept:
+    when its reply comes, each read's future gets them as they are then."""
+
+    __slots__ = ("reads",)
+
+    def __init__(self, future: asyncio.Future[list[Any]], sent_at: float) -> None:
+        super().__init__(future, 1, sent_at)
+        self.reads: list[tuple[asyncio.Future[list[Any]], Sequence[str]]] = []
+        # Should the PING fail (a lost connection, a timeout), so do the reads.
+        future.add_done_callback(self._failed)
+
+    def finish(self, kept: OrderedDict[str, Any]) -> None:
+        get = kept.get
+        for future, keys in self.reads:
+            if not future.done():
+                future.set_result(_checked([get(key) for key in keys]))
+
+    def _failed(self, future: asyncio.Future[list[Any]]) -> None:
+        error = None if future.cancelled() else future.exception()
+        if error is None:
+            return
+        for read, _ in self.reads:
+            if not read.done():
+                read.set_exception(error)
+
+
+def _checked(replies: list[Any]) -> list[Any]:
+    """`replies`, or ProfileChanged alone when a kept one went missing (invalidated) meanwhile."""
+    if None in replies:
+        return [ProfileChanged("A profile changed while it was read.")]
+    return replies
 
 
 class _TrackingProtocol(ChannelProtocol):
     def __init__(self, timeout: float, on_send: Callable[[], None] | None, kept: _Kept) -> None:
         super().__init__(timeout, on_send)
         self.kept = kept
+        # The PING queued for the write to come, shared by the reads queued with it.
+        self.barrier: _Barrier | None = None
 
     def data_received(self, data: bytes) -> None:
         reader = self.reader
@@ -139,37 +173,44 @@ class _TrackingProtocol(ChannelProtocol):
                 return
             call = waiting[0]
             replies = call.replies
-            if type(call) is _Read:
-                # Kept as it arrives: an invalidation that comes after it must find it.
-                key = call.keys[len(replies)]
-                if key is not None and not isinstance(reply, Exception):
-                    kept.put(key, reply)
+            # Kept as it arrives: an invalidation that comes after it must find it.
+            if isinstance(call, _Read) and not isinstance(reply, Exception):
+                kept.put(call.keys[len(replies)], reply)
             replies.append(reply)
             if len(replies) == call.expected:
                 waiting.popleft()
+                if isinstance(call, _Barrier):
+                    call.finish(kept.replies)
                 if not call.future.done():
-                    done = call.finish(kept.replies) if type(call) is _Read else replies
-                    call.future.set_result(done)
+                    call.future.set_result(call.finish(kept.replies) if isinstance(call, _Read) else replies)
+
+    def _flush(self) -> None:
+        # Reads queued from now on go out in a later write: they need a PING of their own.
+        self.barrier = None
+        super()._flush()
 
     def read(self, read: KeyedRead, keys: Sequence[str]) -> asyncio.Future[list[Any]]:
-        """The replies of `read` of `keys`, kept ones among them; at least one command goes out (see
-        the module's docstring)."""
+        """The replies of `read` of `keys`, kept ones among them; at least one command goes out
+        after the read began (see the module's docstring)."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[list[Any]] = loop.create_future()
         if self.lost is not None:
             future.set_exception(self.lost)
             return future
         kept = self.kept.replies
-        missing: list[str | None] = [key for key in keys if key not in kept]
+        missing = [key for key in keys if key not in kept]
         stats = self.kept.stats
         stats.misses += len(missing)
         stats.hits += len(keys) - len(missing)
-        commands: list[Command]
         if missing:
-            commands = [read.command_of(key) for key in missing if key is not None]
-        else:
-            commands, missing = [_PING], [None]
-        self.queue(commands, _Read(future, loop.time(), keys, missing))
+            commands = [read.command_of(key) for key in missing]
+            self.queue(commands, _Read(future, loop.time(), keys, missing))
+            return future
+        barrier = self.barrier
+        if barrier is None:
+            barrier = self.barrier = _Barrier(loop.create_future(), loop.time())
+            self.queue([_PING], barrier)
+        barrier.reads.append((future, keys))
         return future
 
 

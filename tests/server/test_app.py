@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
@@ -13,7 +14,7 @@ from followgraph.server.app import create_app
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
 from followgraph.store.channel import ReadChannel
-from tests.conftest import TEST_SECRET
+from tests.conftest import TEST_SECRET, Backend
 from tests.served import Served, serve
 
 
@@ -67,6 +68,29 @@ async def test_metrics_count_requests_outcomes_and_batches(api: Served) -> None:
     assert 'followgraph_dataloader_batch_size_count{loader="page"}' in text
     # The Fans query: the user's registration, then its fans' names and relationships.
     assert 'followgraph_dataloader_batch_size_count{loader="facts"} 2.0' in text
+
+
+def _sample(text: str, name: str, label: str) -> float:
+    """The value of metric `name`{event=`label`} in a /metrics text; 0 when it has none."""
+    found = re.search(rf'^{name}{{event="{label}"}} ([0-9.e+]+)$', text, re.MULTILINE)
+    return float(found.group(1)) if found else 0.0
+
+
+async def test_metrics_count_the_profiles_kept_on_a_cluster(api: Served, served_backend: Backend) -> None:
+    await api.register("alice", "bob", "carol")
+    for fan in ("alice", "carol"):
+        await api.data('mutation { follow(input: {userId: "bob"}) { changed } }', as_user=fan)
+    for _ in range(3):
+        data = await api.data('{ user(userId: "bob") { fans { nodes { name } } } }')
+        assert {node["name"] for node in data["user"]["fans"]["nodes"]} == {"User alice", "User carol"}
+    text = (await api.client.get("/metrics")).text
+    counted = {event: _sample(text, "followgraph_profile_cache_total", event) for event in ("kept", "read")}
+    if served_backend.kind == "cluster":
+        # The fans' profiles: read from Redis the first time, kept for the next two pages.
+        assert counted["kept"] >= 4
+        assert counted["read"] >= 2
+    else:
+        assert counted == {"kept": 0.0, "read": 0.0}  # one Redis reads them with the page's script
 
 
 async def test_graphql_with_a_trailing_slash_is_redirected_to_the_endpoint(api: Served) -> None:

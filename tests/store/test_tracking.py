@@ -212,6 +212,28 @@ async def test_a_kept_reply_invalidated_before_the_ping_comes_back_is_not_used()
     assert isinstance(changed, ProfileChanged)
 
 
+async def test_reads_queued_together_share_one_ping_and_each_gets_its_own_replies() -> None:
+    protocol, transport = _protocol()
+    first = protocol.read(PROFILE_READS, ["k", "j"])
+    await asyncio.sleep(0)
+    protocol.data_received(_profile_reply("k") + _profile_reply("j"))
+    await first
+    sent = len(transport.written)
+    reads = [protocol.read(PROFILE_READS, keys) for keys in (["k"], ["j", "k"], ["j"])]
+    await asyncio.sleep(0)
+    assert transport.written[sent:] == b"*1\r\n$4\r\nPING\r\n"
+    assert not any(read.done() for read in reads)
+    protocol.data_received(b"+PONG\r\n")
+    assert [[reply[0] for reply in await read] for read in reads] == [["k"], ["j", "k"], ["j"]]
+    # A read queued after that write gets a PING of its own.
+    later = protocol.read(PROFILE_READS, ["k"])
+    await asyncio.sleep(0)
+    assert transport.written.count(b"PING") == 2
+    protocol.fail(ConnectionError("gone"))
+    with pytest.raises(ConnectionError, match="gone"):
+        await later
+
+
 async def test_a_reply_is_kept_as_it_arrives_so_a_later_invalidation_finds_it() -> None:
     protocol, _ = _protocol()
     read = protocol.read(PROFILE_READS, ["k", "j"])
