@@ -118,7 +118,7 @@ def create_app(
         # Everything built so far lives as long as the process: out of the collector's sight. And
         # collect less often: with 1,000 sockets open, the default thresholds stalled the process
         # for 0.4-0.7 s at a time under 200 follows/s (delivery p99 353-626 ms); with these,
-        # p99 21-28 ms, max 58 ms (bench/benchmarks.md, subscriptions).
+        # p99 21-28 ms, max 58 ms (make bench, subscriptions, on a quiet machine).
         gc.freeze()
         gc.set_threshold(50_000, 50, 100)
         # Each process adds its read channel's counts to the metrics now and then (with several
