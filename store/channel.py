@@ -66,6 +66,11 @@ class Address:
     password: str | None = None
 
 
+class LoginRefused(ConnectionError):
+    """Redis answered a new connection's first commands with an error (a wrong password, a command
+    the user may not run)."""
+
+
 class Reads(Protocol):
     """What the store reads through: a single Redis' channel or a cluster's."""
 
@@ -310,7 +315,7 @@ class ReadChannel:
                     for reply in await protocol.send(login):
                         if isinstance(reply, Exception):
                             protocol.fail(ConnectionError(str(reply)))
-                            raise ConnectionError(f"The read channel could not log in: {reply}")
+                            raise LoginRefused(f"The read channel could not log in: {reply}")
         except (OSError, TimeoutError) as exc:
             raise ConnectionError(f"The read channel could not connect to Redis: {exc}") from exc
         self._protocol = protocol

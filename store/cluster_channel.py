@@ -41,7 +41,13 @@ from redis.exceptions import (
 from followgraph.store.channel import DEFAULT_TIMEOUT, Address, ReadChannel, Reads, script_commands
 from followgraph.store.keys import slot_of
 from followgraph.store.lua import Client, KeyedRead, ScriptCall, run_scripts
-from followgraph.store.tracking import DEFAULT_CAPACITY, CacheStats, ProfileChanged, TrackedChannel
+from followgraph.store.tracking import (
+    DEFAULT_CAPACITY,
+    CacheStats,
+    ProfileChanged,
+    TrackedChannel,
+    TrackingRefused,
+)
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +126,12 @@ class ClusterReadChannel:
             return []
         try:
             return await self._direct(calls)
+        except TrackingRefused as exc:
+            log.warning("Redis refused the read channel's CLIENT TRACKING; no profiles are kept: %s", exc)
+            self.cache = 0
+            for lane in [lane for lane in self._channels if lane[1]]:
+                await self._channels.pop(lane).aclose()
+            return await self.run_scripts(calls)
         except REROUTED as exc:
             log.debug("cluster read through redis-py: %s: %s", type(exc).__name__, exc)
             self.rerouted += 1

@@ -19,7 +19,9 @@ again without the cache.
 Only plain reads of one key go on this connection (lua.KeyedRead with `cacheable`): under RESP3
 some script replies change type (Lua's false becomes a boolean), so the scripts stay on the RESP2
 connection. When the connection is lost, invalidations sent to it may be lost too, so what it kept
-goes with it: the next connection starts empty.
+goes with it: the next connection starts empty. Where Redis refuses HELLO 3 or CLIENT TRACKING (an
+ACL without the CLIENT command, a managed service that turns tracking off), the connection is not
+made (TrackingRefused) and the cluster channel reads profiles without keeping them.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from followgraph.store.channel import (
     Address,
     ChannelProtocol,
     Command,
+    LoginRefused,
     PendingCall,
     ReadChannel,
 )
@@ -52,6 +55,11 @@ _PING: Command = ("PING",)
 
 class ProfileChanged(Exception):
     """A kept reply was invalidated while its read waited for the node: read it again."""
+
+
+class TrackingRefused(LoginRefused):
+    """Redis refused the tracking connection's HELLO 3 or CLIENT TRACKING (an ACL without them, a
+    managed service that turns them off): nothing can be kept on that node."""
 
 
 @dataclass(slots=True)
@@ -243,6 +251,12 @@ class TrackedChannel(ReadChannel):
         if address.db:
             login.append(("SELECT", address.db))
         return login
+
+    async def _connect(self) -> ChannelProtocol:
+        try:
+            return await super()._connect()
+        except LoginRefused as exc:
+            raise TrackingRefused(str(exc)) from exc
 
     def read_now(self, read: KeyedRead, keys: Sequence[str]) -> asyncio.Future[list[Any]] | None:
         """`send_now` for a keyed read: the future of its replies (an error reply, or

@@ -12,6 +12,7 @@ import pytest
 from redis.asyncio import RedisCluster
 from redis.exceptions import ConnectionError
 
+from followgraph.server.redis_client import connect
 from followgraph.server.redis_cluster import LocalCluster
 from followgraph.server.settings import ConfigError, Settings
 from followgraph.store import FollowStore
@@ -166,6 +167,45 @@ async def test_no_more_than_the_capacity_is_kept(cluster_client: RedisCluster) -
         assert all(n <= 3 for n in kept_now)
     finally:
         await channel.aclose()
+
+
+async def test_a_cluster_that_refuses_tracking_is_read_without_keeping(
+    redis_cluster: LocalCluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    """As on a managed Redis, or for a user whose ACL has no CLIENT command: said once, then
+    every read goes straight to the nodes, none through redis-py."""
+    nodes = [redis_cluster.client(i) for i in range(len(redis_cluster.nodes))]
+    client = connect(redis_cluster.url.replace("://", "://untracked:pw@"), timeout=10.0)
+    try:
+        for node in nodes:
+            node.acl_setuser(
+                "untracked",
+                enabled=True,
+                passwords=["+pw"],
+                keys=["*"],
+                channels=["*"],
+                commands=["+@all", "-client"],
+            )
+        assert isinstance(client, RedisCluster)
+        await client.initialize()
+        channel = ClusterReadChannel.for_client(client)  # logged in as the client is
+        assert channel is not None
+        store = FollowStore(client, reads=channel)
+        for user in USERS[:5]:
+            await store.upsert_user(user, name=f"N {user}")
+        for _ in range(3):
+            assert await _names(store, USERS[:5]) == [f"N {u}" for u in USERS[:5]]
+        assert channel.cache == 0
+        assert channel.rerouted == 0
+        assert (_stats(store).hits, _stats(store).misses) == (0, 0)
+        refused = [r for r in caplog.records if "CLIENT TRACKING" in r.getMessage()]
+        assert len(refused) == 1
+        await channel.aclose()
+    finally:
+        await client.aclose()
+        for node in nodes:
+            node.acl_deluser("untracked")
+            node.close()
 
 
 class _Transport:
