@@ -89,8 +89,6 @@ def create_app(
             else None
         )
         app.state.store = FollowStore(client, keys=keys, reads=reads)
-        if isinstance(reads, ClusterReadChannel):
-            metrics.watch_cache(reads.cache_stats)
         app.state.follow_limit = settings.follow_limit
         await warm_up(client)
         # The SQL copy's consumer and the subscriptions' reader share what they know of the log.
@@ -121,14 +119,18 @@ def create_app(
         # p99 21-28 ms, max 58 ms (make bench, subscriptions, on a quiet machine).
         gc.freeze()
         gc.set_threshold(50_000, 50, 100)
-        # Each process adds its read channel's counts to the metrics now and then (with several
-        # workers, each writes its own values; /metrics adds them up).
-        exporting = asyncio.create_task(_export_cache(metrics))
+        # Each process adds its cluster read channel's counts to the metrics now and then (with
+        # several workers, each writes its own values; /metrics adds them up).
+        exporting: asyncio.Task[None] | None = None
+        if isinstance(reads, ClusterReadChannel):
+            metrics.watch_cache(reads.cache_stats)
+            exporting = asyncio.create_task(_export_cache(metrics))
         try:
             async with running(app.state.sync):
                 yield
         finally:
-            exporting.cancel()
+            if exporting is not None:
+                exporting.cancel()
             await app.state.hub.stop()
             if reads is not None:
                 await reads.aclose()

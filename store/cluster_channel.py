@@ -306,13 +306,13 @@ class _Keyed(_Job):
         channel = self.channel
         if isinstance(channel, TrackedChannel):
             return channel.read_now(self.read, self.keys)
-        return channel.send_now([self.read.command_of(key) for key in self.keys])
+        return channel.send_now(self.read.commands(self.keys))
 
     async def run(self) -> list[Any]:
         channel = self.channel
         if isinstance(channel, TrackedChannel):
             return await channel.read(self.read, self.keys)
-        return await channel.run([self.read.command_of(key) for key in self.keys])
+        return await channel.run(self.read.commands(self.keys))
 
 
 def open_reads(

@@ -70,22 +70,22 @@ class ReadCommand(LuaScript):
 
 
 class KeyedRead(LuaScript):
-    """The same read of each of its keys, one command per key, where each key may sit on a cluster
+    """The read `one` of each of its keys, one command per key, where each key may sit on a cluster
     node of its own: its reply is the list of the keys' replies. `cacheable`: a key's reply
     depends on the key alone, so a read channel may keep it until the key changes
     (store/tracking.py)."""
 
     needs_loading = False
 
-    def __init__(self, name: str, *arguments: Arg, cacheable: bool = False) -> None:
+    def __init__(self, one: ReadCommand, *, cacheable: bool = False) -> None:
         super().__init__("")
-        self.name = name
-        self.arguments = arguments
+        self.one = one
         self.cacheable = cacheable
-        self.one = ReadCommand(name, *arguments)
 
-    def command_of(self, key: str) -> tuple[Arg, ...]:
-        return (self.name, key, *self.arguments)
+    def commands(self, keys: Sequence[str]) -> list[tuple[Arg, ...]]:
+        """The command of each key."""
+        one = self.one
+        return [one.command((key,)) for key in keys]
 
     def command(self, keys: Sequence[str], args: Sequence[Arg] = ()) -> tuple[Arg, ...]:
         raise TypeError("A keyed read is a command per key: run it with run_scripts.")

@@ -459,7 +459,7 @@ PROFILE_READ = ReadCommand("HMGET", *PROFILE_FIELDS)
 # The profiles of a page's users on a cluster, where they sit in up to 20 slots: an HMGET each (a
 # script call per slot would cost Redis several times that). A profile changes rarely, so the read
 # channel keeps them until Redis says one changed (store/tracking.py).
-PROFILE_READS = KeyedRead("HMGET", *PROFILE_FIELDS, cacheable=True)
+PROFILE_READS = KeyedRead(PROFILE_READ, cacheable=True)
 RELATIONS_SCRIPT = LuaScript(RELATIONS)
 COUNTS_SCRIPT = LuaScript(COUNTS)
 CONTROLS_SCRIPT = LuaScript(CONTROLS)

@@ -211,7 +211,7 @@ class _TrackingProtocol(ChannelProtocol):
         stats.misses += len(missing)
         stats.hits += len(keys) - len(missing)
         if missing:
-            commands = [read.command_of(key) for key in missing]
+            commands = read.commands(missing)
             self.queue(commands, _Read(future, loop.time(), keys, missing))
             return future
         barrier = self.barrier
