@@ -800,15 +800,23 @@ def run_model(make_client: Callable[[], Client]) -> None:
         loop.close()
 
 
-# The real server is the proof: this variant carries no marker, so `-m "not slow"` still runs it.
+# Twelve stateful examples of 30 steps each take 65 to 100 s on a 2-core machine running slowly,
+# near the suite's 120 s per test (meant to catch a hang): each run of the model gets 300 s.
+MODEL_TIMEOUT = pytest.mark.timeout(300)
+
+
+# The real server is the proof: this variant is not marked slow, so `-m "not slow"` still runs it.
+@MODEL_TIMEOUT
 def test_model_on_real_redis(redis_server: RedisServer) -> None:
     run_model(lambda: aioredis.Redis(unix_socket_path=str(redis_server.socket_path), decode_responses=True))
 
 
+@MODEL_TIMEOUT
 def test_model_on_a_cluster(redis_cluster: LocalCluster) -> None:
     run_model(lambda: connect(redis_cluster.url, timeout=10.0))
 
 
 @pytest.mark.slow
+@MODEL_TIMEOUT
 def test_model_on_fakeredis() -> None:
     run_model(lambda: fakeredis.FakeAsyncRedis(server=fakeredis.FakeServer(), decode_responses=True))
