@@ -5,8 +5,10 @@ first) in this process, on uvloop, 32 pages at a time on one Redis. Each layer a
 work to the one above it:
 
 - B: the plain endpoint's ASGI app (bench/plain.py), called as uvicorn calls it;
-- A store: the page's reads and builders alone: the list query, the PAGE script, the users'
-  columns and the compiled plan's builders, then orjson;
+- A reads: A's reads as A store makes them (the list query, the PAGE script, the users' columns),
+  with the answer written by hand in one loop over the page and the replies, as B writes its own;
+- A store: the same reads with the compiled plan's builders (the root user's facts, the
+  connection's columns), then orjson;
 - A plan: the compiled plan's run (the variables, the arguments, the root user and its list) with
   a request's context;
 - A executor: Executor.execute, which finds the plan by its document;
@@ -38,19 +40,23 @@ from typing import Any, TextIO
 import orjson
 import uvloop
 
-from bench.plain import PlainApp
+from bench.plain import RELATIONSHIPS, PlainApp
 from bench.queries import FANS_QUERY
 from followgraph.resolvers.context import Context
 from followgraph.schema.plan import Plan
+from followgraph.schema.scalars import serialize_datetime
 from followgraph.server.app import create_app
 from followgraph.server.logs import configure_logging
 from followgraph.server.settings import Settings
-from followgraph.store import FollowStore
+from followgraph.store import FollowStore, UserColumns
+from followgraph.store import Page as ListPage
+from followgraph.store.columns import PROFILE_WIDTH
+from followgraph.store.scripts import PROFILE_FIELDS
 
 CONCURRENCY = 32
 BATCH = 480
 Page = Callable[[], Awaitable[bytes]]
-LAYERS = ("B", "A store", "A plan", "A executor", "A endpoint")
+LAYERS = ("B", "A reads", "A store", "A plan", "A executor", "A endpoint")
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,12 +171,17 @@ async def _layers(spec: LayerSpec, log: TextIO, stack: contextlib.AsyncExitStack
 
     # What schema/plan.py's _root_and_list reads and builds, without the plan around it (the answer
     # is checked against B's, so a change there that this misses fails the run).
-    async def a_store() -> bytes:
+    async def reads() -> tuple[ListPage, UserColumns]:
         query = store.list_query(listed.kind, spec.user_id, first=20, viewer=spec.viewer, viewer_checked=True)
         [page] = await store.pages([query])
-        facts, users = (
-            await store.columns(spec.viewer, [spec.user_id, *page.members], user.with_list)
-        ).split_first()
+        return page, await store.columns(spec.viewer, [spec.user_id, *page.members], user.with_list)
+
+    async def a_reads() -> bytes:
+        return _written_by_hand(spec.viewer, *await reads())
+
+    async def a_store() -> bytes:
+        page, read = await reads()
+        facts, users = read.split_first()
         data = user.build(facts, {listed.key: columns(page, users)})
         return orjson.dumps({"data": {root.key: data}})
 
@@ -185,7 +196,42 @@ async def _layers(spec: LayerSpec, log: TextIO, stack: contextlib.AsyncExitStack
         return orjson.dumps({"data": result.data})
 
     b = _asgi_caller(plain, "/b", orjson.dumps(variables), spec.token)
-    return dict(zip(LAYERS, (b, a_store, a_plan, a_executor, endpoint), strict=True))
+    return dict(zip(LAYERS, (b, a_reads, a_store, a_plan, a_executor, endpoint), strict=True))
+
+
+_NAME = PROFILE_FIELDS.index("name")
+_CREATED_AT = PROFILE_FIELDS.index("createdAt")
+
+
+def _written_by_hand(viewer: str, page: ListPage, users: UserColumns) -> bytes:
+    """The answer to FANS_QUERY from the page and the users' replies (the owner's first), in one
+    loop as B writes it: what A store's builders would cost at least."""
+    profiles, relations = users.profiles, users.relations
+    if profiles is None or relations is None:
+        raise RuntimeError("the page's users were read without profiles or relations")
+    if profiles[_CREATED_AT] is None:  # the owner is not registered
+        return orjson.dumps({"data": {"user": None}})
+    out, back = relations
+    edges = [
+        {
+            "cursor": cursor,
+            "followedAt": serialize_datetime(at),
+            "relationship": "SELF"
+            if member == viewer
+            else RELATIONSHIPS.get((followed is not None, fan is not None), "NONE"),
+            "node": {"userId": member, "name": name},
+        }
+        for member, at, cursor, followed, fan, name in zip(
+            page.members,
+            page.times,
+            page.cursors,
+            out[1:],
+            back[1:],
+            profiles[PROFILE_WIDTH + _NAME :: PROFILE_WIDTH],
+            strict=True,
+        )
+    ]
+    return orjson.dumps({"data": {"user": {"fans": {"edges": edges}}}})
 
 
 async def measure(spec: LayerSpec) -> list[Layer]:

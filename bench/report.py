@@ -166,12 +166,15 @@ def layers_table(layers: list[Layer]) -> Table:
         "bench/layers.py, pinned to the servers' CPU: each row answers the same page (checked equal to "
         "B's answer) in one process on uvloop, 32 pages at a time, the rows taking turns in batches of "
         "480 pages; CPU time a page, each row's fastest quarter of batches. Each A row adds to the one "
-        "above it: A store is the page's reads and the compiled plan's builders alone (list query, "
-        "PAGE, the users' columns, the builders, orjson); A plan, the plan's run with a request's "
-        "context (variables, arguments, the root and its list); A executor, the plan found by its "
+        "above it: A reads is A's reads alone (list query, PAGE, the users' columns) with the answer "
+        "written by hand in one loop, as B writes its own; A store, the same reads with the compiled "
+        "plan's builders (the root user's facts, the connection's columns, orjson); A plan, the plan's "
+        "run with a request's context (variables, arguments, the root and its list); A executor, the "
+        "plan found by its "
         "document; A endpoint, the whole /graphql ASGI app (headers, request id, body, token, "
         "deadline, metrics, the access line). Beyond the row above: what the row adds to the one "
-        "above it (for A store, what A's own reads and builders cost beyond the whole of B).",
+        "above it (for A reads, what A's own reads cost beyond the whole of B; for A store, what the "
+        "builders cost beyond an answer written by hand).",
         "HTTP parsing and the client's sockets are in no row: both servers run on the same uvicorn, and "
         "over HTTP each page also costs what they cost, the same for both.",
     ]
