@@ -142,7 +142,7 @@ class UserColumns:
     def split_first(self) -> tuple[UserFacts, UserColumns]:
         """The first user's facts, and the columns of the others (the same replies, unchecked
         again and not copied)."""
-        [first] = self._facts(self._start, self._start + 1)
+        first = self._one(self._start)
         rest = object.__new__(UserColumns)
         rest.viewer, rest.user_ids = self.viewer, self.user_ids[1:]
         rest.profiles, rest.relations, rest.counts, rest.controls = (
@@ -233,6 +233,26 @@ class UserColumns:
         """A UserFacts per user, with the parts that were read."""
         return self._facts(self._start, self._start + len(self.user_ids))
 
+    def _one(self, index: int) -> UserFacts:
+        """The UserFacts of the user at `index` of the parts: what _facts builds for one user,
+        without a list per part (a compiled plan's root user, once a request)."""
+        user_id = self.user_ids[index - self._start]
+        profile = None
+        if self.profiles is not None:
+            at = index * PROFILE_WIDTH
+            profile = _profile(user_id, *self.profiles[at : at + PROFILE_WIDTH])
+        relation = NO_RELATION
+        if self.relations is not None:
+            scores = [[reply[index]] for reply in self.relations]
+            [relation] = _relation_objects(self.viewer, [user_id], scores)
+        counts = None
+        if self.counts is not None:
+            [counts] = _count_objects(self.counts[index * COUNT_WIDTH : (index + 1) * COUNT_WIDTH])
+        controls = NO_CONTROLS
+        if self.controls is not None:
+            [controls] = _control_objects([flags[index : index + 1] for flags in self.controls])
+        return UserFacts(user_id, profile, relation, counts, controls)
+
     def _facts(self, start: int, stop: int) -> list[UserFacts]:
         """The UserFacts of the users from index `start` to `stop` of the parts."""
         ids = self.user_ids[start - self._start : stop - self._start]
@@ -270,21 +290,28 @@ def _gather(ids: list[str], groups: list[list[str]], replies: list[list[Any]], w
 
 
 def _profile_objects(ids: list[str], flat: list[Any]) -> list[Profile | None]:
-    profiles: list[Profile | None] = []
     # The HMGET replies of PROFILE_FIELDS, a user's values at a time.
     values = zip(*[iter(flat)] * PROFILE_WIDTH, strict=True)
-    for user_id, (name, avatar_url, created_at, locked, hide_following, hide_fans) in zip(
-        ids, values, strict=True
-    ):
-        if created_at is None:
-            profiles.append(None)
-        else:
-            # Most users keep the default settings: shared, not built again.
-            settings = DEFAULT_SETTINGS
-            if locked or hide_following or hide_fans:
-                settings = UserSettings.read(locked, hide_following, hide_fans)
-            profiles.append(Profile(user_id, name, avatar_url, int(created_at), settings))
-    return profiles
+    return [_profile(user_id, *fields) for user_id, fields in zip(ids, values, strict=True)]
+
+
+def _profile(
+    user_id: str,
+    name: Any,
+    avatar_url: Any,
+    created_at: Any,
+    locked: Any,
+    hide_following: Any,
+    hide_fans: Any,
+) -> Profile | None:
+    """A user's Profile from its PROFILE_FIELDS values; None without one (no createdAt)."""
+    if created_at is None:
+        return None
+    # Most users keep the default settings: shared, not built again.
+    settings = DEFAULT_SETTINGS
+    if locked or hide_following or hide_fans:
+        settings = UserSettings.read(locked, hide_following, hide_fans)
+    return Profile(user_id, name, avatar_url, int(created_at), settings)
 
 
 def _relation_objects(viewer: str | None, ids: list[str], reply: Sequence[list[Any]]) -> list[Relation]:
