@@ -30,6 +30,9 @@ class Context:
     hub: EventHub | None = None
     # connection_init's payload over WebSocket (Strawberry sets it), where the token travels.
     connection_params: dict[str, object] | None = None
+    # When (event loop time) the request is cancelled, for work that can answer early and run on;
+    # None without a deadline.
+    deadline: float | None = None
 
     @classmethod
     def create(
@@ -42,9 +45,19 @@ class Context:
         observe: BatchObserver | None = None,
         follow_limit: FollowLimit | None = None,
         max_page_size: int = MAX_PAGE_SIZE,
+        deadline: float | None = None,
     ) -> Context:
         loaders = DataLoaders(store, viewer_id, observe)
-        return cls(store, loaders, viewer_id, scopes, request_id, follow_limit, max_page_size=max_page_size)
+        return cls(
+            store,
+            loaders,
+            viewer_id,
+            scopes,
+            request_id,
+            follow_limit,
+            max_page_size=max_page_size,
+            deadline=deadline,
+        )
 
     @property
     def is_admin(self) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -24,6 +26,13 @@ from followgraph.store import (
     UserSettings,
     controls,
 )
+
+log = logging.getLogger(__name__)
+# Unlocking waits for the acceptance of the pending requests for this share of what is left of the
+# request's time at most, then answers while the acceptance runs on: a long backlog (100,000
+# requests take seconds, on a cluster more than the default 10 s timeout) makes no timeout error
+# of an unlock that happened.
+UNLOCK_WAIT_SHARE = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,17 +191,36 @@ async def update_settings(
         settings, _ = await controls.update_settings(
             context.store, viewer_id, locked=locked, hide_following=hide_following, hide_fans=hide_fans
         )
-        # The acceptance runs to its end even when this request times out or the client leaves.
         # Also when the account was unlocked already: what a restart cut short is accepted by
         # asking again (a batch cut between its two steps, by `followgraph repair`).
         if locked is False:
-            await controls.accept_all(context.store, viewer_id)
+            await _accept_pending(context, viewer_id)
     except UserNotFoundError:
         message = f"Your own user {viewer_id!r} is not registered yet."
         return viewer_id, None, [Failure("USER_NOT_FOUND", message)]
     finally:
         context.loaders.clear_all()
     return viewer_id, settings, []
+
+
+async def _accept_pending(context: Context, viewer_id: str) -> None:
+    """Accept the viewer's pending requests, or as many as UNLOCK_WAIT_SHARE of the request's time
+    allows. The acceptance runs to its end whatever happens to the request (controls.accept_all)."""
+    accepting = controls.accept_all(context.store, viewer_id)
+    if context.deadline is None:
+        await accepting
+        return
+    loop = asyncio.get_running_loop()
+    now = loop.time()
+    try:
+        async with asyncio.timeout_at(now + max(0.0, context.deadline - now) * UNLOCK_WAIT_SHARE):
+            await accepting
+    except TimeoutError:
+        log.info(
+            "Unlocked %s: answering after %.1f s while its pending requests are still being accepted.",
+            viewer_id,
+            loop.time() - now,
+        )
 
 
 async def mark_fans_seen(context: Context) -> tuple[str, int]:

@@ -220,8 +220,9 @@ class Mutation:
         return await FollowPayload.load(info, outcome)
 
     @strawberry.mutation(
-        description="Changes the viewer's settings. Unlocking accepts every pending request. "
-        "Requires a token."
+        description="Changes the viewer's settings. Unlocking accepts every pending request; when "
+        "that takes more than half the request's time, it answers then and the acceptance goes on "
+        "(followRequestCount says how many are left). Requires a token."
     )
     async def update_settings(self, info: Info, input: UpdateSettingsInput) -> UpdateSettingsPayload:
         viewer_id, settings, failures = await mutations.update_settings(

@@ -32,6 +32,11 @@ class Deadlines:
         """`async with deadlines.within():` the block of the current task, limited to `seconds`."""
         return _Within(self)
 
+    def due(self) -> float | None:
+        """When (loop time) the current task's block is cancelled; None outside a block."""
+        task = asyncio.current_task()
+        return None if task is None else self._due.get(task)
+
     def _enter(self, task: asyncio.Task[object]) -> None:
         loop = asyncio.get_running_loop()
         due = loop.time() + self.seconds

@@ -227,6 +227,7 @@ class GraphQLEndpoint:
             observe=self.metrics.observe_batch,
             follow_limit=state.follow_limit,
             max_page_size=self.schema.limits.max_page_size,
+            deadline=self.deadlines.due(),
         )
 
     def _late(self, reading: bool) -> RequestError:

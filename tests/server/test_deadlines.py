@@ -92,3 +92,14 @@ async def test_expiry_and_a_cancellation_from_elsewhere_together_stay_a_cancella
     task = await inside(deadlines, work)
     with pytest.raises(asyncio.CancelledError):
         await task
+
+
+async def test_due_is_the_current_blocks_deadline_and_none_outside_one() -> None:
+    deadlines = Deadlines(5.0)
+    assert deadlines.due() is None
+    loop = asyncio.get_running_loop()
+    before = loop.time()
+    async with deadlines.within():
+        due = deadlines.due()
+        assert due is not None and before + 5.0 <= due <= loop.time() + 5.0
+    assert deadlines.due() is None
