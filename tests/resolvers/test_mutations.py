@@ -26,9 +26,18 @@ mutation($locked: Boolean) {
 FANS = 6
 
 
-async def unlock(api: Served, locked: bool) -> dict[str, Any]:
+async def set_locked(api: Served, locked: bool) -> dict[str, Any]:
     payload: dict[str, Any] = (await api.data(UNLOCK, {"locked": locked}, as_user="owner"))["updateSettings"]
     return payload
+
+
+async def locked_with_requests(api: Served, n: int) -> None:
+    """The owner's account locked, with a pending request from each of `n` fans."""
+    fans = [f"fan{i}" for i in range(n)]
+    await api.register("owner", *fans)
+    await set_locked(api, locked=True)
+    for fan in fans:
+        await api.store.follow(follower=fan, followee="owner")
 
 
 async def counts(api: Served) -> tuple[int, int]:
@@ -54,15 +63,11 @@ async def test_unlocking_a_long_backlog_answers_in_time_and_the_acceptance_goes_
     served_redis: Client, settings: Settings, caplog: pytest.LogCaptureFixture
 ) -> None:
     async with serve(replace(settings, request_timeout=1.0), served_redis) as api:
-        fans = [f"fan{i}" for i in range(FANS)]
-        await api.register("owner", *fans)
-        await unlock(api, locked=True)
-        for fan in fans:
-            await api.store.follow(follower=fan, followee="owner")
+        await locked_with_requests(api, FANS)
         assert await counts(api) == (0, FANS)
 
         with caplog.at_level(logging.INFO, logger="followgraph.resolvers.mutations"):
-            unlocked = await unlock(api, locked=False)
+            unlocked = await set_locked(api, locked=False)
         # Answered (not a 503 at the request's deadline) with the account unlocked, part of the
         # requests accepted and the rest still pending, as the payload's viewer shows.
         assert unlocked["settings"] == {"locked": False} and unlocked["errors"] == []
@@ -82,10 +87,6 @@ async def test_unlocking_a_backlog_that_fits_in_time_answers_once_all_are_accept
     served_redis: Client, settings: Settings
 ) -> None:
     async with serve(settings, served_redis) as api:  # 0.6 s of acceptance in a 10 s request
-        fans = [f"fan{i}" for i in range(3)]
-        await api.register("owner", *fans)
-        await unlock(api, locked=True)
-        for fan in fans:
-            await api.store.follow(follower=fan, followee="owner")
-        unlocked = await unlock(api, locked=False)
+        await locked_with_requests(api, 3)
+        unlocked = await set_locked(api, locked=False)
         assert unlocked["viewer"] == {"fansCount": 3, "followRequestCount": 0}
