@@ -28,6 +28,7 @@ from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore, ListKind
 from followgraph.store import controls as c
+from followgraph.store.cluster_channel import open_reads
 from followgraph.store.lua import AnyPipeline, Client, run_pipeline
 
 OWNER, READER = "owner", "reader"
@@ -76,7 +77,16 @@ def _summary(seconds: list[float]) -> tuple[float, float, float]:
 
 async def _round(client: Client, requests: int, batch: int) -> Round:
     await client.flushall()
-    store = FollowStore(client)
+    # With the read channel, as the server reads and accepts (server/app.py).
+    reads = open_reads(client)
+    try:
+        return await _unlock(FollowStore(client, reads=reads), requests, batch)
+    finally:
+        if reads is not None:
+            await reads.aclose()
+
+
+async def _unlock(store: FollowStore, requests: int, batch: int) -> Round:
     await _load(store, requests)
     before: list[float] = []
     stop = asyncio.Event()

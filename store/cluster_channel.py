@@ -14,7 +14,8 @@ The fast path never decides what is right. When a node answers a call with a red
 ASK), says the cluster is down or busy with the slot (CLUSTERDOWN, TRYAGAIN), cannot be reached or
 does not answer in time, or the slot map is not known yet, the whole read runs again through
 redis-py, which follows the redirection and refreshes the slot map that the next reads use. Reads
-only: running one twice changes nothing.
+only, and writes that change nothing when run a second time (the requesters' steps of an unlock,
+FollowStore.run_repeatable): running one twice changes nothing.
 """
 
 from __future__ import annotations
@@ -121,7 +122,8 @@ class ClusterReadChannel:
         )
 
     async def run_scripts(self, calls: Sequence[ScriptCall]) -> list[Any]:
-        """The replies of read-only script calls: one write per node, the nodes concurrently."""
+        """The replies of script calls that read, or write what a second run leaves unchanged: one
+        write per node, the nodes concurrently."""
         if not calls:
             return []
         try:

@@ -170,6 +170,13 @@ class FollowStore:
             return await run_scripts(self.redis, calls)
         return await self.reads.run_scripts(calls)
 
+    async def run_repeatable(self, calls: Sequence[ScriptCall]) -> list[Any]:
+        """Replies of script calls that change nothing when run a second time (a write step that
+        finds its work done does nothing), in one round trip: through the read channel, which may
+        send them again (over a new connection when one was lost; on a cluster, through redis-py
+        when a slot moved or a node did not answer)."""
+        return await self._read(calls)
+
     # -- users ----------------------------------------------------------------------------------
 
     async def upsert_user(

@@ -49,8 +49,15 @@ def slot_of(key: str) -> int:
 
 
 @lru_cache(maxsize=1 << 16)
-def _user_slot(prefix: str, user_id: str) -> int:
-    return slot_of(Keys(prefix).profile(user_id))
+def _user_slot(user_id: str) -> int:
+    # The slot of a key with a hash tag is the tag's (an id holds no brace: store/ids.py): here
+    # the tag {u:ID} of Keys._user, whatever the prefix.
+    return key_slot(f"u:{user_id}".encode())
+
+
+@lru_cache(maxsize=1 << 16)
+def _slot_log(prefix: str, slot: int) -> str:
+    return f"{prefix}{{{slot_tags()[slot]}}}:log"
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +134,7 @@ class Keys:
 
     def slot_log(self, slot: int) -> str:
         """The change log of one Redis Cluster slot."""
-        return f"{self.prefix}{{{slot_tags()[slot]}}}:log"
+        return _slot_log(self.prefix, slot)
 
     def logs(self) -> list[str]:
         """Every stream of the change log."""
@@ -137,7 +144,7 @@ class Keys:
 
     def slot(self, user_id: str) -> int:
         """The Redis Cluster slot holding every key of `user_id`."""
-        return _user_slot(self.prefix, user_id)
+        return _user_slot(user_id)
 
     def rate_limit_prefix(self) -> str:
         """Prefix of the rate limiter's keys (one per limited user and action)."""

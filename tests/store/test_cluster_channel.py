@@ -21,10 +21,14 @@ from followgraph.server.redis_client import connect
 from followgraph.server.redis_cluster import LocalCluster
 from followgraph.server.redis_server import RedisServer
 from followgraph.store import FollowStore
+from followgraph.store import controls as c
 from followgraph.store.channel import ReadChannel
 from followgraph.store.cluster_channel import ClusterReadChannel, open_reads
+from followgraph.store.events import EventKind
+from followgraph.store.log import EventLog
 from followgraph.store.lua import LuaScript, ReadCommand, ScriptCall
 from followgraph.store.model import ListKind, Parts
+from followgraph.store.repair import verify
 from tests.store.writes import Writes
 
 GET = LuaScript("return redis.call('GET', KEYS[1])")
@@ -268,5 +272,39 @@ async def test_a_store_page_of_twenty_users_on_many_slots_is_one_write_per_node(
         assert _writes(channel).count == 1 + 3 + 3
         assert channel.cache_stats.misses == misses
         assert channel.rerouted == 0
+    finally:
+        await channel.aclose()
+
+
+async def test_an_unlock_s_steps_go_direct_and_each_accepts_once_when_a_slot_moved(
+    cluster_client: RedisCluster, redis_cluster: LocalCluster
+) -> None:
+    channel = ClusterReadChannel(cluster_client, on_send=Writes())
+    store = FollowStore(cluster_client, reads=channel)
+    log = EventLog(store)
+    requesters = [f"r{i}" for i in range(40)]
+    try:
+        for user in ["owner", *requesters]:
+            await store.upsert_user(user)
+        await c.update_settings(store, "owner", locked=True)
+        for requester in requesters:
+            await store.follow(follower=requester, followee="owner")  # a request: the owner is locked
+        await c.update_settings(store, "owner", locked=False)
+        start = await log.last_id()
+        moved = next(r for r in requesters if _node_index(redis_cluster, store.keys.profile(r)) == 0)
+        with _moved(redis_cluster, store.keys.profile(moved)):
+            # The steps on the other nodes ran on the channel; the moved one's node said MOVED, and
+            # the whole part ran again through redis-py, where the steps already run did nothing.
+            assert await c.accept_all(store, "owner", batch=len(requesters)) == len(requesters)
+            assert channel.rerouted == 1
+        accepted = [e.target for e in await log.read(start) if e.kind is EventKind.ACCEPT_FOLLOW_REQUEST]
+        assert sorted(map(str, accepted)) == sorted(requesters)  # one event each
+        fans = await store.page(ListKind.FANS, "owner", first=100)
+        assert sorted(e.user_id for e in fans.entries) == sorted(requesters)
+        for requester in requesters:
+            following = await store.page(ListKind.FOLLOWING, requester, first=5)
+            assert [e.user_id for e in following.entries] == ["owner"]
+            assert (await store.page(ListKind.REQUESTS_OUT, requester, first=5)).entries == []
+        assert (await verify(store)).clean
     finally:
         await channel.aclose()
