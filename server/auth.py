@@ -249,7 +249,7 @@ def mint_token(
     validate_user_id(user_id)
     longest = min(int(MAX_TTL.total_seconds()), config.max_lifetime_seconds)
     if not 0 < ttl_seconds <= longest:
-        raise ValueError(f"ttl_seconds must be between 1 and {longest}.")
+        raise ValueError(f"A token's lifetime must be 1 to {longest} seconds, got {ttl_seconds}.")
     if now is None:
         now = datetime.now(UTC)
     elif now.tzinfo is None:

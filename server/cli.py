@@ -6,10 +6,12 @@ import asyncio
 import contextlib
 import dataclasses
 import enum
+import errno
 import logging
 import os
 import shutil
 import signal
+import socket
 import sys
 import time
 from collections.abc import Iterator
@@ -175,7 +177,7 @@ def serve(
     data_dir: DataDir = None,
     appendfsync: Annotated[
         str | None,
-        typer.Option(help=env_help("Embedded Redis AOF fsync: everysec or always.", "appendfsync")),
+        typer.Option(help=env_help("Embedded Redis AOF fsync: everysec, always or no.", "appendfsync")),
     ] = None,
     production: Annotated[
         bool | None,
@@ -194,12 +196,17 @@ def serve(
         ),
     ] = None,
     demo: Annotated[
-        bool,
+        bool | None,
         typer.Option(
-            help="Demo mode: load the demo graph first when the store is empty, and let the web app "
-            "and GraphiQL fetch demo users' tokens (GET /demo/token). Not with --production."
+            "--demo/--no-demo",
+            help=env_help(
+                "Demo mode: load the demo graph first when the store is empty, and let the web app "
+                "and GraphiQL fetch demo users' tokens (GET /demo/token). Not with --production.",
+                "demo",
+                "off",
+            ),
         ),
-    ] = False,
+    ] = None,
 ) -> None:
     """Serve the GraphQL API, the web app at / and GraphiQL at /graphql."""
     settings = settings_from(
@@ -211,10 +218,14 @@ def serve(
         appendfsync=appendfsync,
         production=production,
         log_level=log_level,
-        demo=demo or None,
+        demo=demo,
         metrics_port=metrics_port,
     )
     configure_logging(settings.log_level)
+    # Said now, before the embedded Redis starts and the demo loads, rather than after.
+    _check_port(settings.host, settings.port, "--port or FOLLOWGRAPH_PORT")
+    if settings.metrics_port is not None:
+        _check_port(settings.host, settings.metrics_port, "--metrics-port or FOLLOWGRAPH_METRICS_PORT")
     dist = settings.web_dist or WEB_PROJECT / "dist"
     notice = build_notice(dist, WebBuild.find(dist))
     if notice:
@@ -224,9 +235,10 @@ def serve(
             settings.auth_config()
         except ConfigError as exc:
             raise fail(f"Configuration error: {exc}") from None
-        if demo and not asyncio.run(_demo(settings, DemoSpec())):
+        # --demo or FOLLOWGRAPH_DEMO: the same demo mode either way.
+        if settings.demo and not asyncio.run(_demo(settings, DemoSpec())):
             console.print("The store already has users: the demo graph was not loaded again.")
-        if demo:
+        if settings.demo:
             _print_welcome(settings)
         limits = settings.read_limits
         cap = connection_cap(limits.max_connections)
@@ -284,6 +296,19 @@ def serve(
                 )
         if watchdog is not None and watchdog.problem() is not None:
             raise fail(f"Stopped: {watchdog.problem()}.", 1)
+
+
+def _check_port(host: str, port: int, option: str) -> None:
+    """Exit 1 with a message naming `option` when `host`:`port` cannot be listened on (taken, or
+    not an address of this machine). uvicorn binds it again a moment later."""
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
+    except OSError as exc:
+        hint = f" Choose another port with {option}." if exc.errno == errno.EADDRINUSE else ""
+        raise fail(f"Cannot listen on {host}:{port}: {exc.strerror or exc}.{hint}", 1) from None
 
 
 @contextlib.contextmanager
@@ -353,7 +378,9 @@ def _report(summary: Summary, what: str) -> None:
 
 @app.command("import", short_help="Import follows, users or controls from CSV or JSON Lines.")
 def import_(
-    path: Annotated[str, typer.Argument(help="A .csv or .jsonl file, or - for standard input.")],
+    path: Annotated[
+        str, typer.Argument(metavar="FILE", help="A .csv or .jsonl file, or - for standard input.")
+    ],
     kind: KindOption = Kind.EDGES,
     fmt: FormatOption = None,
     on_error: Annotated[
@@ -428,7 +455,9 @@ def import_(
 
 @app.command(short_help="Export every follow, user or control to CSV or JSON Lines.")
 def export(
-    path: Annotated[str, typer.Argument(help="A .csv or .jsonl file, or - for standard output.")],
+    path: Annotated[
+        str, typer.Argument(metavar="FILE", help="A .csv or .jsonl file, or - for standard output.")
+    ],
     kind: KindOption = Kind.EDGES,
     fmt: FormatOption = None,
     redis_url: RedisUrl = None,
@@ -475,7 +504,7 @@ def _check_graph(fix: bool, redis_url: str | None, data_dir: Path | None) -> Rep
             return await verify(store, fix=fix, progress=lambda users: bar.update(task, completed=users))
 
         report = asyncio.run(with_store(settings, work))
-    console.print(f"Checked {report.users} users and {report.follows} follows.")
+    console.print(f"Checked {report.follows} follows of {report.users} users.")
     for problem, count in sorted(report.problems.items(), key=lambda item: item[0].value):
         console.print(f"  {count} x {problem.value}", markup=False)
     for example in report.examples:
@@ -509,9 +538,11 @@ def repair(redis_url: RedisUrl = None, data_dir: DataDir = None) -> None:
 
 @app.command(short_help="Print a bearer token for a user id.")
 def token(
-    user_id: Annotated[str, typer.Argument(help="The user id the token speaks for (its `sub`).")],
+    user_id: Annotated[
+        str, typer.Argument(metavar="USER_ID", help="The user id the token speaks for (its `sub`).")
+    ],
     admin: Annotated[bool, typer.Option(help="Grant the admin scope (needed by upsertUser).")] = False,
-    ttl: Annotated[int, typer.Option(help="Lifetime in seconds.")] = 86400,
+    ttl: Annotated[int, typer.Option(help="Lifetime in seconds (at most 30 days).")] = 86400,
     redis_url: RedisUrl = None,
     data_dir: DataDir = None,
 ) -> None:
@@ -523,7 +554,9 @@ def token(
     settings = settings_from(redis_url=redis_url, data_dir=data_dir)
     try:
         minted = mint_token(settings.auth_config(), user_id, admin=admin, ttl_seconds=ttl)
-    except (ConfigError, ValueError, StoreError) as exc:
+    except ValueError as exc:  # the lifetime
+        raise fail(f"Cannot mint a token: --ttl {ttl}: {exc}") from None
+    except (ConfigError, StoreError) as exc:
         raise fail(f"Cannot mint a token: {exc}") from None
     if not admin:  # an admin token is for upsertUser: its user needs no profile
         _warn_unless_registered(settings, user_id)

@@ -89,13 +89,17 @@ class DemoTokens:
             message = {"error": "`user` is not a valid user id."}
             return JSONResponse(message, status_code=400, headers=_NO_STORE)
         store = request.app.state.store
-        if not (await store.registered([user_id]))[0]:
+        found, first = await store.registered([user_id, "1"])
+        if not found:
             if requested is not None:
                 return JSONResponse(
                     {"error": f"There is no user {user_id} in the demo graph."},
                     status_code=422,
                     headers=_NO_STORE,
                 )
+            if not first:
+                message = {"error": "The demo graph is not loaded: `followgraph demo` loads it."}
+                return JSONResponse(message, status_code=503, headers=_NO_STORE)
             user_id = "1"  # a demo graph smaller than the default viewer's id
         expires = datetime.now(UTC) + DEMO_TOKEN_TTL
         token = mint_token(self.auth, user_id, ttl_seconds=int(DEMO_TOKEN_TTL.total_seconds()))

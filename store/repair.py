@@ -50,7 +50,7 @@ class Problem(enum.Enum):
 
 @dataclass
 class Report:
-    users: int = 0
+    users: int = 0  # users who follow someone (those with a following set)
     follows: int = 0
     problems: Counter[Problem] = field(default_factory=Counter)
     examples: list[str] = field(default_factory=list)

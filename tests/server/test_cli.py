@@ -61,6 +61,14 @@ def test_token_for_a_malformed_user_id(tmp_path: Path, console: io.StringIO) -> 
     assert "Cannot mint a token: Invalid user id 'not valid!'" in console.getvalue()
 
 
+def test_token_with_a_bad_lifetime_names_the_option(tmp_path: Path, console: io.StringIO) -> None:
+    result = invoke("token", "alice", "--ttl", "0", "--data-dir", str(tmp_path))
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    expected = "Cannot mint a token: --ttl 0: A token's lifetime must be 1 to 2592000 seconds, got 0."
+    assert expected in console.getvalue()
+
+
 def test_export_schema(tmp_path: Path) -> None:
     printed = invoke("export-schema")
     assert printed.exit_code == 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -32,10 +33,13 @@ class Served:
         self.port = port
         self.process: subprocess.Popen[bytes] | None = None
         self.args: tuple[str, ...] = ()
+        self.env: dict[str, str] = {}
 
     def start(self) -> None:
         args = followgraph("serve", "--port", str(self.port), "--data-dir", str(self.data_dir), *self.args)
-        self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env())
+        self.process = subprocess.Popen(
+            args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env(**self.env)
+        )
         process = self.process
         wait_ready(process, self.url, process.communicate)
 
@@ -190,9 +194,30 @@ def test_serve_demo_loads_once_and_prints_a_working_token(tmp_path: Path) -> Non
         assert data["user"]["fansCount"] > 1000
     finally:
         server.stop()
+    # The variable is the flag's: demo mode again, without loading the graph twice.
+    server.args, server.env = (), {"FOLLOWGRAPH_DEMO": "1"}
     server.start()
+    assert server.process is not None and server.process.stdout is not None
+    banner = server.process.stdout.read1(4096).decode()  # type: ignore[attr-defined]
+    assert "Token of demo user 42" in banner
+    assert httpx.get(f"{server.url}/demo/token").json()["userId"] == "42"
     log = server.stop()
     assert "already has users" in log
+
+
+def test_a_taken_port_is_said_before_anything_starts(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        args = followgraph("serve", "--port", str(port), "--demo", "--data-dir", str(tmp_path / "data"))
+        done = subprocess.run(args, capture_output=True, env=clean_env(), timeout=60)
+    assert done.returncode == 1
+    said = done.stdout.decode() + done.stderr.decode()
+    assert f"Cannot listen on 127.0.0.1:{port}: Address already in use." in said
+    assert "Choose another port with --port or FOLLOWGRAPH_PORT." in said
+    # Neither the embedded Redis nor the demo graph was started or loaded.
+    assert "Loaded" not in said and not (tmp_path / "data").exists()
 
 
 async def test_a_websocket_message_past_the_body_limit_closes_the_socket_with_1009(

@@ -109,6 +109,18 @@ async def test_demo_tokens(tmp_path: Path, real_redis: aioredis.Redis) -> None:
         assert (await client.post("/demo/token")).status_code == 405
 
 
+async def test_the_default_demo_user_is_registered(tmp_path: Path, real_redis: aioredis.Redis) -> None:
+    config = settings(tmp_path, demo=True)
+    async for client in client_for(config, real_redis):
+        empty = await client.get("/demo/token")
+        assert empty.status_code == 503
+        assert empty.json() == {"error": "The demo graph is not loaded: `followgraph demo` loads it."}
+        # A demo graph of fewer users than the default viewer's id: its first user.
+        await FollowStore(real_redis).upsert_user("1", name="Li Wei")
+        small = await client.get("/demo/token")
+        assert (small.status_code, small.json()["userId"]) == (200, "1")
+
+
 def test_demo_mode_is_refused_in_production() -> None:
     with pytest.raises(ConfigError, match="FOLLOWGRAPH_DEMO=1 hands out tokens"):
         Settings.from_env({"FOLLOWGRAPH_DEMO": "1", "FOLLOWGRAPH_PRODUCTION": "1"})
