@@ -351,7 +351,8 @@ class Bench:
         self.results.layers = [Layer(**layer) for layer in json.loads(done.stdout)]
         for layer in self.results.layers:
             self.say(
-                f"  {layer.name:<12} {layer.quartile_us:7.1f} µs a page (fastest batch {layer.min_us:.1f})"
+                f"  {layer.name:<12} {layer.quartile_us:7.1f} µs a page (fastest batch {layer.min_us:.1f}), "
+                f"{layer.calls:.0f} calls"
             )
 
     def _group(self, key: str, title: str) -> Group:
