@@ -75,7 +75,7 @@ def _summary(seconds: list[float]) -> tuple[float, float, float]:
     return statistics.median(ms), statistics.quantiles(ms, n=100, method="inclusive")[98], max(ms)
 
 
-async def _round(client: Client, requests: int, batch: int) -> Round:
+async def _round(client: Client, requests: int, batch: int | None) -> Round:
     await client.flushall()
     # With the read channel, as the server reads and accepts (server/app.py).
     reads = open_reads(client)
@@ -86,7 +86,7 @@ async def _round(client: Client, requests: int, batch: int) -> Round:
             await reads.aclose()
 
 
-async def _unlock(store: FollowStore, requests: int, batch: int) -> Round:
+async def _unlock(store: FollowStore, requests: int, batch: int | None) -> Round:
     await _load(store, requests)
     before: list[float] = []
     stop = asyncio.Event()
@@ -108,7 +108,7 @@ async def _unlock(store: FollowStore, requests: int, batch: int) -> Round:
     return Round(accepted, seconds, _summary(before), _summary(during))
 
 
-async def _rounds(client: Client, requests: int, rounds: int, batch: int) -> list[Round]:
+async def _rounds(client: Client, requests: int, rounds: int, batch: int | None) -> list[Round]:
     try:
         return [await _round(client, requests, batch) for _ in range(rounds)]
     finally:
@@ -127,7 +127,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.unlock", description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--batch", type=int, default=c.ACCEPT_BATCH, help="requests accepted per step")
+    parser.add_argument(
+        "--batch",
+        type=int,
+        help=f"requests accepted per step (default: the store's, {c.ACCEPT_BATCH} on Redis, "
+        f"{c.CLUSTER_ACCEPT_BATCH} on a cluster)",
+    )
     parser.add_argument("--cluster", action="store_true", help="also on a 3-master Redis Cluster")
     args = parser.parse_args()
     timeout = Settings().request_timeout
@@ -143,7 +148,8 @@ def main() -> None:
                     _rounds(on_cluster, args.requests, args.rounds, args.batch)
                 )
     print(
-        f"Unlocking an account with {args.requests:,} pending requests (batches of {args.batch}; "
+        f"Unlocking an account with {args.requests:,} pending requests (batches of "
+        f"{args.batch or f'{c.ACCEPT_BATCH} on Redis, {c.CLUSTER_ACCEPT_BATCH} on the cluster'}; "
         f"request timeout {timeout:g} s), a 100-entry page read every ms meanwhile."
     )
     print("| backend | accepted | unlock s | read ms before: p50 / p99 / max | during: p50 / p99 / max |")
