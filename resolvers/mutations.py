@@ -191,8 +191,9 @@ async def update_settings(
         settings, _ = await controls.update_settings(
             context.store, viewer_id, locked=locked, hide_following=hide_following, hide_fans=hide_fans
         )
-        # Also when the account was unlocked already: what a restart cut short is accepted by
-        # asking again (a batch cut between its two steps, by `followgraph repair`).
+        # Also when the account was unlocked already: what a crash cut short is accepted by asking
+        # again (a server's start also takes it up; a batch cut between its two steps, by
+        # `followgraph repair`).
         if locked is False:
             await _accept_pending(context, viewer_id)
     except UserNotFoundError:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -27,13 +28,17 @@ from followgraph.server.subscriptions import SubscriptionEndpoint
 from followgraph.server.sync import SqlSync, running
 from followgraph.server.watchdog import RedisWatchdog
 from followgraph.server.web import WEB_PROJECT, WebBuild, web_routes
-from followgraph.store import FollowStore
+from followgraph.store import FollowStore, controls
 from followgraph.store.cluster_channel import ClusterReadChannel, open_reads
 from followgraph.store.hub import EventHub
 from followgraph.store.log import EventLog
 from followgraph.store.lua import Client
 
+log = logging.getLogger(__name__)
+
 READY_TIMEOUT = 2.0
+# How long a stopping server waits for the acceptances of follow requests to end their batch.
+ACCEPTANCE_GRACE = 5.0
 # Seconds between two exports of the read channel's counts to the metrics.
 CACHE_EXPORT_SECONDS = 5.0
 
@@ -91,6 +96,8 @@ def create_app(
         app.state.store = FollowStore(client, keys=keys, reads=reads)
         app.state.follow_limit = settings.follow_limit
         await warm_up(client)
+        # The acceptances of unlocked accounts' requests that the last stop or a crash cut short.
+        resuming = asyncio.create_task(_resume_acceptances(app.state.store))
         # The SQL copy's consumer and the subscriptions' reader share what they know of the log.
         events = EventLog(app.state.store)
         url = settings.sql_url if settings.sync else None
@@ -129,6 +136,15 @@ def create_app(
             async with running(app.state.sync):
                 yield
         finally:
+            # An acceptance stops between its batches; what it leaves, the next start takes up.
+            late = await controls.finish_acceptances(app.state.store, ACCEPTANCE_GRACE)
+            if late:
+                log.warning(
+                    "%d acceptance(s) of follow requests still running at shutdown: a batch may be "
+                    "left half done (`followgraph repair` completes it)",
+                    late,
+                )
+            resuming.cancel()
             if exporting is not None:
                 exporting.cancel()
             await app.state.hub.stop()
@@ -203,6 +219,20 @@ class FollowGraphApp(Starlette):
             await self.graphql(scope, receive, send)
             return
         await super().__call__(scope, receive, send)
+
+
+async def _resume_acceptances(store: FollowStore) -> None:
+    try:
+        users = await controls.resume_acceptances(store)
+    except (RedisError, OSError) as exc:
+        log.warning(
+            "Could not take up the unfinished acceptances of follow requests (the next start "
+            "will, or the owner unlocking again): %s",
+            exc,
+        )
+        return
+    if users:
+        log.info("Took up the unfinished acceptance of the follow requests of %d account(s).", len(users))
 
 
 async def _export_cache(metrics: Metrics) -> None:

@@ -11,6 +11,7 @@ locked, the follow made, as unlocking would), never half a follow.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -180,6 +181,11 @@ async def update_settings(
     """Change the settings given; returns them and whether the account was just unlocked (its
     pending requests are then to be accepted: accept_pending)."""
     validate_user_id(user_id)
+    if locked is False:
+        # Marked before the unlock, so that no crash can leave an unlocked account's requests
+        # pending with no mark to find them by; a mark on an account that stays locked accepts
+        # nothing when taken up.
+        await store.redis.sadd(store.keys.accepting(), user_id)
     args = ["" if v is None else "1" if v else "0" for v in (locked, hide_following, hide_fans)]
     call = logged(store.keys, user_id, (cs.UPDATE_SETTINGS_SCRIPT, [store.keys.profile(user_id)], args))
     [reply] = await run_scripts(store.redis, [call])
@@ -203,11 +209,11 @@ async def accept_pending(store: FollowStore, user_id: str, *, batch: int | None 
     validate_user_id(user_id)
     if batch is None:
         batch = accept_batch(store)
-    while True:
+    while store not in _stopping:
         # A batch's two steps run to the end even when its caller is cancelled (a request timeout,
         # a disconnect): cut between them, the owner's side would hold follows the requesters'
         # sides never got, and asking again would find nothing left to accept.
-        accepted = await _run_on(_accept_batch(store, user_id, batch))
+        accepted = await _run_on(store, _accept_batch(store, user_id, batch))
         if not accepted:
             return
         yield accepted
@@ -217,24 +223,59 @@ async def accept_pending(store: FollowStore, user_id: str, *, batch: int | None 
 async def accept_all(store: FollowStore, user_id: str, *, batch: int | None = None) -> int:
     """Accept all of `user_id`'s pending requests (accept_pending to its end), in a task that
     runs on when the caller is cancelled: the account is unlocked already, and what a request
-    timeout or a disconnect cut short would stay pending until asked again. How many."""
+    timeout or a disconnect cut short would stay pending until asked again. At its end the user's
+    mark (Keys.accepting) goes, unless finish_acceptances stopped it first. How many."""
 
     async def every_batch() -> int:
-        return sum([n async for n in accept_pending(store, user_id, batch=batch)])
+        accepted = sum([n async for n in accept_pending(store, user_id, batch=batch)])
+        if store not in _stopping:
+            await store.redis.srem(store.keys.accepting(), user_id)
+        return accepted
 
-    return await _run_on(every_batch())
+    return await _run_on(store, every_batch())
 
 
-# The work running on after its caller gave up (held here so that it is not collected).
-_finishing: set[asyncio.Future[int]] = set()
+async def resume_acceptances(store: FollowStore) -> list[str]:
+    """Accept the pending requests of every user still marked as being accepted (an acceptance
+    that a restart or a crash cut short; on an account locked again, nothing), one user after the
+    other, until finish_acceptances. The users it took up."""
+    # decode_responses: the members are str.
+    users: list[str] = sorted(await store.redis.smembers(store.keys.accepting()))  # type: ignore[arg-type]
+    for user_id in users:
+        if store in _stopping:
+            break
+        await accept_all(store, user_id)
+    return users
 
 
-async def _run_on(work: Coroutine[Any, Any, int]) -> int:
+async def finish_acceptances(store: FollowStore, timeout: float) -> int:
+    """Stop the acceptances running on `store` once their batch in flight is done, waiting for them
+    `timeout` s at most (a server stopping): what they leave stays pending, marked, for the next
+    start's resume_acceptances. How many were still running after `timeout`."""
+    _stopping.add(store)
+    running = [task for task, on in _finishing.items() if on is store]
+    if not running:
+        return 0
+    _, late = await asyncio.wait(running, timeout=timeout)
+    return len(late)
+
+
+# The work running on after its caller gave up, with its store (held here so that it is not
+# collected), and the stores whose acceptances are to stop.
+_finishing: dict[asyncio.Future[int], FollowStore] = {}
+_stopping: weakref.WeakSet[FollowStore] = weakref.WeakSet()
+
+
+async def _run_on(store: FollowStore, work: Coroutine[Any, Any, int]) -> int:
     """`work`'s result; it runs to its end in a task of its own even if the caller is cancelled."""
     task = asyncio.ensure_future(work)
-    _finishing.add(task)
-    task.add_done_callback(_finishing.discard)
+    _finishing[task] = store
+    task.add_done_callback(_finished)
     return await asyncio.shield(task)
+
+
+def _finished(task: asyncio.Future[int]) -> None:
+    _finishing.pop(task, None)
 
 
 async def _accept_batch(store: FollowStore, user_id: str, batch: int) -> int:
@@ -282,9 +323,11 @@ __all__: Sequence[str] = [
     "accept_pending",
     "accept_request",
     "block",
+    "finish_acceptances",
     "mute",
     "pending_count",
     "reject_request",
+    "resume_acceptances",
     "unblock",
     "update_settings",
 ]

@@ -155,6 +155,12 @@ class Keys:
         slot, outside the graph's keys (`pattern()` does not match it)."""
         return f"{self.rate_limit_prefix()}{{u:{user_id}}}:follow"
 
+    def accepting(self) -> str:
+        """Set of the users whose pending requests an unlock is accepting: added before the
+        unlock, removed when the acceptance ends (store.controls), read at a server's start to
+        take up what a restart or a crash cut short. One key, outside the graph's."""
+        return f"{self.prefix}accepting"
+
     def pattern(self, suffix: str = "*") -> str:
         """A SCAN pattern matching every user's key ending in `suffix` (all keys of the graph by default)."""
         return f"{self._escaped_prefix()}{{u:*}}:{suffix}"

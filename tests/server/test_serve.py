@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import socket
@@ -9,16 +10,21 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+import redis.asyncio as aioredis
 
 from followgraph.server.auth import mint_token
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
-from tests.conftest import TEST_SECRET
+from followgraph.store import FollowStore, ListKind
+from followgraph.store import controls as c
+from followgraph.store.lua import AnyPipeline, run_pipeline
+from tests.conftest import TEST_SECRET, clean_redis
 from tests.server.processes import clean_env, free_port, interrupt, redis_pids, serve, wait_ready
 from tests.subscriber import raw
 
@@ -241,3 +247,68 @@ async def test_a_websocket_message_past_the_body_limit_closes_the_socket_with_10
 
     assert within == {"type": "pong"}
     assert code == 1009
+
+
+UNLOCK = "mutation { updateSettings(input: {locked: false}) { settings { locked } errors { code } } }"
+REQUESTS = 50_000
+
+
+async def _locked_with_requests(client: aioredis.Redis, owner: str, requests: int) -> FollowStore:
+    store = FollowStore(client)
+    await store.upsert_user(owner)
+    await c.update_settings(store, owner, locked=True)
+    k = store.keys
+    for start in range(0, requests, 10_000):
+        chunk = range(start, min(start + 10_000, requests))
+
+        def fill(pipe: AnyPipeline, chunk: range = chunk) -> None:
+            # What requests of the locked owner leave behind (one round trip).
+            pipe.zadd(k.requests_in(owner), {f"r{i}": 1_000 + i for i in chunk})
+            for i in chunk:
+                pipe.zadd(k.requests_out(f"r{i}"), {owner: 1_000 + i})
+
+        await run_pipeline(client, fill)
+    return store
+
+
+async def test_a_restart_takes_up_an_unlock_s_acceptance_where_it_stopped(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    async with AsyncExitStack() as stack:
+        store = await _locked_with_requests(await clean_redis(redis_server, stack), "owner", REQUESTS)
+        env = {
+            "FOLLOWGRAPH_REDIS_URL": redis_server.url,
+            "FOLLOWGRAPH_JWT_SECRET": TEST_SECRET,
+            "FOLLOWGRAPH_DATABASE_URL": "off",
+            # The unlock answers after 0.2 s, its acceptance going on.
+            "FOLLOWGRAPH_REQUEST_TIMEOUT": "0.4",
+        }
+        token = mint_token(Settings(jwt_secret=TEST_SECRET).auth_config(), "owner")
+        with serve(tmp_path, env=env) as server:
+            answer = httpx.post(
+                f"{server.url}/graphql",
+                json={"query": UNLOCK},
+                headers={"authorization": f"Bearer {token}"},
+                timeout=10,
+            )
+            assert answer.json() == {
+                "data": {"updateSettings": {"settings": {"locked": False}, "errors": []}}
+            }
+            interrupt(server.process, timeout=20)  # a deploy: the server stops mid-acceptance
+            assert server.process.returncode == 0
+            assert "still running at shutdown" not in server.log()
+        left = await c.pending_count(store, "owner")
+        assert 0 < left < REQUESTS, left
+        assert await store.redis.smembers(store.keys.accepting()) == {"owner"}
+        # Each batch was finished on both sides: the follows made are whole.
+        accepted = await store.redis.zcard(store.keys.fans("owner"))
+        assert accepted == REQUESTS - left
+        with serve(tmp_path, env=env) as server:
+            for _ in range(600):
+                if await c.pending_count(store, "owner") == 0:
+                    break
+                await asyncio.sleep(0.1)
+            assert "Took up the unfinished acceptance of the follow requests of 1 account(s)." in server.log()
+        assert await store.redis.zcard(store.keys.fans("owner")) == REQUESTS
+        assert await store.redis.smembers(store.keys.accepting()) == set()
+        assert [e.user_id for e in (await store.page(ListKind.FOLLOWING, "r0", first=5)).entries] == ["owner"]

@@ -56,6 +56,25 @@ async def lock(store: FollowStore, user_id: str, locked: bool = True) -> bool:
     return unlocked
 
 
+def pause_after_owner_steps(monkeypatch: pytest.MonkeyPatch) -> asyncio.Event:
+    """Pause each batch between its owner's step and its requesters' steps; set once one ran.
+
+    The pause is where a caller gives up (a request timeout, a disconnect) or a server is told
+    to stop; `monkeypatch.undo()` ends it.
+    """
+    owner_step = cs.ACCEPT_OLDEST_SCRIPT.run
+    owner_done = asyncio.Event()
+
+    async def then_pause(*args: Any) -> Any:
+        reply = await owner_step(*args)
+        owner_done.set()
+        await asyncio.sleep(0.05)
+        return reply
+
+    monkeypatch.setattr(cs.ACCEPT_OLDEST_SCRIPT, "run", then_pause)
+    return owner_done
+
+
 async def test_a_block_ends_follows_and_requests_both_ways(users: FollowStore) -> None:
     await users.follow(follower="ann", followee="bob")
     await users.follow(follower="bob", followee="ann")
@@ -192,6 +211,61 @@ async def test_a_lock_that_comes_back_stops_the_acceptance(users: FollowStore) -
     assert not await lock(users, "dan", locked=True)
     assert [n async for n in c.accept_pending(users, "dan")] == []
     assert await c.pending_count(users, "dan") == 2
+
+
+async def marked(store: FollowStore) -> list[str]:
+    """The users marked as having an acceptance under way (Keys.accepting)."""
+    return sorted(await store.redis.smembers(store.keys.accepting()))  # type: ignore[arg-type]
+
+
+async def test_an_unlock_is_marked_until_its_acceptance_ends(users: FollowStore) -> None:
+    await lock(users, "dan")
+    for requester in ("ann", "bob"):
+        await users.follow(follower=requester, followee="dan")
+    assert await marked(users) == []
+    assert await lock(users, "dan", locked=False)
+    assert await marked(users) == ["dan"]
+    assert await c.accept_all(users, "dan") == 2
+    assert await marked(users) == []
+
+
+async def test_a_stopped_acceptance_ends_its_batch_and_the_next_start_accepts_the_rest(
+    users: FollowStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    requesters = [f"r{i}" for i in range(7)]
+    await lock(users, "dan")
+    for requester in requesters:
+        await users.upsert_user(requester)
+        await users.follow(follower=requester, followee="dan")
+    owner_done = pause_after_owner_steps(monkeypatch)
+    assert await lock(users, "dan", locked=False)
+    acceptance = asyncio.create_task(c.accept_all(users, "dan", batch=2))
+    await owner_done.wait()
+    assert await c.finish_acceptances(users, timeout=5.0) == 0
+    monkeypatch.undo()
+    # The batch in flight was finished, both sides; the rest is pending, the owner still marked.
+    assert await acceptance == 2
+    assert await c.pending_count(users, "dan") == 5
+    assert await marked(users) == ["dan"]
+    assert dict((await verify(users)).problems) == {Problem.REQUEST_TO_UNLOCKED: 5}
+
+    # The next server's store (a process of its own) takes it up.
+    restarted = FollowStore(users.redis, keys=users.keys)
+    assert await c.resume_acceptances(restarted) == ["dan"]
+    assert await c.pending_count(restarted, "dan") == 0
+    assert sorted(await members(restarted, ListKind.FANS, "dan")) == requesters
+    assert await marked(restarted) == []
+    assert (await verify(restarted)).clean
+
+
+async def test_a_mark_of_an_account_locked_again_accepts_nothing(users: FollowStore) -> None:
+    await lock(users, "dan")
+    await users.follow(follower="ann", followee="dan")
+    # Marked, then the server stopped before the unlock (or the owner locked again since).
+    await users.redis.sadd(users.keys.accepting(), "dan")
+    assert await c.resume_acceptances(users) == ["dan"]
+    assert await c.pending_count(users, "dan") == 1
+    assert await marked(users) == []
 
 
 async def test_settings_are_read_with_the_profile(users: FollowStore) -> None:
@@ -402,20 +476,12 @@ async def test_an_unlock_cancelled_between_a_batch_s_steps_still_finishes_the_ba
     await lock(users, "bob")
     for requester in ("ann", "cat"):
         await users.follow(follower=requester, followee="bob")
-    owner_step = cs.ACCEPT_OLDEST_SCRIPT.run
-    owner_done = asyncio.Event()
-
-    async def then_pause(*args: Any) -> Any:
-        reply = await owner_step(*args)
-        owner_done.set()
-        await asyncio.sleep(0.05)  # the caller gives up here (a request timeout, a disconnect)
-        return reply
 
     async def accept_all() -> None:
         async for _ in c.accept_pending(users, "bob"):
             pass
 
-    monkeypatch.setattr(cs.ACCEPT_OLDEST_SCRIPT, "run", then_pause)
+    owner_done = pause_after_owner_steps(monkeypatch)
     assert await lock(users, "bob", locked=False)
     acceptance = asyncio.create_task(accept_all())
     await owner_done.wait()
