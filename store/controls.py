@@ -190,10 +190,17 @@ async def update_settings(
     call = logged(store.keys, user_id, (cs.UPDATE_SETTINGS_SCRIPT, [store.keys.profile(user_id)], args))
     [reply] = await run_scripts(store.redis, [call])
     if reply == -1:
+        if locked is False:
+            await store.redis.srem(store.keys.accepting(), user_id)
         raise UserNotFoundError(user_id)
     before, *now = reply
     settings = UserSettings.read(*now)
-    return settings, is_set(before) and not settings.locked
+    unlocked = is_set(before) and not settings.locked
+    if locked is False and not unlocked and not await pending_count(store, user_id):
+        # Not an unlock (the account was open already) and nothing to accept: no mark left
+        # behind. Requests still pending are an acceptance under way, which keeps its mark.
+        await store.redis.srem(store.keys.accepting(), user_id)
+    return settings, unlocked
 
 
 def accept_batch(store: FollowStore) -> int:

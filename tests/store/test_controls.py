@@ -229,6 +229,24 @@ async def test_an_unlock_is_marked_until_its_acceptance_ends(users: FollowStore)
     assert await marked(users) == []
 
 
+async def test_opening_an_open_account_leaves_no_mark_unless_an_acceptance_is_under_way(
+    users: FollowStore,
+) -> None:
+    assert not await lock(users, "ann", locked=False)
+    assert await marked(users) == []
+    with pytest.raises(UserNotFoundError):
+        await lock(users, "ghost", locked=False)
+    assert await marked(users) == []
+    # Unlocked with requests still pending (their acceptance under way): asked again, the mark stays.
+    await lock(users, "dan")
+    await users.follow(follower="bob", followee="dan")
+    assert await lock(users, "dan", locked=False)
+    assert not await lock(users, "dan", locked=False)
+    assert await marked(users) == ["dan"]
+    assert await c.accept_all(users, "dan") == 1
+    assert await marked(users) == []
+
+
 async def test_a_stopped_acceptance_ends_its_batch_and_the_next_start_accepts_the_rest(
     users: FollowStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
