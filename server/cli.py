@@ -138,14 +138,14 @@ async def _demo(settings: Settings, spec: DemoSpec) -> bool:
     async def work(store: FollowStore) -> bool:
         if not await is_empty(store):
             return False
-        with progress_bar("follows") as bar:
-            task = bar.add_task("demo graph", total=None)
+        with progress_bar("users") as bar:
+            task = bar.add_task("demo graph", total=spec.users)
             started = time.perf_counter()
             users, follows = await load_demo(
                 store,
                 spec,
                 now_ms=int(time.time() * 1000),
-                progress=lambda _u, f: bar.update(task, completed=f),
+                progress=lambda u, f: bar.update(task, completed=u, description=f"demo graph: {f:,} follows"),
             )
             actions = await load_demo_controls(store, spec)
         console.print(

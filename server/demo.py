@@ -58,6 +58,13 @@ def demo_users(spec: DemoSpec) -> list[UserRow]:
 
 def demo_edges(spec: DemoSpec, *, now_ms: int) -> Iterator[Edge]:
     """The follows of the demo graph, each once, with times in the last `spec.days` days."""
+    for edges in demo_follows(spec, now_ms=now_ms):
+        yield from edges
+
+
+def demo_follows(spec: DemoSpec, *, now_ms: int) -> Iterator[list[Edge]]:
+    """demo_edges, user by user: each user's follows (and the follow-backs they get), in the
+    order of the users."""
     rng = random.Random(spec.seed + 1)
     n = spec.users
     cumulative = list(itertools.accumulate(1 / (i**spec.zipf) for i in range(1, n + 1)))
@@ -73,18 +80,20 @@ def demo_edges(spec: DemoSpec, *, now_ms: int) -> Iterator[Edge]:
             target = bisect_left(cumulative, rng.random() * total) + 1
             if target != follower:
                 targets.add(target)
+        edges: list[Edge] = []
         for target in sorted(targets):
             if (follower, target) in seen:
                 continue
             seen.add((follower, target))
             at = rng.randint(start, now_ms)
-            yield Edge(str(follower), str(target), at)
+            edges.append(Edge(str(follower), str(target), at))
             # Small accounts often follow back; celebrities, with thousands of fans, rarely do.
             expected_fans = n * spec.mean_following * (1 / target**spec.zipf) / total
             back = spec.reciprocity * min(1.0, 50 / (1 + expected_fans))
             if (target, follower) not in seen and rng.random() < back:
                 seen.add((target, follower))
-                yield Edge(str(target), str(follower), rng.randint(at, now_ms))
+                edges.append(Edge(str(target), str(follower), rng.randint(at, now_ms)))
+        yield edges
 
 
 async def is_empty(store: FollowStore) -> bool:
@@ -100,26 +109,26 @@ async def load_demo(
     now_ms: int,
     progress: Callable[[int, int], None] | None = None,
 ) -> tuple[int, int]:
-    """Write the demo graph; returns (users, follows). `progress(users, follows)` after each batch."""
+    """Write the demo graph; returns (users, follows). `progress(users, follows)` after each batch
+    of follows: the users whose follows are written (of `spec.users`), and the follows."""
     users = demo_users(spec)
     for i in range(0, len(users), BATCH):
         await upsert_many(store, users[i : i + BATCH])
-        if progress:
-            progress(min(i + BATCH, len(users)), 0)
     follows = 0
     batch: list[Edge] = []
-    for edge in demo_edges(spec, now_ms=now_ms):
-        batch.append(edge)
+    done = 0
+    for done, edges in enumerate(demo_follows(spec, now_ms=now_ms), start=1):
+        batch += edges
         if len(batch) >= BATCH:
             await follow_many(store, batch)
             follows += len(batch)
             batch = []
             if progress:
-                progress(len(users), follows)
+                progress(done, follows)
     await follow_many(store, batch)
     follows += len(batch)
     if progress:
-        progress(len(users), follows)
+        progress(done, follows)
     return len(users), follows
 
 
