@@ -1,15 +1,15 @@
 import { gql, type TypedDocumentNode } from "@apollo/client";
 import { ApolloProvider, useQuery } from "@apollo/client/react";
-import { useEffect, useMemo, useState } from "react";
+import { useCallback, useEffect, useMemo, useState } from "react";
 
 import { createClient } from "./apollo/client";
-import { apiProblem } from "./apollo/errors";
+import { type ApiProblem, apiProblem, isNetworkFailure } from "./apollo/errors";
 import { NewFansBadge } from "./fans/NewFansBadge";
 import { LiveEvents } from "./live/LiveEvents";
 import { ProfilePage } from "./profile/ProfilePage";
 import { useRoute } from "./route";
 import { DemoPicker } from "./session/DemoPicker";
-import { fetchDemoSession } from "./session/demo";
+import { resumeDemoSession, switchDemoUser } from "./session/demo";
 import { type Session, storedToken, storeToken } from "./session/session";
 import { SignIn } from "./session/SignIn";
 import { ViewerContext } from "./session/ViewerContext";
@@ -44,26 +44,44 @@ const VIEWER: TypedDocumentNode<{
   }
 `;
 
-type Start = { state: "loading" } | { state: "signed-out"; problem?: string } | { state: "in"; session: Session };
+type Start =
+  | { state: "loading" }
+  | { state: "unreachable"; problem: ApiProblem }
+  | { state: "signed-out"; problem?: string }
+  | { state: "in"; session: Session };
 
-/** The app: finds a session (the demo endpoint, or a stored token), then shows profiles. */
+/** The app: finds a session (a stored token, or the demo endpoint), then shows profiles. */
 export function App() {
   const [start, setStart] = useState<Start>({ state: "loading" });
 
-  useEffect(() => {
+  const begin = useCallback(async () => {
     const token = storedToken();
     if (token) {
       setStart({ state: "in", session: { token, demo: false } });
       return;
     }
-    fetchDemoSession()
-      .then((demo) =>
-        setStart(demo ? { state: "in", session: { token: demo.token, demo: true } } : { state: "signed-out" }),
-      )
-      .catch((error: unknown) => setStart({ state: "signed-out", problem: String(error) }));
+    try {
+      const demo = await resumeDemoSession();
+      setStart(demo ? { state: "in", session: { token: demo.token, demo: true } } : { state: "signed-out" });
+    } catch (error) {
+      // No answer at all: signing in with a token would not help, trying again may.
+      if (isNetworkFailure(error)) setStart({ state: "unreachable", problem: apiProblem(error) });
+      else setStart({ state: "signed-out", problem: error instanceof Error ? error.message : String(error) });
+    }
   }, []);
 
+  useEffect(() => {
+    void begin();
+  }, [begin]);
+
   if (start.state === "loading") return <p className="muted page">Loading…</p>;
+  if (start.state === "unreachable") {
+    return (
+      <div className="page">
+        <ErrorNotice problem={start.problem} onRetry={begin} />
+      </div>
+    );
+  }
   if (start.state === "signed-out") {
     return (
       <SignIn
@@ -104,24 +122,36 @@ function SignedIn({ session, onSession, onSignOut }: SessionProps) {
 }
 
 function Shell({ session, onSession, onSignOut }: SessionProps) {
-  const { data, error } = useQuery(VIEWER);
+  const { data, error, refetch } = useQuery(VIEWER);
   const [route, navigate] = useRoute();
   const problem = error && apiProblem(error);
+  const [pickProblem, setPickProblem] = useState<ApiProblem | null>(null);
 
   useEffect(() => {
     if (problem?.code === "UNAUTHENTICATED") onSignOut(problem.message);
   }, [problem?.code, problem?.message, onSignOut]);
 
-  if (problem) return <ErrorNotice problem={problem} />;
+  if (problem) {
+    return (
+      <div className="page">
+        <ErrorNotice problem={problem} onRetry={() => refetch()} />
+      </div>
+    );
+  }
   if (!data) return <p className="muted page">Loading…</p>;
   const viewer = data.viewer;
   if (!viewer) return <p className="error page">The token names no registered user.</p>;
 
   async function pickDemoUser(userId: string) {
-    const demo = await fetchDemoSession(userId);
-    if (demo) {
-      onSession({ token: demo.token, demo: true });
-      navigate(demo.userId);
+    setPickProblem(null);
+    try {
+      const demo = await switchDemoUser(userId);
+      if (demo) {
+        onSession({ token: demo.token, demo: true });
+        navigate(demo.userId);
+      }
+    } catch (caught) {
+      setPickProblem(apiProblem(caught));
     }
   }
 
@@ -147,6 +177,7 @@ function Shell({ session, onSession, onSignOut }: SessionProps) {
           )}
         </div>
         <main className="page">
+          {pickProblem && <ErrorNotice problem={pickProblem} />}
           <ProfilePage userId={route.userId ?? viewer.userId} tabKey={route.tab} navigate={navigate} />
         </main>
       </LiveEvents>

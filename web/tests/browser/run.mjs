@@ -26,18 +26,35 @@ const browser = await chromium.launch({
 });
 const offHost = [];
 const failures = [];
+const consoleErrors = [];
 
-async function newPage() {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+/**
+ * A page in a context of its own; `quiet` for a page whose failed requests are the point. Requests
+ * to other hosts are failed, unless `intercept` is false: Chromium then asks for a page's icon
+ * (it does not while requests are intercepted), and they are only noted.
+ */
+async function newPage({ viewport = { width: 1280, height: 860 }, quiet = false, intercept = true } = {}) {
+  const context = await browser.newContext({ viewport });
   context.setDefaultTimeout(timeout);
-  await context.route("**/*", (route) => {
-    const url = new URL(route.request().url());
-    if (url.hostname === "127.0.0.1") return route.continue();
-    offHost.push(url.href);
-    return route.abort("blockedbyclient");
-  });
+  if (intercept) {
+    await context.route("**/*", (route) => {
+      const url = new URL(route.request().url());
+      if (url.hostname === "127.0.0.1") return route.continue();
+      offHost.push(url.href);
+      return route.abort("blockedbyclient");
+    });
+  } else {
+    context.on("request", (request) => {
+      const url = new URL(request.url());
+      if (url.hostname !== "127.0.0.1") offHost.push(url.href);
+    });
+  }
   const page = await context.newPage();
   page.on("pageerror", (error) => failures.push(`page error: ${error.message}`));
+  // A 404 (a missing /favicon.ico, say) or any other error the browser logs.
+  page.on("console", (message) => {
+    if (message.type() === "error" && !quiet) consoleErrors.push(`${page.url()}: ${message.text()}`);
+  });
   return page;
 }
 
@@ -65,6 +82,22 @@ await step("GraphiQL renders and runs the example query with the demo token", as
   await response.filter({ hasText: '"userId": "42"' }).waitFor();
   await response.filter({ hasText: '"relationship"' }).waitFor();
   await shot(page, "graphiql.png");
+  await page.context().close();
+});
+
+await step("the app and GraphiQL name an inline icon: no request for /favicon.ico, no 404 logged", async () => {
+  const page = await newPage({ intercept: false });
+  const logged = consoleErrors.length;
+  for (const [path, ready] of [
+    ["/#/u/42", ".profile-header"],
+    ["/graphql", ".graphiql-container"],
+  ]) {
+    await page.goto(`${base}${path}`, { waitUntil: "load" });
+    await page.locator(ready).waitFor();
+    assert.match(await page.locator('link[rel="icon"]').getAttribute("href"), /^data:image\/svg\+xml,/);
+    await page.waitForTimeout(1_000); // the icon is asked for after the load
+  }
+  assert.deepEqual(consoleErrors.slice(logged), []);
   await page.context().close();
 });
 
@@ -302,6 +335,7 @@ async function waitForCount(page, userId, name, value) {
 }
 
 const VIEWER = "42";
+const PAGE = 20; // the app's page size (lists/tabs.ts)
 const LOCKED = "103";
 const REQUESTER = "104";
 const BLOCKED = "105";
@@ -428,15 +462,161 @@ await step("block and mute from a profile, undone from the Blocked and Muted tab
   await mutedRow.locator('button[data-action="unmute"]').click();
   await mutedRow.waitFor({ state: "detached" });
 
-  // The other user blocks the viewer meanwhile: the app still shows Follow, and the server's
-  // BLOCKED answer rolls the guess back and says why.
+  // The other user blocks the viewer meanwhile: the cached profile still shows Follow; the server's
+  // BLOCKED answer rolls the guess back, says why, and the profile fetched again turns Follow off.
   await relate(otherToken, "block", VIEWER);
   await open(page, `#/u/${BLOCKED}`);
   await header.locator('button[data-action="follow"]').click();
   await header.locator('[role="alert"]', { hasText: "blocks" }).waitFor();
   await header.locator('[data-relationship="NONE"]').waitFor({ state: "attached" });
-  await header.locator('button[data-action="follow"]').waitFor();
+  await header.locator('button[data-action="follow-blocked"]:disabled').waitFor();
+  await header.locator('[data-follow-note="blocks-viewer"]', { hasText: "They block you" }).waitFor();
+  assert.equal(await header.locator('button[data-action="follow"]').count(), 0);
+
+  // A fresh load knows it from the start.
+  await page.reload();
+  await header.locator('button[data-action="follow-blocked"]:disabled').waitFor();
+  assert.equal(await header.locator('button[data-action="follow"]').count(), 0);
+  await header.locator('button[data-action="mute"]').waitFor();
   await relate(otherToken, "unblock", VIEWER);
+  await page.context().close();
+});
+
+/** Fails unless the page is no wider than its viewport and every profile button is fully in view. */
+async function assertFits(page, what) {
+  const layout = await page.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    const buttons = [...document.querySelectorAll(".profile-actions button, .top-bar select")].map((element) => {
+      const box = element.getBoundingClientRect();
+      // What is drawn at the button's middle: the button itself unless something clips or covers it.
+      const hit = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
+      return {
+        label: element.textContent.trim().slice(0, 30) || element.tagName,
+        left: box.left,
+        right: box.right,
+        shown: hit !== null && (hit === element || element.contains(hit)),
+      };
+    });
+    return { width, scrollWidth: document.documentElement.scrollWidth, buttons };
+  });
+  assert.ok(layout.scrollWidth <= layout.width, `${what}: ${layout.scrollWidth}px wide in ${layout.width}px`);
+  assert.ok(layout.buttons.length > 0, `${what}: no buttons found`);
+  for (const button of layout.buttons) {
+    assert.ok(button.left >= 0 && button.right <= layout.width, `${what}: ${JSON.stringify(button)} is cut off`);
+    assert.ok(button.shown, `${what}: ${JSON.stringify(button)} is hidden`);
+  }
+}
+
+await step("at 390px nothing scrolls sideways, and the profile's buttons wrap and stay in view", async () => {
+  const otherToken = await demoToken(BLOCKED);
+  const lockedToken = await demoToken(LOCKED);
+  // Notes to wrap ("Locked account: follows are requests", "Blocks you") and the disabled Follow.
+  await api(lockedToken, "mutation { updateSettings(input: {locked: true}) { errors { code } } }");
+  await relate(otherToken, "block", VIEWER);
+
+  const page = await newPage({ viewport: { width: 390, height: 844 } });
+  await page.goto(`${base}/#/u/1/fans`, { waitUntil: "load" });
+  await page.locator('[data-list="fans"] li.user-row').first().waitFor();
+  await page.locator('.top-bar select option[value="1"]').waitFor({ state: "attached" });
+  await assertFits(page, "user 1's fans");
+  await shot(page, "app-390.png");
+  for (const userId of [LOCKED, BLOCKED, VIEWER]) {
+    await open(page, `#/u/${userId}`);
+    await page.locator(`.profile-header[data-user-id="${userId}"]`).waitFor();
+    if (userId === BLOCKED) await page.locator('.profile-actions [data-follow-note="blocks-viewer"]').waitFor();
+    await assertFits(page, `user ${userId}`);
+  }
+  await open(page, `#/u/${BLOCKED}`);
+  await page.locator(`.profile-header[data-user-id="${BLOCKED}"] [data-note="Blocks you"]`).waitFor();
+  await shot(page, "app-390-blocked.png");
+  await open(page, `#/u/${LOCKED}`);
+  await page.locator(`.profile-header[data-user-id="${LOCKED}"] [data-note^="Locked account"]`).waitFor();
+  // A word longer than the screen is wide breaks rather than pushing the page wider.
+  await page.locator(".profile-header h1").evaluate((h1) => h1.prepend(`${"Longname".repeat(12)} `));
+  await page.locator(".profile-header .note").first().evaluate((note) => note.append(` ${"word".repeat(30)}`));
+  await assertFits(page, "long words");
+
+  await relate(otherToken, "unblock", VIEWER);
+  await api(lockedToken, "mutation { updateSettings(input: {locked: false}) { errors { code } } }");
+  await page.context().close();
+});
+
+await step("the demo user picked stays picked after a reload; one no longer in the graph falls back", async () => {
+  const page = await newPage();
+  await page.goto(`${base}/`, { waitUntil: "load" });
+  const picker = page.locator('.top-bar select[aria-label="Demo user"]');
+  await page.locator(`.profile-header[data-user-id="${VIEWER}"]`).waitFor();
+  assert.equal(await picker.inputValue(), VIEWER);
+  await picker.locator('option[value="7"]').waitFor({ state: "attached" });
+  await picker.selectOption("7");
+  await page.locator('.profile-header[data-user-id="7"] [data-relationship="SELF"]').waitFor();
+
+  await page.reload();
+  await page.locator('.profile-header[data-user-id="7"] [data-relationship="SELF"]').waitFor();
+  assert.equal(await picker.inputValue(), "7");
+  // Another tab of the same browser, on no profile in particular: still user 7, on their own profile.
+  const tab = await page.context().newPage();
+  await tab.goto(`${base}/`, { waitUntil: "load" });
+  await tab.locator('.profile-header[data-user-id="7"] [data-relationship="SELF"]').waitFor();
+  assert.equal(await tab.locator('.top-bar select[aria-label="Demo user"]').inputValue(), "7");
+  await page.context().close();
+
+  // Its token is asked for first, and refused (422): the one error this page logs.
+  const stale = await newPage({ quiet: true });
+  await stale.context().addInitScript(() => localStorage.setItem("followgraph.demoUser", "no-such-user"));
+  await stale.goto(`${base}/`, { waitUntil: "load" });
+  await stale.locator(`.profile-header[data-user-id="${VIEWER}"] [data-relationship="SELF"]`).waitFor();
+  assert.equal(await stale.evaluate(() => localStorage.getItem("followgraph.demoUser")), null);
+  await stale.context().close();
+});
+
+await step("the server out of reach: a plain notice and a Retry, which loads the app once it answers", async () => {
+  const page = await newPage({ quiet: true });
+  let refused = 0;
+  const down = (route) => {
+    refused += 1;
+    return route.abort("connectionrefused");
+  };
+  const notice = page.locator('[role="alert"][data-code="NETWORK"]');
+  const retry = notice.locator('button[data-action="retry"]');
+
+  // The demo endpoint first: no session can be had.
+  await page.route("**/demo/token*", down);
+  await page.goto(`${base}/#/u/${VIEWER}`, { waitUntil: "load" });
+  await notice.filter({ hasText: "Cannot reach the FollowGraph server." }).waitFor();
+  await page.unroute("**/demo/token*", down);
+
+  // Then the API: the viewer cannot be read, and each Retry while it is still down asks again.
+  await page.route("**/graphql", down);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const before = refused;
+    await retry.click();
+    await until(
+      async () => refused > before,
+      () => "Retry sent no request",
+    );
+    await notice.filter({ hasText: "Cannot reach the FollowGraph server." }).waitFor();
+    await retry.filter({ hasText: /^Retry$/ }).waitFor();
+  }
+  assert.doesNotMatch(await page.locator("body").innerText(), /Failed to fetch/);
+  await shot(page, "app-unreachable.png");
+  await page.unroute("**/graphql", down);
+  await retry.click();
+  await page.locator(`.profile-header[data-user-id="${VIEWER}"] [data-relationship="SELF"]`).waitFor();
+  assert.equal(await notice.count(), 0);
+
+  // A next page of a list that cannot be had: the pages shown stay, with a Retry under them.
+  await open(page, "#/u/1/fans");
+  const rows = page.locator('[data-list="fans"] li.user-row');
+  await rows.nth(PAGE - 1).waitFor();
+  await page.route("**/graphql", down);
+  await page.locator(".list-end").last().scrollIntoViewIfNeeded();
+  await notice.filter({ hasText: "Cannot reach the FollowGraph server." }).waitFor();
+  assert.equal(await rows.count(), PAGE);
+  await page.unroute("**/graphql", down);
+  await retry.click();
+  await rows.nth(2 * PAGE - 1).waitFor();
+  assert.equal(await notice.count(), 0);
   await page.context().close();
 });
 
@@ -492,5 +672,6 @@ await step(
 
 await browser.close();
 assert.deepEqual(failures, []);
+assert.deepEqual(consoleErrors, [], "the browser logged errors");
 assert.deepEqual(offHost, [], `requests to other hosts: ${offHost.join(", ")}`);
 console.log("ok no request left 127.0.0.1");

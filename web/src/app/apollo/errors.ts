@@ -1,10 +1,21 @@
-import { CombinedGraphQLErrors, ServerError } from "@apollo/client/errors";
+import { CombinedGraphQLErrors, ServerError, ServerParseError } from "@apollo/client/errors";
 
 /** A failure the UI can show: the API's `extensions.code` (or HTTP status) and a message. */
 export interface ApiProblem {
   code: string;
   message: string;
   requestId?: string;
+  /** Trying the same request again may work: the server was unreachable, down or failed. */
+  retryable?: boolean;
+}
+
+export const UNREACHABLE = "Cannot reach the FollowGraph server.";
+const UNAVAILABLE = "The FollowGraph server is not answering right now.";
+const UNREADABLE = "The FollowGraph server sent an answer the app cannot read.";
+
+/** fetch() rejects with a TypeError ("Failed to fetch", "fetch failed", ...) when no answer came. */
+export function isNetworkFailure(error: unknown): boolean {
+  return error instanceof TypeError;
 }
 
 /** What went wrong with a query or mutation, by the codes the API documents (README, Errors). */
@@ -14,16 +25,27 @@ export function apiProblem(error: unknown): ApiProblem {
     const extensions = (first?.extensions ?? {}) as { code?: string; requestId?: string };
     const code = extensions.code ?? "GRAPHQL_ERROR";
     if (code === "INTERNAL_SERVER_ERROR") {
-      return { code, message: "Something went wrong on the server.", requestId: extensions.requestId };
+      return {
+        code,
+        message: "Something went wrong on the server.",
+        requestId: extensions.requestId,
+        retryable: true,
+      };
     }
     return { code, message: first?.message ?? error.message };
   }
   if (ServerError.is(error)) {
     // The API answers a bad or expired token with HTTP 401 and an UNAUTHENTICATED error.
     if (error.statusCode === 401) return { code: "UNAUTHENTICATED", message: "Your session has expired." };
+    // 502, 503, 504: a proxy in front of the server, or the server restarting.
+    if (error.statusCode >= 500) {
+      return { code: `HTTP_${error.statusCode}`, message: `${UNAVAILABLE} (HTTP ${error.statusCode})`, retryable: true };
+    }
     return { code: `HTTP_${error.statusCode}`, message: error.message };
   }
-  return { code: "NETWORK", message: error instanceof Error ? error.message : String(error) };
+  if (ServerParseError.is(error)) return { code: "BAD_RESPONSE", message: UNREADABLE, retryable: true };
+  if (isNetworkFailure(error)) return { code: "NETWORK", message: UNREACHABLE, retryable: true };
+  return { code: "UNKNOWN", message: error instanceof Error ? error.message : String(error) };
 }
 
 /** A user error from a mutation payload's `errors { code message }`. */

@@ -2,6 +2,7 @@ import { gql, type TypedDocumentNode } from "@apollo/client";
 import { useFragment, useMutation } from "@apollo/client/react";
 
 import { useViewer } from "../session/ViewerContext";
+import { countOf } from "../ui/plural";
 
 const NEW_FANS_FRAGMENT: TypedDocumentNode<{ newFansCount: number | null }> = gql`
   fragment NewFansBadge_user on User {
@@ -40,7 +41,7 @@ export function NewFansBadge({ withButton = false }: { withButton?: boolean }) {
   if (count <= 0) return null;
   return (
     <span className="new-fans">
-      <span className="badge badge-new" data-new-fans={count}>
+      <span className="badge badge-new" data-new-fans={count} title={countOf(count, "new fan")}>
         {count.toLocaleString()} new
       </span>
       {withButton && (

@@ -140,6 +140,17 @@ const MUTATIONS: { [A in RelationAction]: TypedDocumentNode<PayloadData<A>, Vari
   rejectFollowRequest: relationMutation("rejectFollowRequest"),
 };
 
+// The user as the viewer sees them now: fetched again after a BLOCKED answer, since the cache
+// cannot know of a block the other user made after the profile was loaded.
+const RELATION_STATE: TypedDocumentNode<{ user: FollowTarget | null }, Variables> = gql`
+  query RelationState($userId: ID!) {
+    user(userId: $userId) {
+      ...FollowButton_user
+    }
+  }
+  ${FOLLOW_TARGET_FRAGMENT}
+`;
+
 const VIEWER_COUNTS: TypedDocumentNode<ViewerCounts> = gql`
   fragment RelationViewerCounts on User {
     followingCount
@@ -225,6 +236,12 @@ export function useFollow(target: FollowTarget) {
       const userError = payload?.errors[0];
       if (userError) {
         setError(userErrorText(userError));
+        if (userError.code === "BLOCKED") {
+          // blocksViewer comes into the cache: the Follow button turns into why it cannot be used.
+          void client
+            .query({ query: RELATION_STATE, variables: { userId: target.userId }, fetchPolicy: "network-only" })
+            .catch(() => {});
+        }
         return;
       }
       if (payload?.changed) {

@@ -1,8 +1,9 @@
 import { useQuery } from "@apollo/client/react";
-import { useEffect, useRef } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 
 import { apiProblem } from "../apollo/errors";
 import { ErrorNotice } from "../ui/ErrorNotice";
+import { countOf } from "../ui/plural";
 import { type Connection, type ListTab, PAGE_SIZE } from "./tabs";
 import { UserRow } from "./UserRow";
 
@@ -16,7 +17,7 @@ export function FollowList({
   userId: string;
   onOpen: (userId: string) => void;
 }) {
-  const { data, error, loading, fetchMore } = useQuery(tab.query, {
+  const { data, error, loading, fetchMore, refetch } = useQuery(tab.query, {
     variables: { userId, first: PAGE_SIZE },
     notifyOnNetworkStatusChange: true,
   });
@@ -24,29 +25,37 @@ export function FollowList({
   const sentinel = useRef<HTMLDivElement>(null);
   const hasNextPage = connection?.pageInfo.hasNextPage ?? false;
   const endCursor = connection?.pageInfo.endCursor ?? null;
+  // A next page that failed: not the query's error (fetchMore rejects), shown below the list with a Retry.
+  const [pageError, setPageError] = useState<unknown>(null);
+
+  // relayStylePagination appends the next page to the cached list; the query re-renders with it.
+  const loadMore = useCallback(() => {
+    setPageError(null);
+    return fetchMore({ variables: { after: endCursor } }).catch((caught: unknown) => setPageError(caught));
+  }, [fetchMore, endCursor]);
 
   useEffect(() => {
     const element = sentinel.current;
-    if (!element || !hasNextPage || loading) return;
-    // relayStylePagination appends the next page to the cached list; the query re-renders with it.
+    // After a failure, only the Retry loads on (the sentinel would still be in view).
+    if (!element || !hasNextPage || loading || pageError) return;
     const observer = new IntersectionObserver((entries) => {
       if (entries.some((entry) => entry.isIntersecting)) {
         observer.disconnect();
-        void fetchMore({ variables: { after: endCursor } });
+        void loadMore();
       }
     });
     observer.observe(element);
     return () => observer.disconnect();
-  }, [hasNextPage, endCursor, loading, fetchMore]);
+  }, [hasNextPage, loading, pageError, loadMore]);
 
-  if (error && !connection) return <ErrorNotice problem={apiProblem(error)} />;
+  if (error && !connection) return <ErrorNotice problem={apiProblem(error)} onRetry={() => refetch()} />;
   if (connection === undefined) return <p className="muted">Loading…</p>;
   // The viewer-only lists are null on anyone else's profile.
   if (connection === null) return <p className="list-end muted">Only the user sees this list.</p>;
   if (connection.hidden) {
     return (
       <p className="list-end muted" data-hidden-list={tab.key}>
-        {connection.totalCount.toLocaleString()} users, not shown to you.
+        {countOf(connection.totalCount, "user")}, not shown to you.
       </p>
     );
   }
@@ -68,7 +77,8 @@ export function FollowList({
             ? `${connection.edges.length} of ${connection.totalCount.toLocaleString()}`
             : connection.edges.length > 0 && `All ${connection.edges.length.toLocaleString()} shown`}
       </div>
-      {error && <ErrorNotice problem={apiProblem(error)} />}
+      {pageError != null && <ErrorNotice problem={apiProblem(pageError)} onRetry={loadMore} />}
+      {error && <ErrorNotice problem={apiProblem(error)} onRetry={() => refetch()} />}
     </div>
   );
 }

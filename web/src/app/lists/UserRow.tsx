@@ -8,6 +8,7 @@ import type { Relationship } from "../follow/relationship";
 import { FOLLOW_TARGET_FRAGMENT, type FollowTarget } from "../follow/useFollow";
 import { RequestButtons } from "../requests/RequestButtons";
 import { Avatar } from "../ui/Avatar";
+import { countOf } from "../ui/plural";
 
 export const USER_ROW_FRAGMENT = gql`
   fragment UserRow_edge on FollowEdge {
@@ -72,7 +73,7 @@ export function UserRow({
         </a>
         <RelationshipBadge relationship={edge.relationship} />
         <div className="muted">
-          @{node.userId} · {node.fansCount.toLocaleString()} fans · since {dateFormat.format(new Date(edge.followedAt))}
+          @{node.userId} · {countOf(node.fansCount, "fan")} · since {dateFormat.format(new Date(edge.followedAt))}
         </div>
       </div>
       <Controls user={node} />

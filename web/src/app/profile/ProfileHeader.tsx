@@ -5,6 +5,7 @@ import { FollowButton } from "../follow/FollowButton";
 import { RelationshipBadge } from "../follow/RelationshipBadge";
 import { FOLLOW_TARGET_FRAGMENT, type FollowTarget } from "../follow/useFollow";
 import { Avatar } from "../ui/Avatar";
+import { plural } from "../ui/plural";
 
 export const PROFILE_HEADER_FRAGMENT = gql`
   fragment ProfileHeader_user on User {
@@ -64,11 +65,11 @@ export function ProfileHeader({ user }: { user: ProfileHeaderUser }) {
             <dd data-count="following">{user.followingCount.toLocaleString()}</dd>
           </div>
           <div>
-            <dt>Fans</dt>
+            <dt>{plural(user.fansCount, "Fan")}</dt>
             <dd data-count="fans">{user.fansCount.toLocaleString()}</dd>
           </div>
           <div>
-            <dt>Mutuals</dt>
+            <dt>{plural(user.mutualCount, "Mutual")}</dt>
             <dd data-count="mutuals">{user.mutualCount.toLocaleString()}</dd>
           </div>
         </dl>

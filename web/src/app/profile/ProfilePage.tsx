@@ -30,8 +30,8 @@ export function ProfilePage({
   navigate: (userId: string, tabKey?: string) => void;
 }) {
   const viewer = useViewer();
-  const { data, error } = useQuery(PROFILE_PAGE, { variables: { userId } });
-  if (error) return <ErrorNotice problem={apiProblem(error)} />;
+  const { data, error, refetch } = useQuery(PROFILE_PAGE, { variables: { userId } });
+  if (error) return <ErrorNotice problem={apiProblem(error)} onRetry={() => refetch()} />;
   if (!data) return <p className="muted">Loading…</p>;
   if (!data.user) return <p className="error">There is no user {userId}.</p>;
   const own = userId === viewer.userId;

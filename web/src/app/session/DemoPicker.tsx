@@ -1,6 +1,8 @@
 import { gql, type TypedDocumentNode } from "@apollo/client";
 import { useQuery } from "@apollo/client/react";
 
+import { countOf } from "../ui/plural";
+
 // A few users of the demo graph: 1 is its biggest celebrity, 42 the default viewer.
 export const DEMO_USERS = ["42", "1", "2", "7", "100", "1000"];
 
@@ -29,7 +31,7 @@ export function DemoPicker({ current, onPick }: { current: string; onPick: (user
         {!users.some((user) => user.userId === current) && <option value={current}>{current}</option>}
         {users.map((user) => (
           <option key={user.userId} value={user.userId}>
-            {user.name} (@{user.userId}, {user.fansCount.toLocaleString()} fans)
+            {user.name} (@{user.userId}, {countOf(user.fansCount, "fan")})
           </option>
         ))}
       </select>

@@ -16,3 +16,16 @@ export function storeToken(token: string | null): void {
   if (token === null) sessionStorage.removeItem(STORAGE_KEY);
   else sessionStorage.setItem(STORAGE_KEY, token);
 }
+
+const DEMO_USER_KEY = "followgraph.demoUser";
+
+// Demo mode only: the demo user last picked, kept in localStorage so that a reload (or a new tab)
+// acts as them again rather than as the server's default demo user.
+export function storedDemoUser(): string | null {
+  return localStorage.getItem(DEMO_USER_KEY);
+}
+
+export function storeDemoUser(userId: string | null): void {
+  if (userId === null) localStorage.removeItem(DEMO_USER_KEY);
+  else localStorage.setItem(DEMO_USER_KEY, userId);
+}

@@ -6,6 +6,7 @@ import { FollowButton } from "../follow/FollowButton";
 import { FOLLOW_TARGET_FRAGMENT, type FollowTarget } from "../follow/useFollow";
 import { Avatar } from "../ui/Avatar";
 import { ErrorNotice } from "../ui/ErrorNotice";
+import { countOf } from "../ui/plural";
 
 interface Suggestion {
   followedByCount: number;
@@ -45,8 +46,8 @@ function reason({ followedBy, followedByCount }: Suggestion): string {
 
 /** People the viewer may know, with who of the people they follow follows them. */
 export function Suggestions({ onOpen }: { onOpen: (userId: string) => void }) {
-  const { data, error } = useQuery(SUGGESTIONS);
-  if (error) return <ErrorNotice problem={apiProblem(error)} />;
+  const { data, error, refetch } = useQuery(SUGGESTIONS);
+  if (error) return <ErrorNotice problem={apiProblem(error)} onRetry={() => refetch()} />;
   if (!data) return <p className="list-end muted">Loading…</p>;
   const suggestions = data.viewer?.suggestions ?? [];
   if (suggestions.length === 0) return <p className="list-end muted">No suggestions yet: follow a few people first.</p>;
@@ -70,7 +71,7 @@ export function Suggestions({ onOpen }: { onOpen: (userId: string) => void }) {
                   {user.name ?? `User ${user.userId}`}
                 </a>
                 <div className="muted">
-                  @{user.userId} · {user.fansCount.toLocaleString()} fans · {reason(suggestion)}
+                  @{user.userId} · {countOf(user.fansCount, "fan")} · {reason(suggestion)}
                 </div>
               </div>
               <FollowButton user={user} />
