@@ -96,8 +96,6 @@ def create_app(
         app.state.store = FollowStore(client, keys=keys, reads=reads)
         app.state.follow_limit = settings.follow_limit
         await warm_up(client)
-        # The acceptances of unlocked accounts' requests that the last stop or a crash cut short.
-        resuming = asyncio.create_task(_resume_acceptances(app.state.store))
         # The SQL copy's consumer and the subscriptions' reader share what they know of the log.
         events = EventLog(app.state.store)
         url = settings.sql_url if settings.sync else None
@@ -132,6 +130,8 @@ def create_app(
         if isinstance(reads, ClusterReadChannel):
             metrics.watch_cache(reads.cache_stats)
             exporting = asyncio.create_task(_export_cache(metrics))
+        # The acceptances of unlocked accounts' requests that the last stop or a crash cut short.
+        resuming = asyncio.create_task(_resume_acceptances(app.state.store))
         try:
             async with running(app.state.sync):
                 yield

@@ -178,8 +178,11 @@ async def update_settings(
     hide_following: bool | None = None,
     hide_fans: bool | None = None,
 ) -> tuple[UserSettings, bool]:
-    """Change the settings given; returns them and whether the account was just unlocked (its
-    pending requests are then to be accepted: accept_pending)."""
+    """Change the settings given; returns them and whether the account was just unlocked.
+
+    With `locked=False` the account is marked (Keys.accepting) and the caller runs accept_all
+    next, unlocked just now or not (as updateSettings does): it accepts what is pending and clears
+    the mark."""
     validate_user_id(user_id)
     if locked is False:
         # Marked before the unlock, so that no crash can leave an unlocked account's requests
@@ -195,12 +198,7 @@ async def update_settings(
         raise UserNotFoundError(user_id)
     before, *now = reply
     settings = UserSettings.read(*now)
-    unlocked = is_set(before) and not settings.locked
-    if locked is False and not unlocked and not await pending_count(store, user_id):
-        # Not an unlock (the account was open already) and nothing to accept: no mark left
-        # behind. Requests still pending are an acceptance under way, which keeps its mark.
-        await store.redis.srem(store.keys.accepting(), user_id)
-    return settings, unlocked
+    return settings, is_set(before) and not settings.locked
 
 
 def accept_batch(store: FollowStore) -> int:

@@ -232,7 +232,9 @@ async def test_an_unlock_is_marked_until_its_acceptance_ends(users: FollowStore)
 async def test_opening_an_open_account_leaves_no_mark_unless_an_acceptance_is_under_way(
     users: FollowStore,
 ) -> None:
+    # As updateSettings opens an account: the acceptance follows, whether it was locked or not.
     assert not await lock(users, "ann", locked=False)
+    assert await c.accept_all(users, "ann") == 0
     assert await marked(users) == []
     with pytest.raises(UserNotFoundError):
         await lock(users, "ghost", locked=False)

@@ -446,12 +446,14 @@ class FollowGraphMachine(RuleBasedStateMachine):
         )
         model.settings[user] = after
         assert (got, unlocked) == (after, before.locked and not after.locked)
-        if not unlocked:
+        if locked is not False:
             return
 
-        # As updateSettings runs it: to its end, the account's acceptance mark cleared after it.
+        # As updateSettings runs it, unlocked just now or not: to its end, the account's
+        # acceptance mark cleared after it.
         accepted = self.loop.run(c.accept_all(store, user))
-        event("an unlock accepted requests" if accepted else "an unlock found no request")
+        if unlocked:
+            event("an unlock accepted requests" if accepted else "an unlock found no request")
         requesters = [requester for owner, requester in model.pending() if owner == user]
         assert accepted == len(requesters)
         # One batch: every request accepted at the same time.

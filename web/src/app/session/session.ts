@@ -13,8 +13,7 @@ export function storedToken(): string | null {
 }
 
 export function storeToken(token: string | null): void {
-  if (token === null) sessionStorage.removeItem(STORAGE_KEY);
-  else sessionStorage.setItem(STORAGE_KEY, token);
+  keep(sessionStorage, STORAGE_KEY, token);
 }
 
 const DEMO_USER_KEY = "followgraph.demoUser";
@@ -26,6 +25,11 @@ export function storedDemoUser(): string | null {
 }
 
 export function storeDemoUser(userId: string | null): void {
-  if (userId === null) localStorage.removeItem(DEMO_USER_KEY);
-  else localStorage.setItem(DEMO_USER_KEY, userId);
+  keep(localStorage, DEMO_USER_KEY, userId);
+}
+
+/** Keeps `value` under `key` in `storage`; null removes it. */
+function keep(storage: Storage, key: string, value: string | null): void {
+  if (value === null) storage.removeItem(key);
+  else storage.setItem(key, value);
 }
