@@ -223,7 +223,12 @@ class FollowGraphApp(Starlette):
 
 async def _resume_acceptances(store: FollowStore) -> None:
     try:
-        users = await controls.resume_acceptances(store)
+        users = await controls.marked_acceptances(store)
+        if users:
+            log.info(
+                "Taking up the unfinished acceptance of the follow requests of %d account(s).", len(users)
+            )
+        await controls.resume_acceptances(store, users)
     except (RedisError, OSError) as exc:
         log.warning(
             "Could not take up the unfinished acceptances of follow requests (the next start "

@@ -240,12 +240,19 @@ async def accept_all(store: FollowStore, user_id: str, *, batch: int | None = No
     return await _run_on(store, every_batch())
 
 
-async def resume_acceptances(store: FollowStore) -> list[str]:
-    """Accept the pending requests of every user still marked as being accepted (an acceptance
-    that a restart or a crash cut short; on an account locked again, nothing), one user after the
-    other, until finish_acceptances. The users it took up."""
+async def marked_acceptances(store: FollowStore) -> list[str]:
+    """The users marked as being accepted (Keys.accepting), in order."""
     # decode_responses: the members are str.
-    users: list[str] = sorted(await store.redis.smembers(store.keys.accepting()))  # type: ignore[arg-type]
+    return sorted(await store.redis.smembers(store.keys.accepting()))  # type: ignore[arg-type]
+
+
+async def resume_acceptances(store: FollowStore, users: list[str] | None = None) -> list[str]:
+    """Accept the pending requests of every user still marked as being accepted (an acceptance
+    that a restart or a crash cut short; on an account locked again, nothing), or of `users` as
+    marked_acceptances gave them, one user after the other, until finish_acceptances. The users
+    it took up."""
+    if users is None:
+        users = await marked_acceptances(store)
     for user_id in users:
         if store in _stopping:
             break
