@@ -3,7 +3,9 @@
 What it does per request (POST /b, body {"userId": ..., "first": n[, "after": cursor]}, answering
 the JSON FollowGraph gives to bench.queries.FANS_QUERY, byte for byte):
 
-- a raw ASGI callable (no Starlette, no routing table) on uvicorn with uvloop and httptools;
+- a raw ASGI callable (no Starlette, no routing table) on uvicorn with uvloop and httptools, through
+  the HTTP protocol A runs on (server/http_protocol.py, which sends a response's head and body in
+  one write);
 - the bearer JWT verified with PyJWT (HS256, the same claims FollowGraph requires) once per token,
   then served from a dict until the token's `exp`;
 - two Redis round trips, the minimum: the store's PAGE script on the owner's fans set alone, then

@@ -22,6 +22,8 @@ from typing import Any
 import httpx
 import uvicorn
 
+from followgraph.server.http_protocol import GuardedHttpToolsProtocol, ReadLimits
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -136,7 +138,8 @@ def running(child: Child) -> Iterator[Child]:
 
 
 def serve_quietly(app: Any, host: str, port: int) -> None:
-    """Run a reference server as `followgraph serve` runs (uvloop, httptools), without logs."""
+    """Run a reference server as `followgraph serve` runs (uvloop, and httptools through
+    FollowGraph's protocol, which sends a response's head and body in one write), without logs."""
     uvicorn.run(
         app,
         host=host,
@@ -146,6 +149,6 @@ def serve_quietly(app: Any, host: str, port: int) -> None:
         access_log=False,
         lifespan="on",
         loop="uvloop",
-        http="httptools",
+        http=GuardedHttpToolsProtocol.with_limits(ReadLimits()),
         timeout_graceful_shutdown=5,
     )

@@ -419,7 +419,8 @@ class Bench:
                 self.measure(stats, f"{title} ({mid.label})", self._bcd, self.port_b, request, count)
             )
         versus.notes += [
-            "B (bench/plain.py), plain Python: a raw ASGI app on uvicorn + uvloop + httptools, the bearer "
+            "B (bench/plain.py), plain Python: a raw ASGI app on uvicorn + uvloop + httptools (through A's "
+            "HTTP protocol, server/http_protocol.py), the bearer "
             "JWT verified once with PyJWT and then cached until it expires, the store's own Lua scripts "
             "in two round trips (PAGE; then RELATIONS + PROFILES in one write) on FollowGraph's own "
             "read channel (store/channel.py, one auto-pipelined connection), cursors and dates by "

@@ -16,6 +16,13 @@ This protocol adds, per connection:
 
 One timer per connection carries both deadlines and is re-armed only when it fires, so a request
 costs a clock read and a few attribute writes, not a timer of its own.
+
+It also sends a response's head and body in one write. uvicorn writes the head when the app sends
+`http.response.start` and the body at `http.response.body`: two send() calls, and two TCP segments
+for the client to read, where /graphql sends both in the same turn of the event loop. Each
+request's writes go through `_JoinedWrites`, which holds the head until the next write of that turn
+and sends them together; at the end of the turn it sends whatever it still holds (a streamed
+response, a 100 Continue), so nothing waits longer than the turn it was written in.
 """
 
 from __future__ import annotations
@@ -145,6 +152,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._header_bytes = 0
         self._deadline = self._began + self.limits.body_timeout
         super().on_headers_complete()
+        if self.cycle is not None:
+            self.cycle.transport = _JoinedWrites(self.transport, self.loop)  # type: ignore[assignment]
 
     def on_message_complete(self) -> None:
         self._deadline = None
@@ -196,6 +205,40 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
                 self.loop.call_later(LINGER, self.transport.close)
                 return
         self.transport.close()
+
+
+class _JoinedWrites:
+    """A request's view of its connection's transport: a write is held until the next one of the
+    same turn of the event loop, and sent with it (a response's head with its body), or at the end
+    of the turn. Everything else is the transport's own."""
+
+    __slots__ = ("_held", "_loop", "_transport")
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._held: bytes | None = None
+
+    def write(self, data: bytes) -> None:
+        held = self._held
+        if held is None:
+            self._held = bytes(data)
+            self._loop.call_soon(self._send_held)
+            return
+        self._held = None
+        self._transport.write(held + data)
+
+    def _send_held(self) -> None:
+        held, self._held = self._held, None
+        if held is not None and not self._transport.is_closing():
+            self._transport.write(held)
+
+    def close(self) -> None:
+        self._send_held()
+        self._transport.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
 
 
 def connection_cap(wanted: int) -> int:

@@ -9,12 +9,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from followgraph.server.http_protocol import _JoinedWrites
 from followgraph.server.redis_server import RedisServer
 from tests.conftest import TEST_SECRET
 from tests.server.processes import ServeProcess, serve
@@ -132,6 +134,99 @@ async def test_a_malformed_request_is_still_400(server: ServeProcess) -> None:
     writer.write(b"NOT HTTP AT ALL\r\n\r\n")
 
     assert status_of(await answer(reader, SLACK)) == 400
+    await close(writer)
+
+
+# A response's head and body in one write
+
+
+class Recorded:
+    """A transport that keeps what is written to it."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(data)
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def close(self) -> None:
+        self.closed = True
+
+    def get_extra_info(self, name: str) -> str:
+        return f"info {name}"
+
+
+def joined(transport: Recorded) -> _JoinedWrites:
+    return _JoinedWrites(transport, asyncio.get_running_loop())  # type: ignore[arg-type]
+
+
+async def test_a_head_and_body_written_in_one_turn_go_out_in_one_write() -> None:
+    transport = Recorded()
+    writes = joined(transport)
+    writes.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n")
+    assert transport.writes == []
+    writes.write(b"{}")
+    assert transport.writes == [b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}"]
+    await asyncio.sleep(0)
+    assert len(transport.writes) == 1
+
+
+async def test_a_write_alone_goes_out_at_the_end_of_its_turn_in_order() -> None:
+    transport = Recorded()
+    writes = joined(transport)
+    writes.write(b"HTTP/1.1 100 Continue\r\n\r\n")  # the client waits for it before its body
+    await asyncio.sleep(0)
+    assert transport.writes == [b"HTTP/1.1 100 Continue\r\n\r\n"]
+    writes.write(b"head")
+    await asyncio.sleep(0)
+    writes.write(b"chunk 1")
+    writes.write(b"chunk 2")
+    writes.write(b"last")
+    await asyncio.sleep(0)
+    assert b"".join(transport.writes) == b"HTTP/1.1 100 Continue\r\n\r\nheadchunk 1chunk 2last"
+
+
+async def test_closing_sends_what_is_held_first_and_a_closed_transport_gets_nothing() -> None:
+    transport = Recorded()
+    writes = joined(transport)
+    writes.write(b"head")
+    writes.close()
+    assert transport.writes == [b"head"] and transport.closed
+    gone = Recorded()
+    writes = joined(gone)
+    writes.write(b"head")
+    gone.closed = True  # the client went away within the turn
+    await asyncio.sleep(0)
+    assert gone.writes == []
+    assert writes.is_closing() and writes.get_extra_info("peername") == "info peername"
+
+
+async def test_pipelined_requests_are_answered_whole_and_in_order(server: ServeProcess) -> None:
+    reader, writer = await connect(server)
+    writer.write(HEALTHZ + b"GET /nowhere HTTP/1.1\r\nhost: t\r\n\r\n" + HEALTHZ)
+    async with asyncio.timeout(SLACK):
+        answers = await reader.readuntil(b'{"status":"ok"}')
+        answers += await reader.readuntil(b'{"status":"ok"}')
+    assert re.findall(rb"HTTP/1.1 (\d+) ", answers) == [b"200", b"404", b"200"]
+    await close(writer)
+
+
+async def test_100_continue_is_sent_before_the_body_arrives(server: ServeProcess) -> None:
+    body = b'{"query": "{ __typename }"}'
+    reader, writer = await connect(server)
+    writer.write(
+        b"POST /graphql HTTP/1.1\r\nhost: t\r\ncontent-type: application/json\r\n"
+        b"expect: 100-continue\r\ncontent-length: %d\r\n\r\n" % len(body)
+    )
+    async with asyncio.timeout(SLACK):
+        assert await reader.readuntil(b"\r\n\r\n") == b"HTTP/1.1 100 Continue\r\n\r\n"
+        writer.write(body)
+        response = await reader.readuntil(b'"Query"}}')
+    assert status_of(response) == 200
     await close(writer)
 
 
