@@ -19,10 +19,11 @@ costs a clock read and a few attribute writes, not a timer of its own.
 
 It also sends a response's head and body in one write. uvicorn writes the head when the app sends
 `http.response.start` and the body at `http.response.body`: two send() calls, and two TCP segments
-for the client to read, where /graphql sends both in the same turn of the event loop. Each
-request's writes go through `_JoinedWrites`, which holds the head until the next write of that turn
-and sends them together; at the end of the turn it sends whatever it still holds (a streamed
-response, a 100 Continue), so nothing waits longer than the turn it was written in.
+for the client to read, where /graphql sends both in the same turn of the event loop. The
+responses of a connection are written through its `_JoinedWrites` (one per connection: they follow
+one another), which holds the head until the next write of that turn and sends them together;
+at the end of the turn it sends whatever it still holds (a streamed response, a 100 Continue), so
+nothing waits longer than the turn it was written in.
 """
 
 from __future__ import annotations
@@ -85,6 +86,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._chunk_bytes = 0
         self._message_done = False
         self._discarding = False
+        self._joined: _JoinedWrites | None = None
 
     @classmethod
     def with_limits(cls, limits: ReadLimits) -> Any:
@@ -93,6 +95,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        self._joined = _JoinedWrites(transport, self.loop)
         wait = self.limits.header_timeout
         if len(self.connections) >= self.limits.max_connections:  # as uvicorn counts for its 503
             wait = min(wait, OVER_CAP_GRACE)
@@ -152,8 +155,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._header_bytes = 0
         self._deadline = self._began + self.limits.body_timeout
         super().on_headers_complete()
-        if self.cycle is not None:
-            self.cycle.transport = _JoinedWrites(self.transport, self.loop)  # type: ignore[assignment]
+        if self.cycle is not None and self._joined is not None:
+            self.cycle.transport = self._joined  # type: ignore[assignment]
 
     def on_message_complete(self) -> None:
         self._deadline = None
@@ -208,7 +211,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
 
 class _JoinedWrites:
-    """A request's view of its connection's transport: a write is held until the next one of the
+    """The responses' view of a connection's transport: a write is held until the next one of the
     same turn of the event loop, and sent with it (a response's head with its body), or at the end
     of the turn. Everything else is the transport's own."""
 
