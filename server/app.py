@@ -95,6 +95,7 @@ def create_app(
         )
         app.state.store = FollowStore(client, keys=keys, reads=reads)
         app.state.follow_limit = settings.follow_limit
+        endpoint.serve(app.state.store, settings.follow_limit)
         await warm_up(client)
         # The SQL copy's consumer and the subscriptions' reader share what they know of the log.
         events = EventLog(app.state.store)

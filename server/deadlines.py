@@ -29,7 +29,8 @@ class Deadlines:
         self._timer: asyncio.TimerHandle | None = None
 
     def within(self) -> _Within:
-        """`async with deadlines.within():` the block of the current task, limited to `seconds`."""
+        """`async with deadlines.within() as due:` the block of the current task, limited to
+        `seconds`; `due` is when (loop time) it is cancelled."""
         return _Within(self)
 
     def due(self) -> float | None:
@@ -37,20 +38,20 @@ class Deadlines:
         task = asyncio.current_task()
         return None if task is None else self._due.get(task)
 
-    def _enter(self, task: asyncio.Task[object]) -> None:
+    def _enter(self, task: asyncio.Task[object]) -> float:
         loop = asyncio.get_running_loop()
         due = loop.time() + self.seconds
         self._due[task] = due
         if self._timer is None:
             self._timer = loop.call_at(due, self._expire)
+        return due
 
     def _leave(self, task: asyncio.Task[object]) -> bool:
         """Forget `task`; whether its deadline passed (and this cancelled it)."""
         self._due.pop(task, None)
-        try:
-            self._expired.remove(task)
-        except KeyError:
+        if task not in self._expired:  # the usual case: no exception raised and caught
             return False
+        self._expired.remove(task)
         return True
 
     def _expire(self) -> None:
@@ -74,12 +75,13 @@ class _Within:
         self._deadlines = deadlines
         self._task: asyncio.Task[object] | None = None
 
-    async def __aenter__(self) -> None:
+    async def __aenter__(self) -> float:
+        """The block's deadline (loop time)."""
         task = asyncio.current_task()
         if task is None:
             raise RuntimeError("Deadlines.within() runs in a task.")
         self._task = task
-        self._deadlines._enter(task)
+        return self._deadlines._enter(task)
 
     async def __aexit__(
         self,

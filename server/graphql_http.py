@@ -14,7 +14,8 @@ operation to the Strawberry schema.
 
 from __future__ import annotations
 
-import os
+import functools
+import random
 import re
 import time
 from collections.abc import Mapping
@@ -42,6 +43,8 @@ from followgraph.server.deadlines import Deadlines
 from followgraph.server.logs import AccessLog
 from followgraph.server.logs import request_id as request_id_var
 from followgraph.server.metrics import Metrics
+from followgraph.store import FollowStore
+from followgraph.store.ratelimit import FollowLimit
 
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 JSON = "application/json"
@@ -49,6 +52,11 @@ HTML = b"text/html; charset=utf-8"
 _CONTENT_TYPES = {media: f"{media}; charset=utf-8".encode() for media in (GRAPHQL_RESPONSE, JSON)}
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 MAX_OPERATION_NAME = 256
+# The request headers the endpoint reads; the others are not decoded.
+_READ_HEADERS = {
+    name.encode(): name
+    for name in ("accept", "authorization", "content-length", "content-type", "x-request-id")
+}
 
 
 class RequestError(Exception):
@@ -78,8 +86,10 @@ class GraphQLParams:
     operation_name: str | None
 
 
+@functools.lru_cache(maxsize=256)
 def negotiate(accept: str | None) -> str:
-    """The response media type for an Accept header; RequestError 406 when we can offer none."""
+    """The response media type for an Accept header; RequestError 406 when we can offer none.
+    Clients send the same few values again and again: the answers are kept (a refusal is not)."""
     if not accept:
         return JSON
     best: tuple[float, int, str] | None = None
@@ -164,6 +174,13 @@ class GraphQLEndpoint:
         # One budget for reading the body and running the operations: a body trickled in slowly
         # cannot make the request outlive it.
         self.deadlines = Deadlines(config.request_timeout)
+        # What the application's start-up made (serve()); read from its state until then.
+        self._store: FollowStore | None = None
+        self._follow_limit: FollowLimit | None = None
+
+    def serve(self, store: FollowStore, follow_limit: FollowLimit | None) -> None:
+        """Answer with `store` and `follow_limit` from now on (the application's start-up)."""
+        self._store, self._follow_limit = store, follow_limit
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """The ASGI application of the path: answered without Starlette's Request and Response
@@ -178,7 +195,9 @@ class GraphQLEndpoint:
         headers = _headers(scope)
         request_id = headers.get("x-request-id", "")
         if not _REQUEST_ID.fullmatch(request_id):
-            request_id = os.urandom(16).hex()
+            # 128 random bits from the process's generator, not os.urandom: an id needs to be
+            # unique, not secret, and this saves a system call a request.
+            request_id = f"{random.getrandbits(128):032x}"
         started = time.perf_counter()
         request_id_var.set(request_id)
         media_type = JSON
@@ -190,18 +209,18 @@ class GraphQLEndpoint:
                 return 200, page.encode(), _response_headers(HTML, request_id)
             media_type = negotiate(headers.get("accept"))
             try:
-                async with self.deadlines.within():
+                async with self.deadlines.within() as due:
                     payload = await self._payload(scope, receive, headers)
                     reading = False
                     principal = self._principal(headers)
                     if isinstance(payload, list):
                         bodies = []
                         for params in payload:
-                            context = self._context(scope, principal, request_id)
+                            context = self._context(scope, principal, request_id, due)
                             bodies.append(await self._run_one(scope, params, context, media_type))
                         self._finish(scope, 200, "batch", "batch", started, request_id)
                         return self._respond(200, bodies, media_type, request_id)
-                    run = self._context(scope, principal, request_id)
+                    run = self._context(scope, principal, request_id, due)
                     operation = self.metrics.operation(payload.operation_name)
                     status, body, outcome = await self._execute(scope, payload, run, media_type)
                     operation = self.metrics.operation(run.operation_name or payload.operation_name)
@@ -217,17 +236,20 @@ class GraphQLEndpoint:
         self._finish(scope, status, outcome, operation, started, request_id)
         return self._respond(status, body, media_type, request_id)
 
-    def _context(self, scope: Scope, principal: Principal | None, request_id: str) -> Context:
-        state = scope["app"].state
+    def _context(self, scope: Scope, principal: Principal | None, request_id: str, due: float) -> Context:
+        store, follow_limit = self._store, self._follow_limit
+        if store is None:
+            state = scope["app"].state
+            store, follow_limit = state.store, state.follow_limit
         return Context.create(
-            state.store,
+            store,
             viewer_id=principal.user_id if principal else None,
             scopes=principal.scopes if principal else frozenset(),
             request_id=request_id,
             observe=self.metrics.observe_batch,
-            follow_limit=state.follow_limit,
+            follow_limit=follow_limit,
             max_page_size=self.schema.limits.max_page_size,
-            deadline=self.deadlines.due(),
+            deadline=due,
         )
 
     def _late(self, reading: bool) -> RequestError:
@@ -388,10 +410,12 @@ async def _body(receive: Receive, limit: int) -> bytes:
 
 
 def _headers(scope: Scope) -> dict[str, str]:
-    """The request's headers by lower-case name, read once; the first of repeated ones."""
+    """The request headers the endpoint reads, by lower-case name; the first of repeated ones."""
     headers: dict[str, str] = {}
-    for name, value in scope["headers"]:
-        headers.setdefault(name.decode("latin-1"), value.decode("latin-1"))
+    for raw, value in scope["headers"]:
+        name = _READ_HEADERS.get(raw)
+        if name is not None and name not in headers:
+            headers[name] = value.decode("latin-1")
     return headers
 
 

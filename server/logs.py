@@ -43,11 +43,20 @@ class _Lines:
         self.second = -1
         self.stamp = ""
 
-    def add(self, line: dict[str, object]) -> None:
+    def add(self, logger: str, message: str, request_id: str, operation: str) -> None:
+        """An access line at INFO."""
         now = int(time.time())
         if now != self.second:
             self.second, self.stamp = now, time.strftime(DATE_FORMAT, time.localtime(now))
-        self.pending.append(orjson.dumps({"time": self.stamp, **line}))
+        line = {
+            "time": self.stamp,
+            "level": "INFO",
+            "logger": logger,
+            "message": message,
+            "request_id": request_id,
+            "operation": operation,
+        }
+        self.pending.append(orjson.dumps(line))
         if len(self.pending) == 1:
             try:
                 asyncio.get_running_loop().call_soon(self.flush)
@@ -74,23 +83,17 @@ class AccessLog:
 
     def __init__(self, logger: str) -> None:
         self.logger = logging.getLogger(logger)
+        self.name = self.logger.name
 
     def __call__(self, message: str, *, request_id: str, operation: str) -> None:
         if not self.logger.isEnabledFor(logging.INFO):
             return
         lines = _lines
-        if lines is None or logging.getLogger().handlers != [lines.handler]:
+        handlers = logging.root.handlers
+        if lines is None or len(handlers) != 1 or handlers[0] is not lines.handler:
             self.logger.info(message, extra={"request_id": request_id, "operation": operation})
             return
-        lines.add(
-            {
-                "level": "INFO",
-                "logger": self.logger.name,
-                "message": message,
-                "request_id": request_id,
-                "operation": operation,
-            }
-        )
+        lines.add(self.name, message, request_id, operation)
 
 
 def configure_logging(level: str = "info") -> None:

@@ -10,6 +10,9 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import time
+from bisect import bisect_left
+from collections.abc import Iterator
 from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import (
@@ -22,6 +25,8 @@ from prometheus_client import (
     multiprocess,
     start_wsgi_server,
 )
+from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.utils import floatToGoString
 
 from followgraph.store.tracking import CacheStats
 
@@ -36,6 +41,68 @@ _CACHE_EVENTS = (
 _OPERATION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 # Operation names come from clients: past this many distinct names, the rest count as "other".
 MAX_OPERATION_NAMES = 200
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
+_BOUNDS = [*map(floatToGoString, LATENCY_BUCKETS), "+Inf"]
+REQUESTS_HELP = "GraphQL requests by operation name and outcome."
+LATENCY_HELP = "Time to answer a GraphQL request."
+
+
+class RequestCounts:
+    """followgraph_requests and followgraph_request_duration_seconds of one process, counted in
+    plain lists and handed to the registry when it collects.
+
+    prometheus-client's Counter.inc and Histogram.observe take three locks and some ten Python
+    calls a request: 2.5% of the fans page's instructions in process (callgrind: 20k of 790k),
+    against 0.7% here, where a request is a dictionary lookup, a bisect and two additions.
+
+    A scrape from the metrics port's thread reads the lists while the event loop adds to them: a
+    request counted meanwhile may show in the next scrape's sum rather than this one's, never
+    twice or in a wrong bucket.
+    (With several worker processes, each writes its values where the others can add them up:
+    Metrics then counts through prometheus-client instead.)"""
+
+    def __init__(self) -> None:
+        # (operation, outcome) -> requests by latency bucket (the last for +Inf), then the sum of
+        # their latencies.
+        self._series: dict[tuple[str, str], list[float]] = {}
+        self._created: dict[tuple[str, str], float] = {}
+
+    def observe(self, operation: str, outcome: str, seconds: float) -> None:
+        row = self._series.get((operation, outcome))
+        if row is None:
+            self._created[operation, outcome] = time.time()
+            row = self._series[operation, outcome] = [0.0] * (len(LATENCY_BUCKETS) + 2)
+        row[bisect_left(LATENCY_BUCKETS, seconds)] += 1
+        row[-1] += seconds
+
+    def describe(self) -> Iterator[Metric]:
+        yield CounterMetricFamily("followgraph_requests", REQUESTS_HELP, labels=["operation", "outcome"])
+        yield HistogramMetricFamily(
+            "followgraph_request_duration_seconds", LATENCY_HELP, labels=["operation"]
+        )
+
+    def collect(self) -> Iterator[Metric]:
+        requests = CounterMetricFamily("followgraph_requests", REQUESTS_HELP, labels=["operation", "outcome"])
+        latency = HistogramMetricFamily(
+            "followgraph_request_duration_seconds", LATENCY_HELP, labels=["operation"]
+        )
+        by_operation: dict[str, list[float]] = {}
+        for (operation, outcome), row in list(self._series.items()):  # one C call: no resize midway
+            values = row[:]
+            requests.add_metric(
+                [operation, outcome], sum(values[:-1]), created=self._created[operation, outcome]
+            )
+            merged = by_operation.setdefault(operation, [0.0] * len(values))
+            for i, value in enumerate(values):
+                merged[i] += value
+        for operation, values in sorted(by_operation.items()):
+            buckets, seen = [], 0.0
+            for bound, count in zip(_BOUNDS, values[:-1], strict=True):
+                seen += count
+                buckets.append((bound, seen))
+            latency.add_metric([operation], buckets, sum_value=values[-1])
+        yield requests
+        yield latency
 
 
 class Metrics:
@@ -43,19 +110,22 @@ class Metrics:
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
-        self.requests = Counter(
-            "followgraph_requests",
-            "GraphQL requests by operation name and outcome.",
-            ["operation", "outcome"],
-            registry=self.registry,
-        )
-        self.latency = Histogram(
-            "followgraph_request_duration_seconds",
-            "Time to answer a GraphQL request.",
-            ["operation"],
-            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
-            registry=self.registry,
-        )
+        # In one process, plain counts; with several, prometheus-client's shared values.
+        self._counts: RequestCounts | None = None
+        if os.environ.get(MULTIPROC_ENV):
+            self.requests = Counter(
+                "followgraph_requests", REQUESTS_HELP, ["operation", "outcome"], registry=self.registry
+            )
+            self.latency = Histogram(
+                "followgraph_request_duration_seconds",
+                LATENCY_HELP,
+                ["operation"],
+                buckets=LATENCY_BUCKETS,
+                registry=self.registry,
+            )
+        else:
+            self._counts = RequestCounts()
+            self.registry.register(self._counts)
         self.redis_errors = Counter(
             "followgraph_redis_errors",
             "Requests that failed on a Redis error, by error type.",
@@ -116,6 +186,10 @@ class Metrics:
         return name
 
     def observe_request(self, operation: str, outcome: str, seconds: float) -> None:
+        counts = self._counts
+        if counts is not None:
+            counts.observe(operation, outcome, seconds)
+            return
         series = self._series.get((operation, outcome))
         if series is None:
             series = self._series[operation, outcome] = (

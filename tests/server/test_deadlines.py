@@ -99,7 +99,8 @@ async def test_due_is_the_current_blocks_deadline_and_none_outside_one() -> None
     assert deadlines.due() is None
     loop = asyncio.get_running_loop()
     before = loop.time()
-    async with deadlines.within():
+    async with deadlines.within() as entered:
         due = deadlines.due()
         assert due is not None and before + 5.0 <= due <= loop.time() + 5.0
+        assert entered == due
     assert deadlines.due() is None
