@@ -20,6 +20,11 @@ uvicorn. The layers take turns, batch by batch; CPU time (process_time) per page
 fastest quarter of batches (the machine's speed moves within seconds; the quartile is steadier than
 the mean, and the minimum is also given).
 
+Instructions a page: where valgrind is installed, each layer also runs under callgrind, one page
+after another, counted only while its pages run (`--instructions LAYER PAGES`, started by
+`instructions()`). The count is the same, to a few in ten thousand, whatever else the machine does,
+while its CPU time moves by half within minutes: a change of 1% shows.
+
 Run as `python -m bench.layers < spec.json`, pinned to the servers' CPU; prints JSON.
 """
 
@@ -30,7 +35,10 @@ import contextlib
 import cProfile
 import json
 import logging
+import os
 import pstats
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -82,6 +90,8 @@ class Layer:
     # Python-level calls per page (cProfile's count of function and builtin calls): the same in
     # every run of the same code, whatever the machine is doing.
     calls: float = 0.0
+    # Instructions per page, one page at a time (callgrind); 0 without valgrind.
+    instructions: float = 0.0
 
 
 def _asgi_caller(app: Any, path: str, body: bytes, token: str) -> Page:
@@ -287,10 +297,88 @@ async def _turns(spec: LayerSpec, layers: dict[str, Page]) -> dict[str, list[flo
     return seen
 
 
+# Pages counted under callgrind; and run before counting, so that every cache is warm.
+COUNTED_PAGES = 400
+WARM_PAGES = 200
+
+
+def instructions(spec: LayerSpec) -> dict[str, float]:
+    """Each layer's instructions a page under callgrind; {} when valgrind is not installed."""
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        return {}
+    return {name: _count(spec, name) for name in LAYERS}
+
+
+def _count(spec: LayerSpec, name: str) -> float:
+    with tempfile.TemporaryDirectory(prefix="followgraph-callgrind-") as tmp:
+        out = Path(tmp) / "callgrind.out"
+        child = subprocess.Popen(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                "--instr-atstart=no",
+                f"--callgrind-out-file={out}",
+                sys.executable,
+                "-m",
+                "bench.layers",
+                "--instructions",
+                name,
+                str(COUNTED_PAGES),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        assert child.stdin is not None and child.stdout is not None
+        try:
+            child.stdin.write(spec.to_json() + "\n")
+            child.stdin.flush()
+            if child.stdout.readline().strip() != "ready":
+                raise RuntimeError(f"{name} under callgrind did not start")
+            # From here on, and only here, callgrind counts.
+            subprocess.run(
+                ["callgrind_control", "--instr=on", str(child.pid)], capture_output=True, check=True
+            )
+            child.stdin.write("go\n")
+            child.stdin.flush()
+            if child.wait(timeout=600) != 0:
+                raise RuntimeError(f"{name} under callgrind failed ({child.returncode})")
+        finally:
+            child.kill()
+            child.wait()
+        for line in out.read_text().splitlines():
+            if line.startswith(("totals:", "summary:")):
+                return int(line.split()[1]) / COUNTED_PAGES
+    raise RuntimeError(f"{name}: callgrind wrote no total")
+
+
+async def _counted(spec: LayerSpec, name: str, pages: int) -> None:
+    """The pages of one layer that callgrind counts, once the parent has turned it on."""
+    with (
+        tempfile.TemporaryDirectory(prefix="followgraph-layers-") as tmp,
+        (Path(tmp) / "access.log").open("w") as log,
+    ):
+        async with contextlib.AsyncExitStack() as stack:
+            page = (await _layers(spec, log, stack))[name]
+            for _ in range(WARM_PAGES):
+                await page()
+            print("ready", flush=True)
+            sys.stdin.readline()
+            for _ in range(pages):
+                await page()
+            os._exit(0)  # counted to here: nothing of the shutdown
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--instructions"]:
+        spec = LayerSpec(**json.loads(sys.stdin.readline()))
+        uvloop.run(_counted(spec, sys.argv[2], int(sys.argv[3])))
+        return
     spec = LayerSpec(**json.loads(sys.stdin.read()))
     layers = uvloop.run(measure(spec))
-    print(json.dumps([asdict(layer) for layer in layers]))
+    counted = instructions(spec)
+    print(json.dumps([{**asdict(layer), "instructions": counted.get(layer.name, 0.0)} for layer in layers]))
 
 
 if __name__ == "__main__":

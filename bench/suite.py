@@ -341,7 +341,7 @@ class Bench:
             input=spec.to_json(),
             capture_output=True,
             text=True,
-            timeout=600,
+            timeout=1800,
             preexec_fn=child_setup(self.layout.app),
             env=child_env(),
             check=False,
@@ -350,9 +350,10 @@ class Bench:
             raise RuntimeError(f"bench.layers failed ({done.returncode}):\n{done.stderr[-3000:]}")
         self.results.layers = [Layer(**layer) for layer in json.loads(done.stdout)]
         for layer in self.results.layers:
+            counted = f", {layer.instructions / 1000:,.0f}k instructions" if layer.instructions else ""
             self.say(
                 f"  {layer.name:<12} {layer.quartile_us:7.1f} µs a page (fastest batch {layer.min_us:.1f}), "
-                f"{layer.calls:.0f} calls"
+                f"{layer.calls:.0f} calls{counted}"
             )
 
     def _group(self, key: str, title: str) -> Group:
