@@ -29,8 +29,9 @@ class Deadlines:
         self._timer: asyncio.TimerHandle | None = None
 
     def within(self) -> _Within:
-        """`async with deadlines.within() as due:` the block of the current task, limited to
-        `seconds`; `due` is when (loop time) it is cancelled."""
+        """`with deadlines.within() as due:` the block of the current task, limited to `seconds`;
+        `due` is when (loop time) it is cancelled. A plain `with`, where asyncio.timeout's is
+        `async with`: entering and leaving wait for nothing, and cost no coroutine."""
         return _Within(self)
 
     def due(self) -> float | None:
@@ -75,7 +76,7 @@ class _Within:
         self._deadlines = deadlines
         self._task: asyncio.Task[object] | None = None
 
-    async def __aenter__(self) -> float:
+    def __enter__(self) -> float:
         """The block's deadline (loop time)."""
         task = asyncio.current_task()
         if task is None:
@@ -83,7 +84,7 @@ class _Within:
         self._task = task
         return self._deadlines._enter(task)
 
-    async def __aexit__(
+    def __exit__(
         self,
         exc_type: type[BaseException] | None,
         exc: BaseException | None,

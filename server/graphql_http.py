@@ -130,7 +130,7 @@ def _json_object(raw: str | bytes, what: str) -> Any:
 
 def parse_params(data: Mapping[str, Any]) -> GraphQLParams:
     query = data.get("query")
-    if not isinstance(query, str) or not query.strip():
+    if not isinstance(query, str) or not query or query.isspace():  # no copy of the document
         raise RequestError(400, "The request has no GraphQL document: send it as `query`.")
     variables = data.get("variables")
     if variables is not None and not isinstance(variables, dict):
@@ -209,7 +209,7 @@ class GraphQLEndpoint:
                 return 200, page.encode(), _response_headers(HTML, request_id)
             media_type = negotiate(headers.get("accept"))
             try:
-                async with self.deadlines.within() as due:
+                with self.deadlines.within() as due:
                     payload = await self._payload(scope, receive, headers)
                     reading = False
                     principal = self._principal(headers)

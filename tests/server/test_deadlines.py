@@ -16,7 +16,7 @@ async def inside(deadlines: Deadlines, work: Callable[[], Awaitable[None]]) -> a
     entered = asyncio.Event()
 
     async def request() -> None:
-        async with deadlines.within():
+        with deadlines.within():
             entered.set()
             await work()
 
@@ -29,7 +29,7 @@ async def test_a_block_past_its_deadline_ends_in_timeout_error() -> None:
     deadlines = Deadlines(0.05)
     started = time.perf_counter()
     with pytest.raises(TimeoutError):
-        async with deadlines.within():
+        with deadlines.within():
             await asyncio.sleep(10)
     assert time.perf_counter() - started < 5
     # The task is not left cancelling: it goes on and may wait again.
@@ -40,7 +40,7 @@ async def test_a_block_past_its_deadline_ends_in_timeout_error() -> None:
 
 async def test_a_block_that_ends_in_time_is_not_cancelled_later() -> None:
     deadlines = Deadlines(0.05)
-    async with deadlines.within():
+    with deadlines.within():
         await asyncio.sleep(0)
     # Past the deadline the finished block's task is left alone.
     await asyncio.sleep(0.15)
@@ -53,7 +53,7 @@ async def test_each_request_gets_its_own_deadline_with_one_timer() -> None:
 
     async def request(name: str, work: float) -> None:
         try:
-            async with deadlines.within():
+            with deadlines.within():
                 await asyncio.sleep(work)
             outcomes[name] = "done"
         except TimeoutError:
@@ -99,7 +99,7 @@ async def test_due_is_the_current_blocks_deadline_and_none_outside_one() -> None
     assert deadlines.due() is None
     loop = asyncio.get_running_loop()
     before = loop.time()
-    async with deadlines.within() as entered:
+    with deadlines.within() as entered:
         due = deadlines.due()
         assert due is not None and before + 5.0 <= due <= loop.time() + 5.0
         assert entered == due
