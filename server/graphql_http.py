@@ -174,7 +174,7 @@ class GraphQLEndpoint:
         # One budget for reading the body and running the operations: a body trickled in slowly
         # cannot make the request outlive it.
         self.deadlines = Deadlines(config.request_timeout)
-        # What the application's start-up made (serve()); read from its state until then.
+        # What the application's start-up made (serve()).
         self._store: FollowStore | None = None
         self._follow_limit: FollowLimit | None = None
 
@@ -216,11 +216,11 @@ class GraphQLEndpoint:
                     if isinstance(payload, list):
                         bodies = []
                         for params in payload:
-                            context = self._context(scope, principal, request_id, due)
+                            context = self._context(principal, request_id, due)
                             bodies.append(await self._run_one(scope, params, context, media_type))
                         self._finish(scope, 200, "batch", "batch", started, request_id)
                         return self._respond(200, bodies, media_type, request_id)
-                    run = self._context(scope, principal, request_id, due)
+                    run = self._context(principal, request_id, due)
                     operation = self.metrics.operation(payload.operation_name)
                     status, body, outcome = await self._execute(scope, payload, run, media_type)
                     operation = self.metrics.operation(run.operation_name or payload.operation_name)
@@ -236,18 +236,19 @@ class GraphQLEndpoint:
         self._finish(scope, status, outcome, operation, started, request_id)
         return self._respond(status, body, media_type, request_id)
 
-    def _context(self, scope: Scope, principal: Principal | None, request_id: str, due: float) -> Context:
-        store, follow_limit = self._store, self._follow_limit
+    def _context(self, principal: Principal | None, request_id: str, due: float) -> Context:
+        store = self._store
         if store is None:
-            state = scope["app"].state
-            store, follow_limit = state.store, state.follow_limit
+            raise RuntimeError(
+                "/graphql was asked before the application started (its lifespan calls serve())."
+            )
         return Context.create(
             store,
             viewer_id=principal.user_id if principal else None,
             scopes=principal.scopes if principal else frozenset(),
             request_id=request_id,
             observe=self.metrics.observe_batch,
-            follow_limit=follow_limit,
+            follow_limit=self._follow_limit,
             max_page_size=self.schema.limits.max_page_size,
             deadline=due,
         )

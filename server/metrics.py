@@ -62,36 +62,27 @@ class RequestCounts:
     Metrics then counts through prometheus-client instead.)"""
 
     def __init__(self) -> None:
-        # (operation, outcome) -> requests by latency bucket (the last for +Inf), then the sum of
-        # their latencies.
-        self._series: dict[tuple[str, str], list[float]] = {}
-        self._created: dict[tuple[str, str], float] = {}
+        # (operation, outcome) -> when it was first counted, and its requests by latency bucket
+        # (the last for +Inf) followed by the sum of their latencies.
+        self._series: dict[tuple[str, str], tuple[float, list[float]]] = {}
 
     def observe(self, operation: str, outcome: str, seconds: float) -> None:
-        row = self._series.get((operation, outcome))
-        if row is None:
-            self._created[operation, outcome] = time.time()
-            row = self._series[operation, outcome] = [0.0] * (len(LATENCY_BUCKETS) + 2)
+        series = self._series.get((operation, outcome))
+        if series is None:
+            series = self._series[operation, outcome] = (time.time(), [0.0] * (len(LATENCY_BUCKETS) + 2))
+        row = series[1]
         row[bisect_left(LATENCY_BUCKETS, seconds)] += 1
         row[-1] += seconds
 
     def describe(self) -> Iterator[Metric]:
-        yield CounterMetricFamily("followgraph_requests", REQUESTS_HELP, labels=["operation", "outcome"])
-        yield HistogramMetricFamily(
-            "followgraph_request_duration_seconds", LATENCY_HELP, labels=["operation"]
-        )
+        return iter(_request_families())
 
     def collect(self) -> Iterator[Metric]:
-        requests = CounterMetricFamily("followgraph_requests", REQUESTS_HELP, labels=["operation", "outcome"])
-        latency = HistogramMetricFamily(
-            "followgraph_request_duration_seconds", LATENCY_HELP, labels=["operation"]
-        )
+        requests, latency = _request_families()
         by_operation: dict[str, list[float]] = {}
-        for (operation, outcome), row in list(self._series.items()):  # one C call: no resize midway
+        for (operation, outcome), (created, row) in list(self._series.items()):  # one C call
             values = row[:]
-            requests.add_metric(
-                [operation, outcome], sum(values[:-1]), created=self._created[operation, outcome]
-            )
+            requests.add_metric([operation, outcome], sum(values[:-1]), created=created)
             merged = by_operation.setdefault(operation, [0.0] * len(values))
             for i, value in enumerate(values):
                 merged[i] += value
@@ -103,6 +94,13 @@ class RequestCounts:
             latency.add_metric([operation], buckets, sum_value=values[-1])
         yield requests
         yield latency
+
+
+def _request_families() -> tuple[CounterMetricFamily, HistogramMetricFamily]:
+    return (
+        CounterMetricFamily("followgraph_requests", REQUESTS_HELP, labels=["operation", "outcome"]),
+        HistogramMetricFamily("followgraph_request_duration_seconds", LATENCY_HELP, labels=["operation"]),
+    )
 
 
 class Metrics:
