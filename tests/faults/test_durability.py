@@ -207,6 +207,10 @@ async def test_acknowledged_writes_survive_sigkill(start_redis: StartRedis, tmp_
                         for act, edges in zip(acts, owned, strict=True):
                             group.create_task(writer(act, edges, cycle, random.Random(rng.random())))
                         await asyncio.sleep(rng.uniform(0.5, 0.9))
+                        # Enough acknowledged writes to be worth checking, however slow the disk's
+                        # fsync is just now (appendfsync always): on a busy machine 0.5 s gave 52.
+                        while cycle.acknowledged <= 100:
+                            await asyncio.sleep(0.01)
                         # SIGKILL from a thread, so the writers keep sending while Redis dies.
                         await asyncio.to_thread(server.kill)
                         cycle.killed_at = time.monotonic()
