@@ -16,6 +16,7 @@ import redis
 
 from bench.queries import FANS_QUERY, PAGE_QUERY, bearer, raw_body
 from bench.redisstats import reads_processed
+from followgraph.store import FollowStore, controls
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +62,35 @@ class Asker:
     def graphql(self, server: Live, query: str, variables: dict[str, Any]) -> Any:
         _, body = self.post(server.port, "/graphql", json.dumps({"query": query, "variables": variables}))
         return json.loads(body)
+
+
+# Owners whose fans list the viewer may not see, one for each rule that hides it: the viewer gets
+# the list with no edges. Each has RULE_FANS fans; the viewer is not among them.
+RULE_OWNERS = ("rules-hides-fans", "rules-locked", "rules-blocks-viewer")
+RULE_FANS = ("f1", "f2", "f3")
+
+
+async def add_rule_owners(store: FollowStore, viewer: str) -> None:
+    """RULE_OWNERS, written through the store as the API writes them."""
+    for owner in RULE_OWNERS:
+        await store.upsert_user(owner, name=owner)
+        for fan in RULE_FANS:
+            await store.follow(follower=fan, followee=owner)
+    hides, locked, blocks = RULE_OWNERS
+    await controls.update_settings(store, hides, hide_fans=True)
+    await controls.update_settings(store, locked, locked=True)
+    await controls.block(store, blocker=blocks, blocked=viewer)
+
+
+def rules_followed(asker: Asker, a: Live, peer: Live) -> bool:
+    """Whether the GraphQL server `peer` answers as `a` (totalCount and pageInfo included) for every
+    owner of RULE_OWNERS, and those lists show no edges."""
+    for owner in RULE_OWNERS:
+        variables: dict[str, Any] = {"userId": owner, "first": 20}
+        page_a = asker.graphql(a, PAGE_QUERY, variables)
+        if page_a != asker.graphql(peer, PAGE_QUERY, variables) or page_a["data"]["user"]["fans"]["edges"]:
+            return False
+    return True
 
 
 def same_subset(asker: Asker, a: Live, peer: Live, user_id: str) -> bool:

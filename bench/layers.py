@@ -4,6 +4,8 @@ Every layer answers the page of the side-by-side table (the same JSON as B's ans
 first) in this process, on uvloop, 32 pages at a time on one Redis. Each layer adds its own
 work to the one above it:
 
+- B without the rules: B with the owner's settings and blocks left out of its PAGE call, which
+  shows what applying them costs B (beside A's rows, what they cost A is in "A reads");
 - B: the plain endpoint's ASGI app (bench/plain.py), called as uvicorn calls it;
 - A reads: A's reads as A store makes them (the list query, the PAGE script, the users' columns),
   with the answer written by hand in one loop over the page and the replies, as B writes its own;
@@ -66,7 +68,7 @@ from followgraph.store.scripts import PROFILE_FIELDS
 CONCURRENCY = 32
 BATCH = 480
 Page = Callable[[], Awaitable[bytes]]
-LAYERS = ("B", "A reads", "A store", "A plan", "A executor", "A endpoint")
+LAYERS = ("B without the rules", "B", "A reads", "A store", "A plan", "A executor", "A endpoint")
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,9 +178,10 @@ async def _layers(spec: LayerSpec, log: TextIO, stack: contextlib.AsyncExitStack
     )
     app = create_app(settings)
     await stack.enter_async_context(app.router.lifespan_context(app))
-    plain = PlainApp(spec.secret, url)
-    await plain.start()
-    stack.push_async_callback(plain.stop)
+    plain, unruled = PlainApp(spec.secret, url), PlainApp(spec.secret, url, rules=False)
+    for reference in (plain, unruled):
+        await reference.start()
+        stack.push_async_callback(reference.stop)
     variables = {"userId": spec.user_id, "first": 20}
     endpoint = _asgi_caller(
         app, "/graphql", orjson.dumps({"query": FANS_QUERY, "variables": variables}), spec.token
@@ -224,8 +227,10 @@ async def _layers(spec: LayerSpec, log: TextIO, stack: contextlib.AsyncExitStack
         )
         return orjson.dumps({"data": result.data})
 
-    b = _asgi_caller(plain, "/b", orjson.dumps(variables), spec.token)
-    return dict(zip(LAYERS, (b, a_reads, a_store, a_plan, a_executor, endpoint), strict=True))
+    body = orjson.dumps(variables)
+    b, b_unruled = (_asgi_caller(reference, "/b", body, spec.token) for reference in (plain, unruled))
+    pages = (b_unruled, b, a_reads, a_store, a_plan, a_executor, endpoint)
+    return dict(zip(LAYERS, pages, strict=True))
 
 
 _NAME = PROFILE_FIELDS.index("name")

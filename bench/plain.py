@@ -8,10 +8,14 @@ the JSON FollowGraph gives to bench.queries.FANS_QUERY, byte for byte):
   one write);
 - the bearer JWT verified with PyJWT (HS256, the same claims FollowGraph requires) once per token,
   then served from a dict until the token's `exp`;
-- two Redis round trips, the minimum: the store's PAGE script on the owner's fans set alone, then
-  the store's RELATIONS script (viewer's following + fans) and PROFILES script (the owner, whose
-  missing profile means `user: null`, and the page's users) in one write. The scripts are the
-  store's own (followgraph.store.scripts), loaded with SCRIPT LOAD and called with EVALSHA;
+- two Redis round trips, the minimum: the store's PAGE script on the owner's fans set, which for a
+  viewer other than the owner also reads what decides whether the owner shows the list to the
+  viewer (the owner's hideFans and locked settings, whether the owner blocks the viewer, whether
+  the viewer is a fan), as FollowGraph's page does; then the store's RELATIONS script (viewer's
+  following + fans) and PROFILES script (the owner, whose missing profile means `user: null`, and
+  the page's users) in one write. A list the owner does not show the viewer is answered as
+  FollowGraph answers it: no edges. The scripts are the store's own (followgraph.store.scripts),
+  loaded with SCRIPT LOAD and called with EVALSHA;
 - cursors and times made by FollowGraph's own functions (store/cursor.py, schema/scalars.py, which
   keep the strings of recent entries), relationships computed inline, the answer written with
   orjson (UTF-8, no \\u escapes).
@@ -21,6 +25,9 @@ asyncio connection, commands packed and replies parsed by hiredis, and every com
 turn of the event loop written in one send (what ioredis calls auto-pipelining). `--client
 redis-py` runs the same reads on redis-py's asyncio client with hiredis (a pool of connections, a
 pipeline for the second round trip) for comparison.
+
+`rules=False` (`--no-rules`) leaves the owner's settings and blocks out of the PAGE call: the page
+as it would be without them, to show what they cost (bench/layers.py).
 
 Run as `python -m bench.plain --port P --redis-url URL` (env BENCH_JWT_SECRET).
 """
@@ -133,11 +140,20 @@ class RedisPyReads:
 class PlainApp:
     """The ASGI callable. `reads` is set by the lifespan (or by `start`, in process)."""
 
-    def __init__(self, secret: str, redis_url: str, client: str = "resp", keys: Keys | None = None) -> None:
+    def __init__(
+        self,
+        secret: str,
+        redis_url: str,
+        client: str = "resp",
+        keys: Keys | None = None,
+        *,
+        rules: bool = True,
+    ) -> None:
         self.secret = secret.encode()
         self.redis_url = redis_url
         self.client = client
         self.keys = keys or Keys()
+        self.rules = rules
         self.reads: Reads | None = None
         self.tokens: dict[str, tuple[str, float]] = {}
 
@@ -247,9 +263,20 @@ class PlainApp:
         page_args: tuple[str | int, ...] = ("first", "0", "", "", first)
         if after is not None:
             page_args = ("first", "1", *_after(str(after), list_id), first)
-        [(_total, _start, _stop, flat, _hidden)] = await self._run(
-            [("EVALSHA", SHAS["page"], 1, k.fans(owner), *page_args)]
-        )
+        page: Command = ("EVALSHA", SHAS["page"], 1, k.fans(owner), *page_args)
+        if self.rules and viewer != owner:  # the owner's settings and blocks decide what others see
+            owner_keys = (k.profile(owner), k.fans(owner), k.blocking(owner))
+            page = (
+                "EVALSHA",
+                SHAS["page"],
+                4,
+                k.fans(owner),
+                *owner_keys,
+                *page_args,
+                viewer or "",
+                "hideFans",
+            )
+        [(_total, _start, _stop, flat, _hidden)] = await self._run([page])
         ids: list[str] = flat[0::2]
         details: list[Command] = [
             ("EVALSHA", SHAS["profiles"], 1 + len(ids), k.profile(owner), *map(k.profile, ids))
@@ -299,8 +326,12 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--redis-url", required=True)
     parser.add_argument("--client", choices=["resp", "redis-py"], default="resp")
+    parser.add_argument(
+        "--no-rules", action="store_true", help="page without the owner's settings and blocks"
+    )
     args = parser.parse_args()
-    serve_quietly(PlainApp(os.environ[SECRET_ENV], args.redis_url, args.client), args.host, args.port)
+    app = PlainApp(os.environ[SECRET_ENV], args.redis_url, args.client, rules=not args.no_rules)
+    serve_quietly(app, args.host, args.port)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import redis
 
-from bench.answers import Asker, Live, same_subset
+from bench.answers import RULE_OWNERS, Asker, Live, add_rule_owners, rules_followed, same_subset
 from bench.cpu import descendants, meter, tree_seconds
 from bench.eventlog import EventLogResults, run_eventlog
 from bench.graph import VIEWER, FanGraph, LoadReport, fan_id
@@ -152,6 +152,15 @@ class Bench:
                 counts[f"A:{mid}:{size}"], _ = await app.fans_page("A", self.viewer_token, mid, size)
             checks.update(self._compare(answers))
             checks["B answers byte for byte as A"] = same_bytes
+            await add_rule_owners(app.store, VIEWER)
+            ruled = []
+            for owner in RULE_OWNERS:
+                _, ruled_a = await app.fans_page("A", self.viewer_token, owner, 20)
+                await app.fans_page("B", self.viewer_token, owner, 20)
+                ruled.append(app.raw["B"] == app.raw["A"] and not ruled_a["data"]["user"]["fans"]["edges"])
+            checks[
+                "B answers byte for byte as A where the owner hides fans, is locked, blocks the viewer"
+            ] = all(ruled)
             target = fan_id(self.graph.population)
             # Once first, so that no count includes a first-use SCRIPT LOAD.
             await app.mutation(self.writer_tokens[0], target, follow=True)
@@ -231,7 +240,9 @@ class Bench:
             )
             subset = same_subset(asker, a, peer, mid)
             checks["Node peer: totalCount, pageInfo, next page by A's cursor, unknown user as A"] = subset
-            if not (same_json and subset):
+            ruled = rules_followed(asker, a, peer)
+            checks["Node peer as A where the owner hides fans, is locked, blocks the viewer"] = ruled
+            if not (same_json and subset and ruled):
                 # A peer that answers something else is not a reference: it is not measured.
                 self.node_status = "not measured: its answers differ from A's (see the checks)"
                 self.node.stop()

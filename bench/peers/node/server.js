@@ -10,7 +10,8 @@
 //   Query.user(userId) -> User { userId name fans(first, after) {
 //     totalCount edges { cursor followedAt relationship node { userId name } } pageInfo } }
 //
-// with FollowGraph's keys, cursors and Lua scripts (PAGE, PROFILES, RELATIONS; the harness passes
+// with FollowGraph's keys, cursors, rules (the owner's hideFans and locked settings and blocks
+// decide whether a viewer sees the list) and Lua scripts (PAGE, PROFILES, RELATIONS; the harness passes
 // their sources from followgraph.store.scripts, so both servers run the same scripts, loaded with
 // SCRIPT LOAD and called with EVALSHA). A page costs the round trips FollowGraph's costs: the
 // user's profile, the PAGE script, then RELATIONS + PROFILES in one write (two loaders dispatched
@@ -47,7 +48,8 @@ const userKey = (id) => `${PREFIX}{u:${id}}`
 const keys = {
   following: (id) => `${userKey(id)}:following`,
   fans: (id) => `${userKey(id)}:fans`,
-  profile: (id) => `${userKey(id)}:profile`
+  profile: (id) => `${userKey(id)}:profile`,
+  blocking: (id) => `${userKey(id)}:blocking`
 }
 
 // -- cursors (followgraph/store/cursor.py) -----------------------------------------------------
@@ -148,7 +150,7 @@ const resolvers = {
       if (profile !== undefined) return profile === null ? null : profile.name
       return loaders.profiles.load(userId).then((p) => (p === null ? null : p.name))
     },
-    async fans ({ userId }, { first, after }) {
+    async fans ({ userId }, { first, after }, { viewer }) {
       const limit = first ?? DEFAULT_PAGE_SIZE
       if (limit < 0 || limit > MAX_PAGE_SIZE) {
         throw inputError(`\`first\` must be between 0 and ${MAX_PAGE_SIZE}, got ${limit}.`)
@@ -156,7 +158,16 @@ const resolvers = {
       const listId = `fans:${userId}`
       const cursor = after == null ? null : decodeCursor(after, listId)
       const args = cursor === null ? ['first', '0', '', '', limit] : ['first', '1', cursor.at, cursor.member, limit]
-      const [total, start, stop, flat] = await evalsha('page', [keys.fans(userId)], args)
+      // For a viewer other than the owner, PAGE also reads what decides whether the owner shows the
+      // list (hideFans, locked, blocks, whether the viewer is a fan); a list not shown has no rows.
+      const [total, start, stop, flat, hidden] = viewer === userId
+        ? await evalsha('page', [keys.fans(userId)], args)
+        : await evalsha(
+          'page',
+          [keys.fans(userId), keys.profile(userId), keys.fans(userId), keys.blocking(userId)],
+          [...args, viewer ?? '', 'hideFans']
+        )
+      if (hidden) return { total, start: 0, stop: total, edges: [] } // no next or previous page
       const edges = []
       for (let i = 0; i < flat.length; i += 2) {
         const member = flat[i]
@@ -224,6 +235,7 @@ async function main () {
     jit: 1,
     graphiql: false,
     context: (request) => ({
+      viewer: request.viewer,
       loaders: {
         profiles: new DataLoader(loadProfiles),
         relations: new DataLoader(relationsLoader(request.viewer))
