@@ -383,7 +383,11 @@ class GraphQLEndpoint:
         seconds = time.perf_counter() - started
         self.metrics.observe_request(operation, outcome, seconds)
         self.access(
-            f"{scope['method']} {scope['path']} {status} {outcome} {seconds * 1000:.1f}ms",
+            scope["method"],
+            scope["path"],
+            status,
+            outcome,
+            seconds,
             request_id=request_id,
             operation=operation,
         )

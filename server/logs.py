@@ -1,9 +1,13 @@
 """Logging: one JSON object per line, with the request id where there is one.
 
 The access log (one line per HTTP request) is written by `AccessLog`: the same JSON object as any
-other line, but built with orjson and written once per turn of the event loop for all the
-requests of that turn, without a LogRecord, a formatter call and a flush per line. Through the
-logging module a line cost some 10-18 µs, 3-4% of a page's CPU time (bench/benchmarks.md).
+other line, but built with orjson, without a LogRecord and a formatter call, and buffered: the
+lines go out together FLUSH_SECONDS after the first of them, or as soon as they fill
+FLUSH_BYTES, as nginx's `access_log ... buffer= flush=` does. Any other line, and the logging
+module's flush at exit, writes the lines held first, so the log keeps its order. Through the
+logging module a line cost some 10-18 µs, 3-4% of a page's CPU time; written once per turn of the
+event loop, a write system call for every turn or two under load (bench/benchmarks.md). A process
+killed outright loses the lines of its last FLUSH_SECONDS at most.
 """
 
 from __future__ import annotations
@@ -34,71 +38,153 @@ class RequestIdFilter(logging.Filter):
 DATE_FORMAT = "%Y-%m-%dT%H:%M:%S%z"
 
 
+# How long an access line may wait for the ones after it, and how many bytes of them may wait.
+FLUSH_SECONDS = 0.1
+FLUSH_BYTES = 64 * 1024
+# An access line's bytes beside its path, about (the fields, their names, the request id).
+_LINE_BYTES = 180
+
+
+# An access line's fields: the logger, then the request's method, path, status, outcome, seconds,
+# request id and operation.
+_Entry = tuple[str, str, str, int, str, float, str, str]
+
+
 class _Lines:
-    """JSON lines for a handler's stream, written together at the end of the loop's turn."""
+    """Access lines for a handler's stream, held and written together (see the module's docstring).
+    A request only adds its fields: the lines are made when they are written, all in one loop,
+    which costs less than making each as its request ends, apart from the others."""
 
     def __init__(self, handler: logging.StreamHandler[Any]) -> None:
         self.handler = handler
-        self.pending: list[bytes] = []
+        # Each line's time (DATE_FORMAT) and fields.
+        self.pending: list[tuple[str, _Entry]] = []
+        self.size = 0
         self.second = -1
         self.stamp = ""
+        # The loop of the last timer set for the lines held.
+        self.timed: asyncio.AbstractEventLoop | None = None
 
-    def add(self, logger: str, message: str, request_id: str, operation: str) -> None:
+    def add(self, entry: _Entry) -> None:
         """An access line at INFO."""
         now = int(time.time())
         if now != self.second:
             self.second, self.stamp = now, time.strftime(DATE_FORMAT, time.localtime(now))
-        line = {
-            "time": self.stamp,
-            "level": "INFO",
-            "logger": logger,
-            "message": message,
-            "request_id": request_id,
-            "operation": operation,
-        }
-        self.pending.append(orjson.dumps(line))
-        if len(self.pending) == 1:
-            try:
-                asyncio.get_running_loop().call_soon(self.flush)
-            except RuntimeError:  # no loop: at once
-                self.flush()
+        pending = self.pending
+        pending.append((self.stamp, entry))
+        self.size += len(entry[2]) + _LINE_BYTES
+        if self.size >= FLUSH_BYTES:
+            self.flush()
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop: at once
+            self.flush()
+            return
+        # The first line held gets a timer; so does one held after a loop whose timer can no
+        # longer fire (its loop closed: tests run one after another).
+        if len(pending) == 1 or self.timed is not loop:
+            loop.call_later(FLUSH_SECONDS, self.flush)
+            self.timed = loop
 
     def flush(self) -> None:
-        text = b"\n".join(self.pending).decode() + "\n"
+        """Write the lines held, if any (a timer that finds them written already does nothing)."""
+        if not self.pending:
+            return
+        dumps, newline = orjson.dumps, orjson.OPT_APPEND_NEWLINE
+        text = b"".join(
+            [
+                dumps(
+                    {
+                        "time": stamp,
+                        "level": "INFO",
+                        "logger": logger,
+                        "message": f"{method} {path} {status} {outcome} {seconds * 1000:.1f}ms",
+                        "request_id": rid,
+                        "operation": operation,
+                    },
+                    option=newline,
+                )
+                for stamp, (logger, method, path, status, outcome, seconds, rid, operation) in self.pending
+            ]
+        ).decode()
         self.pending.clear()
+        self.size = 0
         self.handler.acquire()
         try:
             self.handler.stream.write(text)
-            self.handler.flush()
+            _JsonLinesHandler.flush_stream(self.handler)
         finally:
             self.handler.release()
+
+
+class _JsonLinesHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """The handler of configure_logging: writes the access lines held before any other line and
+    when flushed, so that the log keeps its order and loses nothing at exit."""
+
+    lines: _Lines | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.lines is not None:
+            self.lines.flush()
+        super().emit(record)
+
+    def flush(self) -> None:
+        if self.lines is not None and self.lines.pending:
+            self.lines.flush()  # which flushes the stream
+            return
+        self.flush_stream(self)
+
+    @staticmethod
+    def flush_stream(handler: logging.StreamHandler[Any]) -> None:
+        logging.StreamHandler.flush(handler)
 
 
 _lines: _Lines | None = None
 
 
 class AccessLog:
-    """Writes the access line of a request at INFO on `logger`: fast when configure_logging set up
-    the output, through the logging module otherwise (an embedding application's own logging)."""
+    """Writes the access line of a request at INFO on `logger`, "METHOD PATH STATUS OUTCOME 12.3ms"
+    with the request id and operation: held and written with others when configure_logging set
+    up the output, through the logging module otherwise (an embedding application's own
+    logging)."""
 
     def __init__(self, logger: str) -> None:
         self.logger = logging.getLogger(logger)
         self.name = self.logger.name
 
-    def __call__(self, message: str, *, request_id: str, operation: str) -> None:
+    def __call__(
+        self,
+        method: str,
+        path: str,
+        status: int,
+        outcome: str,
+        seconds: float,
+        *,
+        request_id: str,
+        operation: str,
+    ) -> None:
         if not self.logger.isEnabledFor(logging.INFO):
             return
         lines = _lines
         handlers = logging.root.handlers
         if lines is None or len(handlers) != 1 or handlers[0] is not lines.handler:
-            self.logger.info(message, extra={"request_id": request_id, "operation": operation})
+            self.logger.info(
+                "%s %s %d %s %.1fms",
+                method,
+                path,
+                status,
+                outcome,
+                seconds * 1000,
+                extra={"request_id": request_id, "operation": operation},
+            )
             return
-        lines.add(self.name, message, request_id, operation)
+        lines.add((self.name, method, path, status, outcome, seconds, request_id, operation))
 
 
 def configure_logging(level: str = "info") -> None:
     global _lines
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _JsonLinesHandler(sys.stderr)
     handler.addFilter(RequestIdFilter())
     handler.setFormatter(
         JsonFormatter(
@@ -112,7 +198,9 @@ def configure_logging(level: str = "info") -> None:
     )
     root = logging.getLogger()
     root.handlers[:] = [handler]
-    _lines = _Lines(handler)
+    if _lines is not None:
+        _lines.flush()  # the lines of the handler this replaces
+    _lines = handler.lines = _Lines(handler)
     root.setLevel(level.upper())
     for name in ("uvicorn", "uvicorn.error"):
         logging.getLogger(name).handlers[:] = []
