@@ -16,7 +16,6 @@ ADMIN_SCOPE = "admin"
 @dataclass(slots=True)
 class Context:
     store: FollowStore
-    loaders: DataLoaders
     viewer_id: str | None = None
     scopes: frozenset[str] = field(default_factory=frozenset)
     request_id: str = "-"
@@ -33,6 +32,23 @@ class Context:
     # When (event loop time) the request is cancelled, for work that can answer early and run on;
     # None without a deadline.
     deadline: float | None = None
+    # Told the size of each batch the request's DataLoaders load.
+    observe: BatchObserver | None = None
+    # Made when first used: a compiled plan whose reads follow one another uses none.
+    _loaders: DataLoaders | None = field(default=None, repr=False)
+
+    @property
+    def loaders(self) -> DataLoaders:
+        """The request's DataLoaders, which batch the store's reads of fields run side by side."""
+        loaders = self._loaders
+        if loaders is None:
+            loaders = self._loaders = DataLoaders(self.store, self.viewer_id, self.observe)
+        return loaders
+
+    def forget_loaders(self) -> None:
+        """Make the DataLoaders anew when next used: for another viewer, or an operation that must
+        read what is stored now rather than what an earlier one loaded."""
+        self._loaders = None
 
     @classmethod
     def create(
@@ -47,16 +63,15 @@ class Context:
         max_page_size: int = MAX_PAGE_SIZE,
         deadline: float | None = None,
     ) -> Context:
-        loaders = DataLoaders(store, viewer_id, observe)
         return cls(
             store,
-            loaders,
             viewer_id,
             scopes,
             request_id,
             follow_limit,
             max_page_size=max_page_size,
             deadline=deadline,
+            observe=observe,
         )
 
     @property

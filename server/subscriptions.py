@@ -54,7 +54,6 @@ from strawberry.subscriptions.protocols.graphql_transport_ws.types import (
 )
 from strawberry.types import ExecutionResult
 
-from followgraph.dataloaders import DataLoaders
 from followgraph.resolvers.context import Context
 from followgraph.schema import FollowGraphSchema
 from followgraph.schema.execute import Executor, NoOperationError, OperationNotAllowedError, rejected
@@ -169,7 +168,7 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
         context = self.context
         context.viewer_id = principal.user_id
         context.scopes = principal.scopes
-        context.loaders = DataLoaders(context.store, principal.user_id, self.view.metrics.observe_batch)
+        context.forget_loaders()  # the viewer's own, when first used
         if principal.expires_at is not None:
             self._start(self._expire(principal.expires_at + self.view.tokens.config.leeway_seconds))
         return True
@@ -279,13 +278,9 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
     def _operation_context(self) -> Context:
         """The socket's context with DataLoaders of its own: an operation reads what is stored now,
         not what an earlier operation on the socket loaded."""
-        context = self.context
-        return dataclasses.replace(
-            context,
-            loaders=DataLoaders(context.store, context.viewer_id, self.view.metrics.observe_batch),
-            request_id=uuid.uuid4().hex,
-            operation_name=None,
-        )
+        context = dataclasses.replace(self.context, request_id=uuid.uuid4().hex, operation_name=None)
+        context.forget_loaders()
+        return context
 
 
 class SubscriptionEndpoint(GraphQL[Context, None]):
