@@ -436,9 +436,11 @@ class Bench:
             "JWT verified once with PyJWT and then cached until it expires, the store's own Lua scripts "
             "in two round trips (PAGE; then RELATIONS + PROFILES in one write) on FollowGraph's own "
             "read channel (store/channel.py, one auto-pipelined connection), cursors and dates by "
-            "FollowGraph's own cached functions, orjson; the same bytes as A.",
-            f"N, the Node peer (bench/peers/node/): {NODE_PEER}, the same schema subset, keys, cursors "
-            "and Lua scripts (SCRIPT LOAD, EVALSHA), a DataLoader per request, ioredis auto-pipelining; "
+            "FollowGraph's own cached functions, orjson; the owner's rules as A applies them (its PAGE "
+            "call also reads the owner's hideFans and locked settings and blocks); the same bytes as A.",
+            f"N, the Node peer (bench/peers/node/): {NODE_PEER}, the same schema subset, keys, cursors, "
+            "rules and Lua scripts (SCRIPT LOAD, EVALSHA), a DataLoader per request, ioredis "
+            "auto-pipelining; "
             "asked the same GraphQL document as A; one Node process. "
             + ("" if self.node is not None else f"This run: {self.node_status}."),
             "C and D (bench/rawapp.py, Starlette): the seed's algorithm and naive N+1; they verify the "
