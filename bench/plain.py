@@ -263,19 +263,11 @@ class PlainApp:
         page_args: tuple[str | int, ...] = ("first", "0", "", "", first)
         if after is not None:
             page_args = ("first", "1", *_after(str(after), list_id), first)
-        page: Command = ("EVALSHA", SHAS["page"], 1, k.fans(owner), *page_args)
+        page_keys: tuple[str, ...] = (k.fans(owner),)
         if self.rules and viewer != owner:  # the owner's settings and blocks decide what others see
-            owner_keys = (k.profile(owner), k.fans(owner), k.blocking(owner))
-            page = (
-                "EVALSHA",
-                SHAS["page"],
-                4,
-                k.fans(owner),
-                *owner_keys,
-                *page_args,
-                viewer or "",
-                "hideFans",
-            )
+            page_keys += (k.profile(owner), k.fans(owner), k.blocking(owner))
+            page_args += (viewer or "", "hideFans")
+        page: Command = ("EVALSHA", SHAS["page"], len(page_keys), *page_keys, *page_args)
         [(_total, _start, _stop, flat, _hidden)] = await self._run([page])
         ids: list[str] = flat[0::2]
         details: list[Command] = [

@@ -6,26 +6,25 @@ from followgraph.resolvers.context import Context
 from followgraph.resolvers.errors import bad_user_input
 from followgraph.resolvers.paging import DEFAULT_PAGE_SIZE, check_page_size
 from followgraph.resolvers.users import checked_user_id
-from followgraph.store import InvalidCursorError, InvalidPageError, ListKind, Page
+from followgraph.store import InvalidCursorError, InvalidPageError, ListKind, ListQuery, Page
 
 
-async def list_page(
+def list_query(
     context: Context,
     kind: ListKind,
     user_id: str,
     *,
-    first: int | None,
-    after: str | None,
-    last: int | None,
-    before: str | None,
-    batched: bool = True,
-) -> Page:
-    """One page of one of `user_id`'s lists as the viewer may see it, batched with the request's
-    others (or, when nothing runs beside it, read at once)."""
+    first: int | None = None,
+    after: str | None = None,
+    last: int | None = None,
+    before: str | None = None,
+) -> ListQuery:
+    """The checked arguments of a page of one of `user_id`'s lists as the viewer may see it; a
+    BAD_USER_INPUT error for a page size, cursor or combination the store refuses."""
     check_page_size("first", first, context.max_page_size)
     check_page_size("last", last, context.max_page_size)
     try:
-        query = context.store.list_query(
+        return context.store.list_query(
             kind,
             user_id,
             first=first,
@@ -39,6 +38,11 @@ async def list_page(
         raise bad_user_input(str(exc), argument="before" if before is not None else "after") from None
     except InvalidPageError as exc:
         raise bad_user_input(str(exc)) from None
+
+
+async def list_page(context: Context, query: ListQuery, *, batched: bool = True) -> Page:
+    """The page of `query` (list_query's), batched with the request's others (or, when nothing
+    runs beside it, read at once)."""
     if not batched:
         return (await context.store.pages([query]))[0]
     return await context.loaders.page.load(query)

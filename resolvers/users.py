@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from followgraph.resolvers.context import Context
 from followgraph.resolvers.errors import bad_user_input
 from followgraph.resolvers.node import from_global_id
-from followgraph.store import InvalidInputError, Parts, UserColumns, UserFacts, validate_user_id
+from followgraph.store import InvalidInputError, Parts, UserFacts, validate_user_id
 
 MAX_IDS = 100
 NO_PARTS = Parts()
@@ -22,12 +22,6 @@ async def facts(
     if not batched:
         return await context.store.facts(context.viewer_id, user_ids, parts)
     return await context.loaders.facts.load((parts, tuple(user_ids)))
-
-
-async def columns(context: Context, user_ids: Sequence[str], parts: Parts) -> UserColumns:
-    """The `parts` of the users in columns (store/columns.py), read at once: for a plan whose
-    reads follow one another, with nothing to batch them with."""
-    return await context.store.columns(context.viewer_id, user_ids, parts)
 
 
 async def registered(

@@ -20,8 +20,9 @@ a second time.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 from graphql import DocumentNode, ExecutionResult, FieldNode, GraphQLError, GraphQLSchema
@@ -38,6 +39,7 @@ from followgraph.schema.variables import Variables, VariablesError
 from followgraph.store import ListKind, Page, UserColumns, UserFacts
 
 T = TypeVar("T")
+_PAGING = ("first", "after", "last", "before")
 
 
 class Fallback(Exception):
@@ -66,6 +68,12 @@ class ListPlan:
     node: FieldNode
     # The same from the page's users in columns, when all the fields selected have a column form.
     columns: Callable[[Page, UserColumns], dict[str, Any]] | None = None
+    # The page's arguments the document gives (first, after, last, before), by name.
+    paging: tuple[tuple[str, Argument], ...] = dataclasses.field(init=False, default=())
+
+    def __post_init__(self) -> None:
+        paging = tuple((name, self.arguments[name]) for name in _PAGING if name in self.arguments)
+        object.__setattr__(self, "paging", paging)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,11 +107,6 @@ class Plan:
     # One root user with at most one list: its reads follow one another, so there is nothing to
     # batch and they go to the store directly, without DataLoader futures and tasks.
     batched: bool
-    # The usual document, one root user and its one list built from columns: run by _one_list.
-    one_list: _OneList | None = field(init=False, default=None)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "one_list", _OneList.of(self))
 
     async def run(
         self,
@@ -124,9 +127,7 @@ class Plan:
                 raise Fallback from None
         context.operation_name = self.operation_name
         try:
-            if self.one_list is not None:
-                results = [await self.one_list.run(context, values)]
-            elif len(self.roots) == 1:
+            if len(self.roots) == 1:
                 results = [await _root(self.roots[0], context, values, self.batched)]
             else:
                 results = await _all(_root(root, context, values, True) for root in self.roots)
@@ -176,10 +177,12 @@ async def _root(root: RootField, context: Context, variables: Mapping[str, Any],
         if user_id is None:
             return None
     else:
-        user_id = users.checked_user_id(root.user_id.get(variables))
+        user_id = root.user_id.get(variables)
     plan, needs = root.plan, root.plan.wants
-    if not batched and len(plan.lists) == 1:
+    if not batched and len(plan.lists) == 1:  # the page's query checks the id
         return await _root_and_list(root, plan, plan.lists[0], context, user_id, variables)
+    if root.user_id is not None:
+        user_id = users.checked_user_id(user_id)
     try:
         [facts] = await users.registered(context, [user_id], needs, batched=batched)
     except (RedisError, OSError) as exc:
@@ -212,19 +215,26 @@ async def _root_and_list(
     """A root user and its one list in two round trips: the page, then the root's facts together
     with its users'. The page is read before the root is known to exist (a missing user's lists
     are empty, and reads change nothing), which saves the round trip of asking first. The page's
-    users are read in columns when the list's plan can build from them."""
+    users are read in columns when the list's plan can build from them.
+
+    This is the usual document (a user's fans or following page), so it goes to the store itself
+    rather than through _page, list_page and the users' resolvers: each call is cheap, but with
+    many requests in flight a page's distinct code and data are what its time goes to (README,
+    "Instructions understate what A's layers cost")."""
+    store = context.store
+    query = lists.list_query(context, field.kind, user_id, **_arguments(field, variables))
     try:
-        page = await _page(field, context, user_id, variables, batched=False)
+        [page] = await store.pages([query])
     except (RedisError, OSError) as exc:
         raise _Failed(exc, [root.key, field.key], field.node) from exc
     ids = [user_id, *page.members]
     # The connection is built before the root is known to exist: a missing root's lists are empty.
     try:
         if field.columns is None:
-            loaded = await users.facts(context, ids, plan.with_list, batched=False)
+            loaded = await store.facts(context.viewer_id, ids, plan.with_list)
             facts, connection = loaded[0], field.build(page, loaded[1:])
         else:
-            facts, listed = (await users.columns(context, ids, plan.with_list)).split_first()
+            facts, listed = (await store.columns(context.viewer_id, ids, plan.with_list)).split_first()
             connection = field.columns(page, listed)
     except (RedisError, OSError) as exc:
         raise _Failed(exc, [root.key], root.node) from exc
@@ -233,87 +243,16 @@ async def _root_and_list(
     return plan.build(facts, {field.key: connection})
 
 
-@dataclass(frozen=True, slots=True)
-class _OneList:
-    """_root and _root_and_list for a plan of one root user and its one list built from columns
-    (the usual document: a user's fans or following page): the same checks and reads, with none
-    of the calls between the request and its two round trips. Each call is cheap, but at many
-    requests in flight a page's distinct code and data are what its time goes to (README,
-    "Instructions understate what A's layers cost")."""
-
-    root: RootField
-    plan: UserPlan
-    field: ListPlan
-    columns: Callable[[Page, UserColumns], dict[str, Any]]
-    # The list's first, after, last and before, as the document gives them.
-    arguments: tuple[Argument | None, Argument | None, Argument | None, Argument | None]
-
-    @classmethod
-    def of(cls, plan: Plan) -> _OneList | None:
-        if plan.batched or len(plan.roots) != 1:
-            return None
-        root = plan.roots[0]
-        user = root.plan
-        if user is None or len(user.lists) != 1 or user.lists[0].columns is None:
-            return None
-        field = user.lists[0]
-        assert field.columns is not None
-        given = field.arguments
-        arguments = (given.get("first"), given.get("after"), given.get("last"), given.get("before"))
-        return cls(root, user, field, field.columns, arguments)
-
-    async def run(self, context: Context, variables: Mapping[str, Any]) -> Any:
-        root, plan, field = self.root, self.plan, self.field
-        if root.user_id is None:
-            user_id = context.viewer_id
-            if user_id is None:
-                return None
-        else:
-            user_id = root.user_id.get(variables)
-        first, after, last, before = (None if a is None else a.get(variables) for a in self.arguments)
-        most = context.max_page_size
-        if (first is not None and not 0 <= first <= most) or (last is not None and not 0 <= last <= most):
-            raise Fallback  # the general executor says which and why
-        store, viewer = context.store, context.viewer_id
-        # A bad id or cursor raises here, before any read, and the plan falls back.
-        query = store.list_query(
-            field.kind,
-            user_id,
-            first=first,
-            after=after,
-            last=last,
-            before=before,
-            viewer=viewer,
-            viewer_checked=True,
-        )
-        try:
-            [page] = await store.pages([query])
-        except (RedisError, OSError) as exc:
-            raise _Failed(exc, [root.key, field.key], field.node) from exc
-        try:
-            read = await store.columns(viewer, [user_id, *page.members], plan.with_list)
-        except (RedisError, OSError) as exc:
-            raise _Failed(exc, [root.key], root.node) from exc
-        facts, listed = read.split_first()
-        if facts.profile is None:
-            return None
-        return plan.build(facts, {field.key: self.columns(page, listed)})
+def _arguments(field: ListPlan, variables: Mapping[str, Any]) -> dict[str, Any]:
+    """The list's first, after, last and before, None where the document gives none."""
+    return {name: argument.get(variables) for name, argument in field.paging}
 
 
 async def _page(
     field: ListPlan, context: Context, user_id: str, variables: Mapping[str, Any], batched: bool
 ) -> Page:
-    arguments = {name: argument.get(variables) for name, argument in field.arguments.items()}
-    return await lists.list_page(
-        context,
-        field.kind,
-        user_id,
-        first=arguments.get("first"),
-        after=arguments.get("after"),
-        last=arguments.get("last"),
-        before=arguments.get("before"),
-        batched=batched,
-    )
+    query = lists.list_query(context, field.kind, user_id, **_arguments(field, variables))
+    return await lists.list_page(context, query, batched=batched)
 
 
 async def _connection(

@@ -154,9 +154,10 @@ def _list_field(kind: ListKind, description: str, *, owner_only: bool = False) -
     ) -> FollowConnection | None:
         if owner_only and info.context.viewer_id != self.user_id:
             return None
-        page = await lists.list_page(
+        query = lists.list_query(
             info.context, kind, self.user_id, first=first, after=after, last=last, before=before
         )
+        page = await lists.list_page(info.context, query)
         return await FollowConnection.load(info, page)
 
     if owner_only:

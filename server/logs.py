@@ -113,9 +113,9 @@ class _Lines:
         self.handler.acquire()
         try:
             self.handler.stream.write(text)
-            _JsonLinesHandler.flush_stream(self.handler)
         finally:
             self.handler.release()
+        self.handler.flush()
 
 
 class _JsonLinesHandler(logging.StreamHandler):  # type: ignore[type-arg]
@@ -130,14 +130,9 @@ class _JsonLinesHandler(logging.StreamHandler):  # type: ignore[type-arg]
         super().emit(record)
 
     def flush(self) -> None:
-        if self.lines is not None and self.lines.pending:
-            self.lines.flush()  # which flushes the stream
-            return
-        self.flush_stream(self)
-
-    @staticmethod
-    def flush_stream(handler: logging.StreamHandler[Any]) -> None:
-        logging.StreamHandler.flush(handler)
+        if self.lines is not None:
+            self.lines.flush()  # nothing held: nothing written (the lines' own flush comes here)
+        super().flush()
 
 
 _lines: _Lines | None = None
