@@ -51,11 +51,11 @@ from bench.processes import serve_quietly
 from followgraph.schema.scalars import serialize_datetime
 from followgraph.store import Keys
 from followgraph.store.channel import Address, ReadChannel
-from followgraph.store.columns import PROFILE_WIDTH
+from followgraph.store.columns import PROFILE_WIDTH, times_of
 from followgraph.store.cursor import Cursor, cursor_of
 from followgraph.store.errors import InvalidCursorError
 from followgraph.store.ids import is_valid_user_id
-from followgraph.store.scripts import PAGE, PROFILES, RELATIONS
+from followgraph.store.scripts import PAGE, PROFILE_FIELDS, PROFILES, RELATIONS
 
 SECRET_ENV = "BENCH_JWT_SECRET"
 MAX_PAGE_SIZE = 100
@@ -63,6 +63,8 @@ LEEWAY_SECONDS = 30
 KNOWN_TOKENS = 4096
 SCRIPTS = {"page": PAGE, "profiles": PROFILES, "relations": RELATIONS}
 SHAS = {name: hashlib.sha1(source.encode()).hexdigest() for name, source in SCRIPTS.items()}
+_NAME = PROFILE_FIELDS.index("name")
+_CREATED_AT = PROFILE_FIELDS.index("createdAt")
 RELATIONSHIPS = {(True, True): "MUTUAL", (True, False): "FOLLOWING", (False, True): "FOLLOWED_BY"}
 
 Scope = MutableMapping[str, Any]
@@ -270,31 +272,28 @@ class PlainApp:
         page: Command = ("EVALSHA", SHAS["page"], len(page_keys), *page_keys, *page_args)
         [(_total, _start, _stop, flat, _hidden)] = await self._run([page])
         ids: list[str] = flat[0::2]
-        details: list[Command] = [
-            ("EVALSHA", SHAS["profiles"], 1 + len(ids), k.profile(owner), *map(k.profile, ids))
-        ]
+        details: list[Command] = [("EVALSHA", SHAS["profiles"], 1 + len(ids), *k.profiles([owner, *ids]))]
         if viewer is not None and ids:
             details.append(("EVALSHA", SHAS["relations"], 2, k.following(viewer), k.fans(viewer), *ids))
         replies = await self._run(details)
         profiles = replies[0]
-        if profiles[2] is None:  # the owner is not registered
+        if profiles[_CREATED_AT] is None:  # the owner is not registered
             return orjson.dumps({"data": {"user": None}})
         out, back = replies[1] if len(replies) > 1 else ([None] * len(ids), [None] * len(ids))
-        edges = []
-        for i, member in enumerate(ids):
-            at = int(float(flat[2 * i + 1]))
-            if member == viewer:
-                relationship = "SELF"
-            else:
-                relationship = RELATIONSHIPS.get((out[i] is not None, back[i] is not None), "NONE")
-            edges.append(
-                {
-                    "cursor": cursor_of(list_id, at, member),
-                    "followedAt": serialize_datetime(at),
-                    "relationship": relationship,
-                    "node": {"userId": member, "name": profiles[PROFILE_WIDTH * (i + 1)]},
-                }
+        names = profiles[PROFILE_WIDTH + _NAME :: PROFILE_WIDTH]
+        edges = [
+            {
+                "cursor": cursor_of(list_id, at, member),
+                "followedAt": serialize_datetime(at),
+                "relationship": "SELF"
+                if member == viewer
+                else RELATIONSHIPS.get((followed is not None, fan is not None), "NONE"),
+                "node": {"userId": member, "name": name},
+            }
+            for member, at, followed, fan, name in zip(
+                ids, times_of(flat[1::2]), out, back, names, strict=True
             )
+        ]
         return orjson.dumps({"data": {"user": {"fans": {"edges": edges}}}})
 
 
