@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from itertools import chain
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from redis.asyncio import RedisCluster
 
@@ -125,12 +125,14 @@ def upsert_args(name: str | None, avatar_url: str | None, created_at: int | None
 
 def list_id(kind: ListKind, user_id: str) -> str:
     """What a list's cursors are bound to."""
-    return f"{kind.value}:{user_id}"
+    # `_value_` rather than `value`: Enum's `value` is a property, a Python call each time (3.11).
+    return f"{kind._value_}:{user_id}"
 
 
-@dataclass(frozen=True, slots=True)
-class ListQuery:
-    """A validated request for one page of one user's list."""
+class ListQuery(NamedTuple):
+    """A validated request for one page of one user's list. (A named tuple rather than a frozen
+    dataclass: one is made every page, and a frozen dataclass sets each field through
+    object.__setattr__, at over twice the cost; hashable all the same, as DataLoader keys must be.)"""
 
     kind: ListKind
     user_id: str
@@ -164,11 +166,12 @@ class FollowStore:
         self.cluster = isinstance(redis, RedisCluster)
         self.keys = replace(keys or Keys(), sharded=self.cluster)
 
-    async def _read(self, calls: Sequence[ScriptCall]) -> list[Any]:
-        """Replies of read-only script calls, in one round trip."""
+    def _read(self, calls: Sequence[ScriptCall]) -> Awaitable[list[Any]]:
+        """Replies of read-only script calls, in one round trip. (The awaitable of the channel's
+        or the client's call itself: a coroutine of its own here would cost every read a frame.)"""
         if self.reads is None:
-            return await run_scripts(self.redis, calls)
-        return await self.reads.run_scripts(calls)
+            return run_scripts(self.redis, calls)
+        return self.reads.run_scripts(calls)
 
     async def run_repeatable(self, calls: Sequence[ScriptCall]) -> list[Any]:
         """Replies of script calls that change nothing when run a second time (a write step that
@@ -425,7 +428,7 @@ class FollowStore:
         return ListQuery(kind, user_id, request, viewer, viewer_checked)
 
     def _list_key(self, query: ListQuery) -> str:
-        return self.keys.of_list(query.kind.value, query.user_id)
+        return self.keys.of_list(query.kind._value_, query.user_id)
 
     async def pages(self, queries: Sequence[ListQuery]) -> list[Page]:
         """One page per query, all in one round trip."""
@@ -661,8 +664,8 @@ def _control_keys(k: Keys, viewer: str) -> list[str]:
 def _page_args(request: PageRequest) -> list[str | int]:
     cursor = request.cursor
     if cursor is None:
-        return [request.direction.value, "0", "", "", request.limit]
-    return [request.direction.value, "1", str(cursor.at), cursor.member, request.limit]
+        return [request.direction._value_, "0", "", "", request.limit]
+    return [request.direction._value_, "1", str(cursor.at), cursor.member, request.limit]
 
 
 def _slice(list_id: str, entries: list[tuple[int, str]], request: PageRequest, hidden: bool = False) -> Page:

@@ -51,7 +51,7 @@ def slot_of(key: str) -> int:
 @lru_cache(maxsize=1 << 16)
 def _user_slot(user_id: str) -> int:
     # The slot of a key with a hash tag is the tag's (an id holds no brace: store/ids.py): here
-    # the tag {u:ID} of Keys._user, whatever the prefix.
+    # the tag {u:ID} of every user key of Keys, whatever the prefix.
     return key_slot(f"u:{user_id}".encode())
 
 
@@ -67,63 +67,63 @@ class Keys:
     sharded: bool = False
     log_cap: int = DEFAULT_LOG_CAP
 
-    def _user(self, user_id: str) -> str:
-        return f"{self.prefix}{{u:{user_id}}}"
+    # Every key of a user is `{prefix}{u:<id>}:<name>`, written out in each method rather than
+    # built by a helper: a page makes some ten keys, and a call each would be ten more calls.
 
     def following(self, user_id: str) -> str:
         """Sorted set of the users `user_id` follows; score = follow time (epoch ms)."""
-        return f"{self._user(user_id)}:following"
+        return f"{self.prefix}{{u:{user_id}}}:following"
 
     def fans(self, user_id: str) -> str:
         """Sorted set of the users following `user_id`; score = their follow time (epoch ms)."""
-        return f"{self._user(user_id)}:fans"
+        return f"{self.prefix}{{u:{user_id}}}:fans"
 
     def mutual(self, user_id: str) -> str:
         """Sorted set of the users `user_id` follows who follow back; score = when it became mutual."""
-        return f"{self._user(user_id)}:mutual"
+        return f"{self.prefix}{{u:{user_id}}}:mutual"
 
     def profile(self, user_id: str) -> str:
         """Hash of name, avatarUrl, createdAt and the settings (locked, hideFollowing, hideFans: "1"
         when on); its existence means the user is registered."""
-        return f"{self._user(user_id)}:profile"
+        return f"{self.prefix}{{u:{user_id}}}:profile"
 
     def profiles(self, user_ids: Iterable[str]) -> list[str]:
-        """`profile` of each user (a page's users: one comprehension rather than two calls each)."""
+        """`profile` of each user (a page's users: one comprehension rather than a call each)."""
         prefix = self.prefix
         return [f"{prefix}{{u:{user_id}}}:profile" for user_id in user_ids]
 
     def blocking(self, user_id: str) -> str:
         """Sorted set of the users `user_id` blocks; score = when."""
-        return f"{self._user(user_id)}:blocking"
+        return f"{self.prefix}{{u:{user_id}}}:blocking"
 
     def blocked_by(self, user_id: str) -> str:
         """Sorted set of the users who block `user_id` (the mirror of their `blocking`, so that a
         check of either direction runs on one user's slot); score = when."""
-        return f"{self._user(user_id)}:blocked_by"
+        return f"{self.prefix}{{u:{user_id}}}:blocked_by"
 
     def muting(self, user_id: str) -> str:
         """Sorted set of the users `user_id` mutes; score = when."""
-        return f"{self._user(user_id)}:muting"
+        return f"{self.prefix}{{u:{user_id}}}:muting"
 
     def requests_in(self, user_id: str) -> str:
         """Sorted set of the users waiting for `user_id` (a locked account) to accept their follow;
         score = when they asked."""
-        return f"{self._user(user_id)}:requests_in"
+        return f"{self.prefix}{{u:{user_id}}}:requests_in"
 
     def requests_out(self, user_id: str) -> str:
         """Sorted set of the locked accounts `user_id` asked to follow, still pending (the source of
         truth of a request, as `following` is of a follow); score = when."""
-        return f"{self._user(user_id)}:requests_out"
+        return f"{self.prefix}{{u:{user_id}}}:requests_out"
 
     def fans_seen(self, user_id: str) -> str:
         """String: epoch ms of the user's last markFansSeen."""
-        return f"{self._user(user_id)}:fans_seen"
+        return f"{self.prefix}{{u:{user_id}}}:fans_seen"
 
     def of_list(self, name: str, user_id: str) -> str:
         """One of a user's sorted sets of users, by its name (a ListKind value, or blocked_by)."""
         if name not in _LISTS:
             raise ValueError(f"no list {name!r}")
-        return f"{self._user(user_id)}:{name}"
+        return f"{self.prefix}{{u:{user_id}}}:{name}"
 
     def log(self, user_id: str) -> str:
         """The stream of the change log that `user_id`'s changes are appended to: the one stream

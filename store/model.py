@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 # The last millisecond of year 9999: the latest time an ISO-8601 DateTime can show.
 MAX_TIME = 253_402_300_799_999
@@ -46,6 +47,9 @@ class ListKind(enum.Enum):
     REQUESTS_OUT = "requests_out"
     BLOCKING = "blocking"
     MUTING = "muting"
+
+    # Hashed by identity, as Relationship is: a page looks its kind up in _HIDDEN_BY.
+    __hash__ = object.__hash__
 
     @property
     def public(self) -> bool:
@@ -189,11 +193,11 @@ class Entry:
     cursor: str
 
 
-@dataclass(frozen=True, slots=True)
-class Page:
+class Page(NamedTuple):
     """A page of a list in columns: the i-th entry is members[i], followed (or added) at times[i],
     with cursors[i] just after it. Compiled plans read the columns; `entries` builds the rows for
-    the code that wants one object an entry."""
+    the code that wants one object an entry. (A named tuple, as store.graph.ListQuery is, for what
+    it costs to make: one a page.)"""
 
     members: list[str]
     times: list[int]

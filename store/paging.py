@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from dataclasses import dataclass
 from itertools import repeat
+from typing import NamedTuple
 
 from followgraph.store.cursor import Cursor, cursor_of
 from followgraph.store.errors import InvalidPageError
@@ -32,9 +32,9 @@ class Direction(enum.Enum):
     BACKWARD = "last"
 
 
-@dataclass(frozen=True, slots=True)
-class PageRequest:
-    """Validated page arguments: `limit` entries after `cursor` (forward) or before it (backward)."""
+class PageRequest(NamedTuple):
+    """Validated page arguments: `limit` entries after `cursor` (forward) or before it (backward).
+    A named tuple, as store.graph.ListQuery is, for what it costs to make."""
 
     direction: Direction
     limit: int
