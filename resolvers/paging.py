@@ -23,7 +23,5 @@ def page_size_error(name: str, value: int, maximum: int) -> ApiError | None:
 
 
 def check_page_size(name: str, value: int | None, maximum: int) -> None:
-    """Raise page_size_error's error for `value`; nothing for None or an allowed size (checked
-    here first: every page's arguments come this way)."""
-    if value is not None and not 0 <= value <= maximum:
-        raise bad_user_input(page_size_message(name, value, maximum), argument=name)
+    if value is not None and (error := page_size_error(name, value, maximum)) is not None:
+        raise error
