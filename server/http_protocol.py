@@ -269,10 +269,12 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._timer = self.loop.call_at(at, self._on_timer)
 
     def _reject(self, status: int, message: str) -> None:
-        """Answer `status` when no response is under way, and close the connection."""
+        """Answer `status` to a request whose headers are arriving, and close the connection.
+        A request whose headers were read has a cycle, which answers it (or has answered it
+        already, before its body arrived): the connection closes without a second answer."""
         if self._discarding or self.transport.is_closing():
             return
-        if self.cycle is None or self.cycle.response_complete:
+        if self.cycle is None or (self._in_headers and self.cycle.response_complete):
             body = message.encode()
             self.transport.write(
                 b"".join(

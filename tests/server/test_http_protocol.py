@@ -271,7 +271,27 @@ async def test_a_body_trickled_to_a_route_that_reads_none_is_cut_off(server: Ser
     sender = asyncio.create_task(trickle())
     rest = await answer(reader, REQUEST_TIMEOUT + SLACK)  # closed, however long the client trickles
     sender.cancel()
-    assert b"405" not in rest
+    assert b"HTTP/1.1" not in rest.split(b"\r\n\r\n", 1)[1]  # the 405's body, no second answer
+    await close(writer)
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        (b"content-type: application/json\r\ncontent-length: 100", 408),  # when the app's time runs out
+        (b"content-type: text/plain\r\ncontent-length: 100", 415),  # at once
+        (b"content-type: application/json\r\ncontent-length: 2000000", 413),  # at once
+    ],
+)
+async def test_a_request_answered_before_its_body_arrived_gets_one_answer(
+    server: ServeProcess, headers: bytes, status: int
+) -> None:
+    reader, writer = await connect(server)
+    writer.write(b"POST /graphql HTTP/1.1\r\nhost: t\r\n" + headers + b"\r\n\r\n{")
+    response = await answer(reader, REQUEST_TIMEOUT + SLACK)
+
+    assert status_of(response) == status
+    assert response.count(b"HTTP/1.1 ") == 1, response  # then closed, without the protocol's 408
     await close(writer)
 
 
