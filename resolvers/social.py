@@ -5,9 +5,12 @@ from __future__ import annotations
 from followgraph.resolvers.context import Context
 from followgraph.resolvers.paging import check_page_size
 from followgraph.store import controls
-from followgraph.store.suggestions import MAX_SUGGESTIONS, Suggestion, suggestions
+from followgraph.store.suggestions import MAX_SUGGESTIONS, SAMPLE_FOLLOWING, Suggestion, suggestions
 
 DEFAULT_SUGGESTIONS = 10
+# A suggestion's followedBy: a suggestion comes by at most the SAMPLE_FOLLOWING users sampled.
+DEFAULT_FOLLOWED_BY = 3
+MAX_FOLLOWED_BY = SAMPLE_FOLLOWING
 
 
 async def pending_count(context: Context, user_id: str) -> int | None:
@@ -24,3 +27,10 @@ async def suggestions_for(context: Context, user_id: str, *, first: int | None) 
     size = DEFAULT_SUGGESTIONS if first is None else first
     check_page_size("first", size, MAX_SUGGESTIONS)
     return await suggestions(context.store, user_id, first=size)
+
+
+def followed_by_size(first: int | None) -> int:
+    """How many of the users a suggestion came by to show: `first`, checked, or the default."""
+    size = DEFAULT_FOLLOWED_BY if first is None else first
+    check_page_size("first", size, MAX_FOLLOWED_BY)
+    return size

@@ -2,7 +2,9 @@
 
 The cost is GitHub's node limit: every connection asks for up to `first`/`last` nodes (20 when
 omitted) for each node of the connection it is nested in, and the products are summed. A query
-for 20 fans, each with 5 of their fans, costs 20 + 20 * 5 = 120.
+for 20 fans, each with 5 of their fans, costs 20 + 20 * 5 = 120. The lists sized by a `first` of
+their own (a user's suggestions, a suggestion's followedBy) count as connections do, with their
+own default and most; `users` and `nodes` as many as the ids they are given.
 """
 
 from collections.abc import Iterator, Mapping
@@ -23,6 +25,7 @@ from graphql import (
 from graphql.execution.values import get_variable_values
 from strawberry.extensions import SchemaExtension
 
+from followgraph.resolvers import social
 from followgraph.resolvers.errors import ApiError
 from followgraph.resolvers.paging import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, page_size_error
 from followgraph.schema.document import (
@@ -32,8 +35,14 @@ from followgraph.schema.document import (
     operation,
     provided_operation_name,
 )
+from followgraph.store.suggestions import MAX_SUGGESTIONS
 
 CONNECTION_TYPE = "FollowConnection"
+# The plain lists sized by a `first` argument: (type, field) -> (default, most).
+SIZED_LISTS = {
+    ("User", "suggestions"): (social.DEFAULT_SUGGESTIONS, MAX_SUGGESTIONS),
+    ("Suggestion", "followedBy"): (social.DEFAULT_FOLLOWED_BY, social.MAX_FOLLOWED_BY),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,20 +107,24 @@ class _Walker(SelectionFold[_Measure]):
             inner = inner.of_type
         nested = self.selections(node.selection_set, inner)
         cost = nested.cost
+        sized = SIZED_LISTS.get((parent.name, node.name.value)) if field is not None else None
         if getattr(inner, "name", None) == CONNECTION_TYPE:
-            size = self._page_size(node)
+            size = self._page_size(node, DEFAULT_PAGE_SIZE, self.limits.max_page_size)
+            cost = size + size * nested.cost
+        elif sized is not None:
+            size = self._page_size(node, *sized)
             cost = size + size * nested.cost
         elif field is not None and isinstance(field.type, GraphQLNonNull | GraphQLList):
             cost = (self._list_length(node) or 1) * nested.cost
         return _Measure(nested.depth + 1, nested.aliases + aliases, cost)
 
-    def _page_size(self, node: FieldNode) -> int:
-        size = DEFAULT_PAGE_SIZE
+    def _page_size(self, node: FieldNode, default: int, most: int) -> int:
+        size = default
         for argument in node.arguments or ():
             if argument.name.value in ("first", "last"):
                 value = self._value(argument.value)
                 if isinstance(value, int) and not isinstance(value, bool):
-                    error = page_size_error(argument.name.value, value, self.limits.max_page_size)
+                    error = page_size_error(argument.name.value, value, most)
                     if error is not None:
                         raise error
                     size = value
@@ -156,8 +169,8 @@ def measure(
         raise LimitError(f"The query uses more than {limits.max_aliases} aliases.", "TOO_MANY_ALIASES")
     if total.cost > limits.max_cost:
         raise LimitError(
-            f"The query could return more than {limits.max_cost} nodes (first/last of each "
-            "connection times those of the connections around it): ask for smaller pages.",
+            f"The query could return more than {limits.max_cost} nodes (the first/last of each "
+            "connection or sized list times those of the ones around it): ask for smaller pages.",
             "QUERY_TOO_COMPLEX",
         )
     return total.depth, total.aliases, total.cost

@@ -410,9 +410,15 @@ class Suggestion:
 
     @strawberry.field(description="A few of those users, most recently followed by the viewer first.")
     def followed_by(
-        self, first: Annotated[int | None, strawberry.argument(description="Default 3.")] = None
+        self,
+        first: Annotated[
+            int | None,
+            strawberry.argument(
+                description=f"At most {social.MAX_FOLLOWED_BY}; default {social.DEFAULT_FOLLOWED_BY}."
+            ),
+        ] = None,
     ) -> list[User]:
-        return self.via[: 3 if first is None else max(0, first)]
+        return self.via[: social.followed_by_size(first)]
 
     @classmethod
     async def load(cls, info: Info, found: Sequence[StoreSuggestion]) -> list["Suggestion"]:

@@ -250,6 +250,17 @@ async def test_suggestions_come_from_follows_and_respect_hidden_lists(graph: Ser
     assert (await graph.data(other, as_user="dan"))["user"]["suggestions"] is None
 
 
+async def test_a_suggestions_followed_by_size_is_checked(graph: Served) -> None:
+    query = "query($n: Int) { viewer { suggestions { followedBy(first: $n) { userId } } } }"
+    empty = (await graph.data(query, {"n": 0}, as_user="dan"))["viewer"]["suggestions"]
+    assert empty == [{"followedBy": []}, {"followedBy": []}]
+    for size in (-1, 51):
+        body = (await graph.post(query, {"n": size}, as_user="dan")).json()
+        [error] = body["errors"]
+        assert error["extensions"]["code"] == "BAD_USER_INPUT"
+        assert "between 0 and 50" in error["message"]
+
+
 async def test_unlocking_again_finishes_an_acceptance_cut_short(graph: Served) -> None:
     await settings(graph, "cat", locked=True)
     for user_id in ("bob", "dan"):

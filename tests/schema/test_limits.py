@@ -39,6 +39,39 @@ def test_variables_and_lists_multiply() -> None:
     assert measured(document, {"n": 7, "ids": ["a", "b", "c"]})[2] == 21
 
 
+def test_suggestions_and_their_followed_by_count_as_pages_with_their_own_defaults() -> None:
+    document = "{ viewer { suggestions { user { userId } followedBy { fans(first: 2) { totalCount } } } } }"
+    assert measured(document)[2] == 10 + 10 * (3 + 3 * 2)
+    sized = (
+        "{ viewer { suggestions(first: 50) { followedBy(first: 50) { fans(first: 2) { totalCount } } } } }"
+    )
+    assert measured(sized)[2] == 50 + 50 * (50 + 50 * 2)
+
+
+def test_a_deep_walk_through_suggestions_is_refused_by_its_cost() -> None:
+    document = """{ viewer { suggestions(first: 50) { followedBy(first: 50) {
+        fans(first: 100) { nodes { fans(first: 99) { nodes { userId } } } } } } } }"""
+    with pytest.raises(ApiError) as refused:
+        measured(document)
+    assert refused.value.extensions == {"code": "QUERY_TOO_COMPLEX"}
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        "{ viewer { suggestions(first: 51) { followedBy { userId } } } }",
+        "{ viewer { suggestions { followedBy(first: 51) { userId } } } }",
+        "{ viewer { suggestions { followedBy(first: -1) { userId } } } }",
+    ],
+)
+def test_suggestion_sizes_out_of_range_are_refused_before_anything_runs(document: str) -> None:
+    with pytest.raises(ApiError) as refused:
+        measured(document)
+    assert refused.value.extensions is not None
+    assert refused.value.extensions["code"] == "BAD_USER_INPUT"
+    assert "between 0 and 50" in str(refused.value)
+
+
 def test_fragments_count_where_they_are_spread() -> None:
     document = """
       query { a: user(userId: "1") { ...F } b: user(userId: "2") { ... on User { ...F } } }
