@@ -15,6 +15,7 @@ operation to the Strawberry schema.
 from __future__ import annotations
 
 import functools
+import json
 import random
 import re
 import time
@@ -129,11 +130,36 @@ def _media_type(content_type: str) -> str:
     return content_type.split(";")[0].strip().lower()
 
 
+# orjson reads an integer past 64 bits as a float and drops its last digits, so that an ID sent
+# as a number of 20 digits would name another user. A text with 19 digits in a row or more (where
+# such integers begin, minus signs included) is read by the standard library, whose integers are
+# exact; the usual request pays one search.
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+_LONG_DIGITS_TEXT = re.compile(r"[0-9]{19}")
+
+
 def _json_object(raw: str | bytes, what: str) -> Any:
     try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        raise RequestError(400, f"{what} is not valid JSON.") from None
+        if isinstance(raw, bytes):
+            long = _LONG_DIGITS.search(raw) is not None
+        else:
+            long = _LONG_DIGITS_TEXT.search(raw) is not None
+        return json.loads(raw, parse_constant=_no_constant) if long else orjson.loads(raw)
+    except ValueError as exc:  # orjson's and json's JSONDecodeError, and bad UTF-8, are ValueErrors
+        reason = f" ({exc.msg}, at character {exc.pos})" if isinstance(exc, json.JSONDecodeError) else ""
+        raise RequestError(400, f"{what} is not valid JSON{reason}.") from None
+    except (_ConstantError, RecursionError) as exc:
+        reason = str(exc) if isinstance(exc, _ConstantError) else "nested too deeply"
+        raise RequestError(400, f"{what} is not valid JSON ({reason}).") from None
+
+
+class _ConstantError(Exception):
+    pass
+
+
+def _no_constant(name: str) -> Any:
+    """NaN and Infinity, which the standard library reads and JSON does not have."""
+    raise _ConstantError(f"{name} is not a JSON value")
 
 
 def parse_params(data: Mapping[str, Any]) -> GraphQLParams:

@@ -88,7 +88,22 @@ async def test_get_with_variables_that_are_not_json_is_400(api: Served) -> None:
     response = await api.client.get("/graphql", params={"query": USER_QUERY, "variables": "{id: alice"})
 
     assert response.status_code == 400
-    assert single_error(response)["message"] == "`variables` is not valid JSON."
+    assert single_error(response)["message"] == (
+        "`variables` is not valid JSON (unexpected character, expected a string key, at character 1)."
+    )
+
+
+async def test_an_id_sent_as_a_number_past_64_bits_is_read_exactly(api: Served) -> None:
+    big = "18446744073709551617"  # 2**64 + 1: a float would make it ...616
+    await api.register(big)
+    body = (
+        b'{"query": "query($u: ID!) { user(userId: $u) { userId } }", "variables": {"u": %s}}' % big.encode()
+    )
+    for _ in range(2):  # the document's first run, then its compiled plan
+        response = await api.client.post(
+            "/graphql", content=body, headers={"content-type": "application/json"}
+        )
+        assert response.json() == {"data": {"user": {"userId": big}}}
 
 
 async def test_get_mutation_is_405_and_changes_nothing(api: Served) -> None:
@@ -170,9 +185,15 @@ async def test_json_with_a_charset_is_accepted(api: Served) -> None:
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (b'{"query": ', "The request body is not valid JSON."),
-        (b"", "The request body is not valid JSON."),
-        (b"\xff\xfe", "The request body is not valid JSON."),
+        (b'{"query": ', "The request body is not valid JSON (unexpected end of data, at character 10)."),
+        (b"", "The request body is not valid JSON"),
+        (b"\xff\xfe", "The request body is not valid JSON"),
+        (b"[" * 2000 + b"]" * 2000, "The request body is not valid JSON (depth limit exceeded"),
+        (
+            b'{"query": "{ viewer { userId } }", "variables": {"n": NaN}}',
+            "not valid JSON (unexpected character",
+        ),
+        (b'{"query": "1234567890123456789012", "variables": {"n": NaN}}', "(NaN is not a JSON value)"),
         (b'[{"query": "{ viewer { userId } }"}]', "Batched requests"),
         (b'{"variables": {}}', "The request has no GraphQL document"),
         (b'{"query": "   "}', "The request has no GraphQL document"),
