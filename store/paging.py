@@ -53,6 +53,8 @@ class PageRequest(NamedTuple):
     ) -> PageRequest:
         if first is not None and last is not None:
             raise InvalidPageError("Pass either first or last, not both.")
+        if after is not None and before is not None:
+            raise InvalidPageError("Pass either after (with first) or before (with last), not both.")
         if last is not None or before is not None:
             if after is not None:
                 raise InvalidPageError("`after` pages forward and goes with `first`, not `last`.")

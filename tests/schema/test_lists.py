@@ -643,14 +643,19 @@ async def test_cursor_of_another_list_is_bad_user_input(api: Served, hub: Lists)
 
 
 @pytest.mark.parametrize(
-    "arguments",
-    ["first: 2, last: 2", "first: 2, before: $c", "last: 2, after: $c"],
+    ("arguments", "message"),
+    [
+        ("first: 2, last: 2", "Pass either first or last, not both."),
+        ("first: 2, before: $c", "`before` pages backward and goes with `last`, not `first`."),
+        ("last: 2, after: $c", "`after` pages forward and goes with `first`, not `last`."),
+        ("after: $c, before: $c", "Pass either after (with first) or before (with last), not both."),
+    ],
 )
 async def test_mixing_forward_and_backward_arguments_is_bad_user_input(
-    api: Served, hub: Lists, arguments: str
+    api: Served, hub: Lists, arguments: str, message: str
 ) -> None:
     cursor = (await fetch_page(api, "following", first=3))["pageInfo"]["endCursor"]
 
     error = await list_error(api, "following", arguments, {"c": cursor})
 
-    assert "first" in error["message"] or "last" in error["message"]
+    assert error["message"] == message
