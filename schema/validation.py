@@ -9,6 +9,7 @@ from functools import lru_cache
 
 from graphql import DocumentNode, GraphQLError, GraphQLSchema, GraphQLSyntaxError, validate
 from graphql.validation import ASTValidationRule
+from graphql.validation.validate import ValidationAbortedError
 from strawberry.extensions import SchemaExtension
 from strawberry.types import ExecutionResult, StreamExecutionResult
 
@@ -72,9 +73,25 @@ def _validator(max_errors: int, cache_size: int) -> Validator:
     """One cache per (cap, size): extensions are made per request, their cache must outlive them."""
 
     def run(schema: GraphQLSchema, document: DocumentNode, rules: Rules) -> list[GraphQLError]:
-        return validate(schema, document, (*rules, *STRAWBERRY_RULES), max_errors=max_errors)
+        errors = validate(schema, document, (*rules, *STRAWBERRY_RULES), max_errors=max_errors)
+        return [_explained(error) for error in errors]
 
     return lru_cache(maxsize=cache_size)(run)
+
+
+# graphql-core stops validating, with no more than "Validation aborted.", when a document would
+# cost it too much work: fields to compare with one another in a selection set (some 700 of the
+# same field), fragments spread too often, or nesting past Python's recursion limit.
+TOO_COSTLY = (
+    "Validation aborted: the document is too costly to validate (too many fields to compare in one "
+    "selection set, or fragments spread too often). Ask for fewer fields at a time."
+)
+
+
+def _explained(error: GraphQLError) -> GraphQLError:
+    if isinstance(error, ValidationAbortedError) and error.message == "Validation aborted.":
+        return GraphQLError(TOO_COSTLY)
+    return error
 
 
 def capped(errors: list[GraphQLError], most: int) -> list[GraphQLError]:

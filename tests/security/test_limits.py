@@ -937,6 +937,15 @@ async def test_validation_stops_after_max_errors(served: Served) -> None:
     assert {e["extensions"]["code"] for e in errors} == {"GRAPHQL_VALIDATION_FAILED"}
 
 
+async def test_a_document_too_costly_to_validate_is_told_so(served: Served) -> None:
+    # graphql-core compares the fields of a selection set pairwise, within a budget: 800 of the
+    # same field exhaust it, far below the token limit.
+    response = await served.post("{ viewer { " + "userId " * 800 + "} }")
+
+    error = refused(response, "GRAPHQL_VALIDATION_FAILED")
+    assert error["message"].startswith("Validation aborted: the document is too costly to validate")
+
+
 async def test_variables_past_max_errors_get_max_errors_and_one_more(served: Served) -> None:
     # graphql-core stops coercing variables after 50 errors of its own; the cap is the setting's.
     names = [f"v{i}" for i in range(200)]
