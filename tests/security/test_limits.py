@@ -543,7 +543,7 @@ async def test_a_field_repeated_a_thousand_times_is_refused(served: Served, stor
 
     error = refused(await served.post(document), "GRAPHQL_VALIDATION_FAILED")
 
-    assert error["message"] == "Validation aborted."
+    assert error["message"].startswith("Validation aborted: the document is too costly to validate")
     assert store_calls == []
 
 
@@ -935,15 +935,6 @@ async def test_validation_stops_after_max_errors(served: Served) -> None:
     assert len(errors) == most + 1
     assert errors[-1]["message"] == f"Too many errors: only the first {most} are reported."
     assert {e["extensions"]["code"] for e in errors} == {"GRAPHQL_VALIDATION_FAILED"}
-
-
-async def test_a_document_too_costly_to_validate_is_told_so(served: Served) -> None:
-    # graphql-core compares the fields of a selection set pairwise, within a budget: 800 of the
-    # same field exhaust it, far below the token limit.
-    response = await served.post("{ viewer { " + "userId " * 800 + "} }")
-
-    error = refused(response, "GRAPHQL_VALIDATION_FAILED")
-    assert error["message"].startswith("Validation aborted: the document is too costly to validate")
 
 
 async def test_variables_past_max_errors_get_max_errors_and_one_more(served: Served) -> None:
