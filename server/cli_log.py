@@ -34,7 +34,7 @@ from followgraph.store.events import parse_id
 from followgraph.store.log import EventLog
 from followgraph.store.sql import counts, create_engine, migrate, mirror
 from followgraph.store.sql.mirror import RebuildReport
-from followgraph.store.sql.urls import hidden_url
+from followgraph.store.sql.urls import hidden_url, sqlite_path
 
 log = logging.getLogger("followgraph")
 
@@ -194,8 +194,16 @@ def rebuild(
         console.print(f"  {n:,} {what} refused by the graph's rules (e.g. across a block)", style="yellow")
 
 
-async def _open_copy(url: str) -> AsyncEngine:
-    """An engine on the copy, whose tables are brought up to date first."""
+async def _open_copy(url: str, *, create: bool = False) -> AsyncEngine:
+    """An engine on the copy, whose tables are brought up to date first. A SQLite file that does
+    not exist is refused unless `create`: a mistyped path would otherwise read as an empty copy."""
+    path = sqlite_path(url)
+    if path is not None and not create and not path.is_file():
+        raise fail(
+            f"No SQL copy at {hidden_url(url)}: {path} does not exist. "
+            "Check --database-url or FOLLOWGRAPH_DATABASE_URL.",
+            1,
+        )
     try:
         await migrate(url)
     except Exception as exc:
@@ -222,7 +230,7 @@ def reconcile(
     with redis_for(settings) as settings:
 
         async def work(store: FollowStore) -> tuple[mirror.Differences, int]:
-            engine = await _open_copy(url)
+            engine = await _open_copy(url, create=repair_sql)
             try:
                 with progress_bar("sides", total=2) as bar:
                     task = bar.add_task("reading", total=2)

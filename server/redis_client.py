@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 
 SOCKET_TIMEOUT = 1.0
 CLUSTER_SCHEMES = {"redis+cluster": False, "rediss+cluster": True}
+# The URL schemes connect() takes: redis-py's own, and the cluster's.
+REDIS_SCHEMES = frozenset({"redis", "rediss", "unix", *CLUSTER_SCHEMES})
 
 
 class RedisUrlError(ValueError):

@@ -14,14 +14,18 @@ from pathlib import Path
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from limits import parse_many
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 from followgraph.schema import QueryLimits
 from followgraph.server.auth import AuthConfig, AuthConfigError
 from followgraph.server.http_protocol import ReadLimits
+from followgraph.server.redis_client import REDIS_SCHEMES
 from followgraph.server.subscriptions import SocketLimits
 from followgraph.store.keys import DEFAULT_LOG_CAP, Keys
 from followgraph.store.paging import MAX_LIMIT
 from followgraph.store.ratelimit import FollowLimit
+from followgraph.store.sql.urls import UnsupportedDatabaseError, database_url, hidden_url
 from followgraph.store.tracking import DEFAULT_CAPACITY as DEFAULT_PROFILE_CACHE
 
 ENV_PREFIX = "FOLLOWGRAPH_"
@@ -63,6 +67,27 @@ class ConfigError(ValueError):
 
 def _env_name(name: str) -> str:
     return ENV_PREFIX + name.upper()
+
+
+# The settings that the command line's options also set (`followgraph serve --port ...`): their
+# errors name both, since either may be what was given.
+_OPTIONS = (
+    "port",
+    "host",
+    "workers",
+    "metrics_port",
+    "appendfsync",
+    "log_level",
+    "redis_url",
+    "database_url",
+    "data_dir",
+)
+
+
+def _named(name: str) -> str:
+    """How an error names the setting `name`: its variable, and its option when it has one."""
+    option = f"--{name.replace('_', '-')} or " if name in _OPTIONS else ""
+    return option + _env_name(name)
 
 
 def _bool(name: str, raw: str) -> bool:
@@ -204,43 +229,40 @@ class Settings:
         for name, (low, high) in RANGES.items():
             value = getattr(self, name)
             if not low <= value <= high:
-                raise ConfigError(f"{_env_name(name)}={value} is out of range: use {low} to {high}.")
+                raise ConfigError(f"{_named(name)}={value} is out of range: use {low} to {high}.")
         if self.log_level not in LOG_LEVELS:
             raise ConfigError(
-                f"{_env_name('log_level')}={self.log_level!r} is not one of {', '.join(LOG_LEVELS)}."
+                f"{_named('log_level')}={self.log_level!r} is not one of {', '.join(LOG_LEVELS)}."
             )
         if self.appendfsync not in APPENDFSYNC:
             raise ConfigError(
-                f"{_env_name('appendfsync')}={self.appendfsync!r} is not one of {', '.join(APPENDFSYNC)}."
+                f"{_named('appendfsync')}={self.appendfsync!r} is not one of {', '.join(APPENDFSYNC)}."
             )
         if not self.key_prefix or any(c in self.key_prefix for c in "{}* "):
             raise ConfigError(
-                f"{_env_name('key_prefix')}={self.key_prefix!r} must be non-empty, "
-                "without {, }, * or spaces."
+                f"{_named('key_prefix')}={self.key_prefix!r} must be non-empty, without {{, }}, * or spaces."
             )
         if not 0.05 <= self.redis_timeout <= 60:
-            raise ConfigError(
-                f"{_env_name('redis_timeout')}={self.redis_timeout} is out of range: 0.05 to 60."
-            )
+            raise ConfigError(f"{_named('redis_timeout')}={self.redis_timeout} is out of range: 0.05 to 60.")
         if self.metrics_port is not None and not 1 <= self.metrics_port <= 65535:
             raise ConfigError(
-                f"{_env_name('metrics_port')}={self.metrics_port} is out of range: use 1 to 65535."
+                f"{_named('metrics_port')}={self.metrics_port} is out of range: use 1 to 65535."
             )
         if not 0.1 <= self.header_timeout <= 300:
             raise ConfigError(
-                f"{_env_name('header_timeout')}={self.header_timeout} is out of range: 0.1 to 300."
+                f"{_named('header_timeout')}={self.header_timeout} is out of range: 0.1 to 300."
             )
         if not 0.1 <= self.request_timeout <= 600:
             raise ConfigError(
-                f"{_env_name('request_timeout')}={self.request_timeout} is out of range: 0.1 to 600."
+                f"{_named('request_timeout')}={self.request_timeout} is out of range: 0.1 to 600."
             )
         if not 0 <= self.ws_ping_seconds <= 3600:
             raise ConfigError(
-                f"{_env_name('ws_ping_seconds')}={self.ws_ping_seconds} is out of range: 0 (off) to 3600."
+                f"{_named('ws_ping_seconds')}={self.ws_ping_seconds} is out of range: 0 (off) to 3600."
             )
         if not 0.1 <= self.ws_init_timeout <= 600:
             raise ConfigError(
-                f"{_env_name('ws_init_timeout')}={self.ws_init_timeout} is out of range: 0.1 to 600."
+                f"{_named('ws_init_timeout')}={self.ws_init_timeout} is out of range: 0.1 to 600."
             )
         if self.follow_rate_limit.lower() != "off":
             try:
@@ -248,18 +270,40 @@ class Settings:
                     raise ValueError("one rate only")
             except ValueError:
                 raise ConfigError(
-                    f"{_env_name('follow_rate_limit')}={self.follow_rate_limit!r} is not one rate such as "
+                    f"{_named('follow_rate_limit')}={self.follow_rate_limit!r} is not one rate such as "
                     "'400/day', '20 per minute' or 'off'."
                 ) from None
         if self.demo and self.production:
             raise ConfigError(
-                f"{_env_name('demo')}=1 hands out tokens to anyone who asks: "
-                f"it cannot be combined with {_env_name('production')}=1."
+                f"--demo ({_env_name('demo')}=1) hands out tokens to anyone who asks: "
+                f"it cannot be combined with --production ({_env_name('production')}=1)."
+            )
+        if (sql := self.sql_url) is not None:
+            try:
+                make_url(database_url(sql))
+            except UnsupportedDatabaseError as exc:
+                raise ConfigError(f"{_named('database_url')}: {exc}") from None
+            except (ArgumentError, ValueError) as exc:
+                raise ConfigError(
+                    f"{_named('database_url')}={hidden_url(sql)!r} is not a database URL ({exc})."
+                ) from None
+        if self.redis_url is not None:
+            scheme = self.redis_url.partition("://")[0].lower() if "://" in self.redis_url else ""
+            if scheme not in REDIS_SCHEMES:
+                raise ConfigError(
+                    f"{_named('redis_url')}={self.redis_url!r} is not a Redis URL: use "
+                    "redis://host:port/db, rediss:// (TLS), unix:///path/to/socket or "
+                    "redis+cluster://host:port."
+                )
+        if self.jwt_private_key_file is not None and self.jwt_public_key_file is None:
+            raise ConfigError(
+                f"{_env_name('jwt_private_key_file')} is set without {_env_name('jwt_public_key_file')}: "
+                "RS256 needs the public key to check tokens (the private key only signs them)."
             )
         if self.jwt_secret is not None and self.jwt_public_key_file is not None:
             raise ConfigError(
-                f"Set either {_env_name('jwt_secret')} (HS256) "
-                f"or {_env_name('jwt_public_key_file')} (RS256), not both."
+                f"Set either {_named('jwt_secret')} (HS256) "
+                f"or {_named('jwt_public_key_file')} (RS256), not both."
             )
 
     @property

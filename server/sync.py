@@ -13,10 +13,9 @@ import socket
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from pathlib import Path
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
-from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from followgraph.store import FollowStore
@@ -24,7 +23,7 @@ from followgraph.store.consumer import Consumer, ConsumerOptions
 from followgraph.store.events import Event
 from followgraph.store.log import EventLog, Lag
 from followgraph.store.sql import apply_events, create_engine, migrate
-from followgraph.store.sql.urls import hidden_url
+from followgraph.store.sql.urls import UnsupportedDatabaseError, hidden_url, sqlite_path
 
 log = logging.getLogger(__name__)
 
@@ -123,9 +122,9 @@ class SqlSync:
     async def start(self) -> AsyncEngine:
         """Bring the database's tables up to date (Alembic) and connect. A SQLite file's directory
         is created if need be (the data directory of a first start)."""
-        url = make_url(self.url)
-        if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
-            Path(url.database).parent.mkdir(parents=True, exist_ok=True)
+        path = sqlite_path(self.url)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
         await migrate(self.url)
         self.engine = create_engine(self.url)
         return self.engine
@@ -143,6 +142,10 @@ class SqlSync:
         while self.engine is None and not stop.is_set():
             try:
                 await self.start()
+            except (UnsupportedDatabaseError, ArgumentError) as exc:  # no retry mends the URL
+                self.state.error = f"database URL unusable: {exc}"
+                log.error("SQL copy off: %s", exc)
+                return
             except Exception as exc:
                 self.state.error = f"database unavailable: {type(exc).__name__}"
                 log.warning(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
@@ -39,7 +41,7 @@ def hidden_url(url: str) -> str:
     """`url` as it may be shown in messages and logs: without its password."""
     try:
         return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
+    except (ArgumentError, ValueError):  # ValueError: a port that is not a number
         return url.split("@")[-1] if "@" in url else url
 
 
@@ -56,3 +58,14 @@ def database_url(url: str) -> str:
     if scheme not in DRIVERS:
         raise _unsupported(url, f"the scheme {scheme!r} is not a database the copy runs on")
     return f"{DRIVERS[scheme]}://{rest}"
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file of a SQLite URL; None for another database, or SQLite in memory."""
+    try:
+        parsed = make_url(url)
+    except (ArgumentError, ValueError):
+        return None
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(parsed.database)

@@ -46,8 +46,11 @@ def test_events_tail_refuses_a_malformed_id(target: Target, console: io.StringIO
     assert "--from: 'yesterday' is not an event id (ms-seq)." in console.getvalue()
 
 
-def test_reconcile_repair_and_rebuild(target: Target, loaded: list[str], console: io.StringIO) -> None:
+def test_reconcile_repair_and_rebuild(
+    target: Target, loaded: list[str], console: io.StringIO, tmp_path: Path
+) -> None:
     # An empty copy differs from the graph in every user and follow.
+    (tmp_path / "copy.db").touch()
     differ = invoke("reconcile", *loaded)
     assert differ.exit_code == 1, console.getvalue()
     assert f"{USERS} users only in Redis" in console.getvalue()
@@ -74,6 +77,22 @@ def test_reconcile_repair_and_rebuild(target: Target, loaded: list[str], console
     assert f"{USERS} users" in console.getvalue()
     assert {str(u): target.following(str(u)) for u in range(1, USERS + 1)} == before
     assert invoke("reconcile", *loaded).exit_code == 0
+
+
+def test_a_missing_sqlite_copy_is_refused_by_what_reads_it_and_made_by_repair(
+    target: Target, loaded: list[str], console: io.StringIO, tmp_path: Path
+) -> None:
+    missing = tmp_path / "copy.db"
+    for command in (["reconcile"], ["rebuild", "--from-sql"]):
+        if command[0] == "rebuild":
+            target.db.flushall()
+        result = invoke(*command, *loaded)
+        assert result.exit_code == 1, console.getvalue()
+        assert f"{missing} does not exist" in console.getvalue()
+        assert not missing.exists()
+    invoke("demo", "--users", str(USERS), *target.options())
+    assert invoke("reconcile", "--repair-sql", *loaded).exit_code == 0, console.getvalue()
+    assert invoke("reconcile", *loaded).exit_code == 0, console.getvalue()
 
 
 def test_rebuild_needs_to_be_told_where_from(target: Target, console: io.StringIO) -> None:

@@ -82,11 +82,49 @@ def test_overrides_win_over_the_environment() -> None:
         ("FOLLOWGRAPH_MAX_CONNECTIONS", "0", "FOLLOWGRAPH_MAX_CONNECTIONS=0 is out of range"),
         ("FOLLOWGRAPH_METRICS_PORT", "0", "FOLLOWGRAPH_METRICS_PORT=0 is out of range"),
         ("FOLLOWGRAPH_JWT_MAX_LIFETIME", "10", "FOLLOWGRAPH_JWT_MAX_LIFETIME=10 is out of range"),
+        ("FOLLOWGRAPH_REDIS_URL", "http://nope", "FOLLOWGRAPH_REDIS_URL='http://nope' is not a Redis URL"),
+        (
+            "FOLLOWGRAPH_REDIS_URL",
+            "127.0.0.1:6379",
+            "FOLLOWGRAPH_REDIS_URL='127.0.0.1:6379' is not a Redis URL",
+        ),
+        ("FOLLOWGRAPH_JWT_PRIVATE_KEY_FILE", "/k.pem", "is set without FOLLOWGRAPH_JWT_PUBLIC_KEY_FILE"),
+        (
+            "FOLLOWGRAPH_DATABASE_URL",
+            "nonsense",
+            "FOLLOWGRAPH_DATABASE_URL: Unsupported database URL 'nonsense'",
+        ),
+        ("FOLLOWGRAPH_DATABASE_URL", "oracle://u:pw@h/db", "the scheme 'oracle' is not a database"),
+        ("FOLLOWGRAPH_DATABASE_URL", "postgresql://u:pw@h:x/db", "='h:x/db' is not a database URL"),
     ],
 )
 def test_a_bad_value_names_its_variable(variable: str, value: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace("{", r"\{")):
         Settings.from_env({variable: value})
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"port": 70000}, "--port or FOLLOWGRAPH_PORT=70000 is out of range"),
+        ({"workers": 0}, "--workers or FOLLOWGRAPH_WORKERS=0 is out of range"),
+        (
+            {"redis_url": "http://nope"},
+            "--redis-url or FOLLOWGRAPH_REDIS_URL='http://nope' is not a Redis URL",
+        ),
+        ({"demo": True, "production": True}, r"--demo \(FOLLOWGRAPH_DEMO=1\) hands out tokens"),
+    ],
+)
+def test_a_bad_value_of_an_option_names_the_option_too(overrides: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        Settings.from_env({}, **overrides)
+
+
+@pytest.mark.parametrize(
+    "url", ["redis://127.0.0.1:6379/0", "rediss://h:1", "unix:///run/r.sock", "redis+cluster://h:1,h:2"]
+)
+def test_every_redis_url_scheme_is_accepted(url: str) -> None:
+    assert Settings.from_env({"FOLLOWGRAPH_REDIS_URL": url}).redis_url == url
 
 
 def test_secret_and_public_key_together_are_refused(tmp_path: Path) -> None:

@@ -112,3 +112,14 @@ async def test_serve_feeds_the_copy_and_reports_its_lag(
 async def _ready_lag(client: httpx.AsyncClient, events: int) -> bool:
     sync: dict[str, object] = (await client.get("/readyz")).json()["sync"]
     return sync.get("status") == "ok" and sync.get("lag_events") == events
+
+
+@pytest.mark.parametrize("url", ["oracle://u:p@h/db", "postgresql+psycopg2://u@h/db"])
+async def test_an_unusable_database_url_stops_the_copy_without_retrying(
+    store_on: FollowStore, url: str
+) -> None:
+    feeder = SqlSync(store_on, url, consumer="test")
+    async with asyncio.timeout(5):  # a retry loop would wait on `stop`, never set here
+        await feeder.run(asyncio.Event())
+    assert feeder.engine is None
+    assert feeder.state.error is not None and feeder.state.error.startswith("database URL unusable")
