@@ -7,12 +7,15 @@ import contextlib
 import dataclasses
 import enum
 import errno
+import io
 import logging
 import os
 import shutil
 import signal
 import socket
+import stat
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -22,18 +25,20 @@ from typing import IO, Annotated, Any
 import typer
 import uvicorn
 from prometheus_client import CollectorRegistry
-from redis.exceptions import RedisError
 
 from followgraph.server import cli_log
-from followgraph.server.auth import mint_token
+from followgraph.server.auth import AuthConfig, AuthConfigError, mint_token
 from followgraph.server.cli_support import (
     DataDir,
     FormatOption,
     RedisUrl,
+    StoreUnavailable,
     console,
+    counted,
     env_help,
     exit_on_signal,
     fail,
+    on_store,
     progress_bar,
     redis_for,
     settings_from,
@@ -100,8 +105,8 @@ class Kind(enum.Enum):
 
     @property
     def noun(self) -> str:
-        """What the summary counts."""
-        return {Kind.EDGES: "follows", Kind.USERS: "users", Kind.CONTROLS: "controls"}[self]
+        """What the import summary counts, in the singular."""
+        return {Kind.EDGES: "follow", Kind.USERS: "user", Kind.CONTROLS: "control"}[self]
 
 
 KindOption = Annotated[
@@ -149,23 +154,46 @@ async def _demo(settings: Settings, spec: DemoSpec) -> bool:
             )
             actions = await load_demo_controls(store, spec)
         console.print(
-            f"Loaded {users} users and {follows} follows in {time.perf_counter() - started:.1f}s, with "
-            f"{actions} blocks, mutes, locked accounts, hidden lists and follow requests."
+            f"Loaded {counted(users, 'user')} and {counted(follows, 'follow')} in "
+            f"{time.perf_counter() - started:.1f}s, with {actions:,} blocks, mutes, locked accounts, "
+            "hidden lists and follow requests."
         )
         return True
 
     return await with_store(settings, work)
 
 
-def _print_welcome(settings: Settings, users: int = DEFAULT_USERS) -> None:
+DEMO_TOKEN_TTL = 7 * 86400
+
+
+def _print_welcome(settings: Settings, users: int = DEFAULT_USERS, *, serving: bool = False) -> None:
+    """A token of the demo viewer (and, for serve, where the server listens), or why no token."""
+    typer.echo()
+    if serving:
+        typer.echo(_where(settings))
     viewer = DEMO_VIEWER if int(DEMO_VIEWER) <= users else str(users)
-    token = mint_token(settings.auth_config(), viewer, ttl_seconds=7 * 86400)
-    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::") else settings.host
+    try:
+        config = settings.auth_config()
+        token = mint_token(config, viewer, ttl_seconds=_lifetime(None, config, DEMO_TOKEN_TTL))
+    except (ConfigError, AuthConfigError) as exc:
+        console.print(f"No token of demo user {viewer}: {exc}", markup=False, highlight=False, style="yellow")
+        return
     typer.echo(
-        f"\nFollowGraph on http://{host}:{settings.port}/ (the web app; GraphiQL at /graphql)\n"
-        f'Token of demo user {viewer} (Headers pane: {{"Authorization": "Bearer <token>"}}):\n\n'
-        f"{token}\n"
+        f'Token of demo user {viewer} (Headers pane: {{"Authorization": "Bearer <token>"}}):\n\n{token}\n'
     )
+
+
+def _where(settings: Settings) -> str:
+    """Where the web app is, as far as it is known before the server binds its port."""
+    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::") else settings.host
+    if ":" in host:
+        host = f"[{host}]"
+    if settings.port == 0:
+        return (
+            f"FollowGraph on {host}, on a port the system chooses: the log line 'Uvicorn running on' "
+            "gives it (the web app at /; GraphiQL at /graphql)"
+        )
+    return f"FollowGraph on http://{host}:{settings.port}/ (the web app; GraphiQL at /graphql)"
 
 
 @app.command(short_help="Serve the API, the web app (/) and GraphiQL (/graphql).")
@@ -225,6 +253,7 @@ def serve(
     # Said now, before the embedded Redis starts and the demo loads, rather than after.
     _check_port(settings.host, settings.port, "--port or FOLLOWGRAPH_PORT")
     if settings.metrics_port is not None:
+        _check_metrics_port(settings)
         _check_port(settings.host, settings.metrics_port, "--metrics-port or FOLLOWGRAPH_METRICS_PORT")
     dist = settings.web_dist or WEB_PROJECT / "dist"
     notice = build_notice(dist, WebBuild.find(dist))
@@ -239,7 +268,7 @@ def serve(
         if settings.demo and not asyncio.run(_demo(settings, DemoSpec())):
             console.print("The store already has users: the demo graph was not loaded again.")
         if settings.demo:
-            _print_welcome(settings)
+            _print_welcome(settings, serving=True)
         limits = settings.read_limits
         cap = connection_cap(limits.max_connections)
         if cap < limits.max_connections:
@@ -267,9 +296,7 @@ def serve(
             "limit_concurrency": limits.max_connections,
             "timeout_graceful_shutdown": 10,
         }
-        log.info(
-            "serving http://%s:%d/graphql with %d worker(s)", settings.host, settings.port, settings.workers
-        )
+        _log_serving(settings)
         # uvicorn re-raises the signal that stopped it; as an exception it lets the embedded
         # Redis be shut down cleanly below instead of dying with the process.
         signal.signal(signal.SIGTERM, exit_on_signal)
@@ -298,6 +325,19 @@ def serve(
             raise fail(f"Stopped: {watchdog.problem()}.", 1)
 
 
+def _log_serving(settings: Settings) -> None:
+    if settings.port:
+        log.info(
+            "serving http://%s:%d/graphql with %d worker(s)", settings.host, settings.port, settings.workers
+        )
+    else:
+        log.info(
+            "serving /graphql on %s, on a port the system chooses, with %d worker(s)",
+            settings.host,
+            settings.workers,
+        )
+
+
 def _check_port(host: str, port: int, option: str) -> None:
     """Exit 1 with a message naming `option` when `host`:`port` cannot be listened on (taken, or
     not an address of this machine). uvicorn binds it again a moment later."""
@@ -309,6 +349,16 @@ def _check_port(host: str, port: int, option: str) -> None:
     except OSError as exc:
         hint = f" Choose another port with {option}." if exc.errno == errno.EADDRINUSE else ""
         raise fail(f"Cannot listen on {host}:{port}: {exc.strerror or exc}.{hint}", 1) from None
+
+
+def _check_metrics_port(settings: Settings) -> None:
+    """Exit 1 when /metrics would be served on the API's own port."""
+    if settings.metrics_port == settings.port:
+        raise fail(
+            f"--metrics-port or FOLLOWGRAPH_METRICS_PORT is {settings.port}, the API's port (--port or "
+            "FOLLOWGRAPH_PORT): choose another port, or leave it unset to serve /metrics on the API's port.",
+            1,
+        )
 
 
 @contextlib.contextmanager
@@ -347,12 +397,15 @@ def demo(
 
 
 def _count_rows(path: str, file_format: Format, first_column: str) -> int | None:
-    """The data rows of the file, for the progress bar: blank lines and a CSV header do not count."""
+    """The data rows of the file, for the progress bar: blank lines and a CSV header do not count.
+    NotUtf8 when the file is not UTF-8 text, before anything is imported."""
     if path == "-":
         return None
-    rows = 0
+    rows = offset = 0
     with open(path, "rb") as f:
         for number, line in enumerate(f):
+            _check_utf8(path, line, offset, number + 1)
+            offset += len(line)
             if not line.strip():
                 continue
             if number == 0 and file_format is Format.CSV:
@@ -363,17 +416,56 @@ def _count_rows(path: str, file_format: Format, first_column: str) -> int | None
     return rows
 
 
+# utf-8-sig: files saved by spreadsheets start with a byte-order mark.
+TEXT_ENCODING = "utf-8-sig"
+
+
+@contextlib.contextmanager
+def _stdin_text() -> Iterator[IO[str]]:
+    """Standard input read as files are, whatever the locale: UTF-8, strictly."""
+    text = io.TextIOWrapper(sys.stdin.buffer, encoding=TEXT_ENCODING, newline="")
+    try:
+        yield text
+    finally:
+        text.detach()  # standard input stays open
+
+
+class NotUtf8(Exception):
+    """The file to import is not UTF-8 text; the message says where."""
+
+
+def _check_utf8(path: str, line: bytes, offset: int, number: int) -> None:
+    """NotUtf8 when `line`, found at byte `offset` of the file as its line `number`, is not UTF-8."""
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NotUtf8(
+            f"{path} is not UTF-8 text (byte 0x{line[exc.start]:02x} at offset {offset + exc.start:,}, "
+            f"line {number:,}): save it as UTF-8 and import it again."
+        ) from None
+
+
+def _not_utf8(path: str, exc: UnicodeDecodeError) -> str:
+    """What to say when the text being imported turns out not to be UTF-8."""
+    name = "Standard input" if path == "-" else path
+    return (
+        f"{name} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x}): send UTF-8 text; "
+        "the rows read before that byte may have been imported."
+    )
+
+
 def _report(summary: Summary, what: str) -> None:
     console.print(
-        f"{summary.rows} rows in {summary.seconds:.1f}s ({summary.rate:,.0f} rows/s): "
-        f"{summary.written} {what} written, {summary.unchanged} already there, {summary.rejected} rejected."
+        f"{counted(summary.rows, 'row')} in {summary.seconds:.1f}s ({summary.rate:,.0f} rows/s): "
+        f"{counted(summary.written, what)} written, {summary.unchanged:,} already there, "
+        f"{summary.rejected:,} rejected."
     )
     for error in summary.errors:
-        console.print(f"  line {error.line}: {error.message}", markup=False, highlight=False)
+        console.print(f"  line {error.line:,}: {error.message}", markup=False, highlight=False)
     if summary.rejected > len(summary.errors):
-        console.print(f"  ... and {summary.rejected - len(summary.errors)} more rejected rows.")
+        console.print(f"  ... and {counted(summary.rejected - len(summary.errors), 'more rejected row')}.")
     if summary.stopped_at is not None:
-        console.print(f"[red]Stopped at line {summary.stopped_at}[/red]; rows before it were imported.")
+        console.print(f"[red]Stopped at line {summary.stopped_at:,}[/red]; rows before it were imported.")
 
 
 @app.command("import", short_help="Import follows, users or controls from CSV or JSON Lines.")
@@ -405,12 +497,11 @@ def import_(
     settings = settings_from(redis_url=redis_url, data_dir=data_dir)
     source: contextlib.AbstractContextManager[IO[str]]
     try:
-        file_format = Format.of(path, fmt or ("csv" if path == "-" else None))
+        file_format = fmt or Format.of(path, "csv" if path == "-" else None)
         total = _count_rows(path, file_format, kind.fields[0])
-        # utf-8-sig: files saved by spreadsheets start with a byte-order mark.
-        source = (
-            contextlib.nullcontext(sys.stdin) if path == "-" else open(path, encoding="utf-8-sig", newline="")
-        )
+        source = _stdin_text() if path == "-" else open(path, encoding=TEXT_ENCODING, newline="")
+    except NotUtf8 as exc:
+        raise fail(str(exc), 1) from None
     except ValueError as exc:
         raise fail(str(exc)) from None
     except OSError as exc:
@@ -441,15 +532,17 @@ def import_(
                 progress=progress,
             )
 
-        summary = asyncio.run(with_store(settings, work))
+        try:
+            summary = asyncio.run(with_store(settings, work))
+        except UnicodeDecodeError as exc:
+            raise fail(_not_utf8(path, exc), 1) from None
     _report(summary, kind.noun)
     if summary.stopped_at is not None:
         raise typer.Exit(1)
     if summary.rejected:
-        rows = "row was" if summary.rejected == 1 else "rows were"
-        console.print(
-            f"[yellow]{summary.rejected} {rows} rejected[/yellow]: fix them and run the import again."
-        )
+        rows = counted(summary.rejected, "row was", "rows were")
+        them = "it" if summary.rejected == 1 else "them"
+        console.print(f"[yellow]{rows} rejected[/yellow]: fix {them} and run the import again.")
         raise typer.Exit(1)
 
 
@@ -466,30 +559,68 @@ def export(
     """Export every follow, user or control; the three exports re-imported into an empty store
     (users, then edges, then controls) give the same graph."""
     settings = settings_from(redis_url=redis_url, data_dir=data_dir)
-    target: contextlib.AbstractContextManager[IO[str]]
     try:
-        file_format = Format.of(path, fmt or ("csv" if path == "-" else None))
-        target = (
-            contextlib.nullcontext(sys.stdout)
-            if path == "-"
-            else open(path, "w", encoding="utf-8", newline="")
-        )
+        file_format = fmt or Format.of(path, "csv" if path == "-" else None)
     except ValueError as exc:
         raise fail(str(exc)) from None
-    except OSError as exc:
-        raise fail(f"Cannot write {path}: {exc.strerror}.") from None
-    with target as out, redis_for(settings) as settings, progress_bar("rows") as bar:
+    with redis_for(settings) as settings, progress_bar("rows") as bar:
         task = bar.add_task(f"export {kind.value}", total=None)
 
         def progress(rows: int) -> None:
             bar.update(task, completed=rows)
 
         async def work(store: FollowStore) -> int:
-            return await _EXPORTERS[kind](store, out, file_format, progress=progress)
+            await store.redis.ping()  # Redis answers before the file is touched
+            with _export_target(path) as out:
+                return await _EXPORTERS[kind](store, out, file_format, progress=progress)
 
         started = time.perf_counter()
         count = asyncio.run(with_store(settings, work))
-    console.print(f"Exported {count} {kind.value} in {time.perf_counter() - started:.1f}s.")
+    elapsed = time.perf_counter() - started
+    console.print(f"Exported {counted(count, kind.value.removesuffix('s'))} in {elapsed:.1f}s.")
+
+
+@contextlib.contextmanager
+def _export_target(path: str) -> Iterator[IO[str]]:
+    """Standard output for -; else a new file beside `path` that replaces it once the export is
+    complete, so that a failed export leaves `path` as it was."""
+    if path == "-":
+        yield sys.stdout
+        return
+    try:
+        with _replacing(Path(path)) as out:
+            yield out
+    except OSError as exc:
+        raise fail(f"Cannot write {path}: {exc.strerror or exc}.", 1) from None
+
+
+@contextlib.contextmanager
+def _replacing(path: Path) -> Iterator[IO[str]]:
+    """A temporary file in the directory of `path` (through symbolic links), moved over it when the
+    block ends without an error and deleted otherwise. It gets the mode `path` has, or the one a
+    new file would get."""
+    real = Path(os.path.realpath(path))
+    if real.is_dir():
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    fd, temporary = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".partial")
+    try:
+        os.fchmod(fd, _file_mode(real))
+        with open(fd, "w", encoding="utf-8", newline="") as out:
+            yield out
+        os.replace(temporary, real)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
+
+
+def _file_mode(path: Path) -> int:
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 _EXPORTERS = {Kind.EDGES: export_edges, Kind.USERS: export_users, Kind.CONTROLS: export_controls}
@@ -504,9 +635,9 @@ def _check_graph(fix: bool, redis_url: str | None, data_dir: Path | None) -> Rep
             return await verify(store, fix=fix, progress=lambda users: bar.update(task, completed=users))
 
         report = asyncio.run(with_store(settings, work))
-    console.print(f"Checked {report.follows} follows of {report.users} users.")
+    console.print(f"Checked {counted(report.follows, 'follow')} of {counted(report.users, 'user')}.")
     for problem, count in sorted(report.problems.items(), key=lambda item: item[0].value):
-        console.print(f"  {count} x {problem.value}", markup=False)
+        console.print(f"  {count:,} x {problem.value}", markup=False)
     for example in report.examples:
         console.print(f"    e.g. {example}", markup=False, highlight=False)
     return report
@@ -533,7 +664,11 @@ def repair(redis_url: RedisUrl = None, data_dir: DataDir = None) -> None:
     Best run when writes are quiet; a second run finds nothing left to do.
     """
     report = _check_graph(True, redis_url, data_dir)
-    console.print(f"Repaired {report.repaired} entries." if report.repaired else "Nothing to repair.")
+    repaired = counted(report.repaired, "entry", "entries")
+    console.print(f"Repaired {repaired}." if report.repaired else "Nothing to repair.")
+
+
+_LONGEST_TOKEN = Settings().jwt_max_lifetime
 
 
 @app.command(short_help="Print a bearer token for a user id.")
@@ -542,7 +677,14 @@ def token(
         str, typer.Argument(metavar="USER_ID", help="The user id the token speaks for (its `sub`).")
     ],
     admin: Annotated[bool, typer.Option(help="Grant the admin scope (needed by upsertUser).")] = False,
-    ttl: Annotated[int, typer.Option(help="Lifetime in seconds (at most 30 days).")] = 86400,
+    ttl: Annotated[
+        int | None,
+        typer.Option(
+            help="Lifetime in seconds, at most FOLLOWGRAPH_JWT_MAX_LIFETIME "
+            f"({_LONGEST_TOKEN} seconds, {_LONGEST_TOKEN // 86400} days, unless set).",
+            show_default="86400, or FOLLOWGRAPH_JWT_MAX_LIFETIME when shorter",
+        ),
+    ] = None,
     redis_url: RedisUrl = None,
     data_dir: DataDir = None,
 ) -> None:
@@ -552,15 +694,41 @@ def token(
     unless it is an admin token.
     """
     settings = settings_from(redis_url=redis_url, data_dir=data_dir)
+    config = _auth_config(settings)
+    lifetime = _lifetime(ttl, config)
     try:
-        minted = mint_token(settings.auth_config(), user_id, admin=admin, ttl_seconds=ttl)
-    except ValueError as exc:  # the lifetime
-        raise fail(f"Cannot mint a token: --ttl {ttl}: {exc}") from None
-    except (ConfigError, StoreError) as exc:
+        minted = mint_token(config, user_id, admin=admin, ttl_seconds=lifetime)
+    except ValueError as exc:  # the configuration is valid: what is refused is the lifetime
+        raise fail(_ttl_refused(lifetime, config, exc)) from None
+    except (AuthConfigError, StoreError) as exc:
         raise fail(f"Cannot mint a token: {exc}") from None
     if not admin:  # an admin token is for upsertUser: its user needs no profile
         _warn_unless_registered(settings, user_id)
     typer.echo(minted)
+
+
+def _auth_config(settings: Settings) -> AuthConfig:
+    try:
+        return settings.auth_config()
+    except ConfigError as exc:
+        raise fail(f"Configuration error: {exc}") from None
+
+
+def _lifetime(ttl: int | None, config: AuthConfig, default: int = 86400) -> int:
+    """--ttl when given; else `default`, or the longest lifetime FOLLOWGRAPH_JWT_MAX_LIFETIME allows
+    when that is shorter."""
+    return min(default, config.max_lifetime_seconds) if ttl is None else ttl
+
+
+def _ttl_refused(ttl: int, config: AuthConfig, exc: ValueError) -> str:
+    """Why --ttl was refused, naming FOLLOWGRAPH_JWT_MAX_LIFETIME when that is the bound exceeded."""
+    limit = config.max_lifetime_seconds
+    if ttl > limit:
+        return (
+            f"Cannot mint a token: --ttl {ttl} is longer than FOLLOWGRAPH_JWT_MAX_LIFETIME allows "
+            f"({limit} seconds): pass a shorter --ttl."
+        )
+    return f"Cannot mint a token: --ttl {ttl}: {exc}"
 
 
 def _warn_unless_registered(settings: Settings, user_id: str) -> None:
@@ -569,8 +737,8 @@ def _warn_unless_registered(settings: Settings, user_id: str) -> None:
 
     try:
         with resolve_redis_url(settings) as url:
-            registered = asyncio.run(with_store(replace(settings, redis_url=url), work))
-    except (RedisServerError, RedisError, OSError) as exc:
+            registered = asyncio.run(on_store(replace(settings, redis_url=url), work))
+    except (StoreUnavailable, RedisServerError, OSError) as exc:
         console.print(
             f"Could not check that user {user_id} is registered: {exc}", markup=False, style="yellow"
         )
@@ -631,7 +799,10 @@ def export_schema(
     if output is None:
         typer.echo(sdl, nl=False)
     else:
-        output.write_text(sdl)
+        try:
+            output.write_text(sdl)
+        except OSError as exc:
+            raise fail(f"Cannot write {output}: {exc.strerror or exc}.", 1) from None
 
 
 app.command(short_help="Feed the SQL copy from the change log (apart from serve).")(cli_log.sync)

@@ -173,6 +173,27 @@ def _text(record: dict[str, Any], name: str) -> str:
     return value
 
 
+def _required(record: dict[str, Any], name: str, fields: tuple[str, ...], fmt: Format) -> str:
+    """A text field that every row of `fields` must have; a row without it (a short CSV row, a JSON
+    object without the key) is an error naming it."""
+    if name not in record:
+        raise ValueError(f"no {name} ({_needs(fields, fmt)})")
+    return _text(record, name)
+
+
+# How many of the fields, from the first, every row must have.
+_REQUIRED = {EDGE_FIELDS: 2, USER_FIELDS: 1, CONTROL_FIELDS: 3}
+
+
+def _needs(fields: tuple[str, ...], fmt: Format) -> str:
+    """What a row of `fields` must hold: follower,followee[,followed_at] in CSV."""
+    required, optional = fields[: _REQUIRED[fields]], fields[_REQUIRED[fields] :]
+    if fmt is Format.CSV:
+        return f"a row needs {','.join(required)}[,{','.join(optional)}]"
+    names = ", ".join(required[:-1]) + " and " + required[-1] if len(required) > 1 else required[0]
+    return f"an object needs {names}"
+
+
 def _row_error(number: int, exc: Exception) -> RowError:
     return RowError(number, str(exc))
 
@@ -183,8 +204,8 @@ def edge_rows(lines: Iterable[str], fmt: Format) -> Iterator[tuple[int, Edge | R
             yield number, RowError(number, record)
             continue
         try:
-            follower = validate_user_id(_text(record, "follower"), field="follower")
-            followee = validate_user_id(_text(record, "followee"), field="followee")
+            follower = validate_user_id(_required(record, "follower", EDGE_FIELDS, fmt), field="follower")
+            followee = validate_user_id(_required(record, "followee", EDGE_FIELDS, fmt), field="followee")
             if follower == followee:
                 raise ValueError("a user cannot follow themselves")
             yield number, Edge(follower, followee, parse_time(record.get("followed_at")))
@@ -198,7 +219,7 @@ def user_rows(lines: Iterable[str], fmt: Format) -> Iterator[tuple[int, UserRow 
             yield number, RowError(number, record)
             continue
         try:
-            user_id = validate_user_id(_text(record, "userId"))
+            user_id = validate_user_id(_required(record, "userId", USER_FIELDS, fmt))
             name = _text(record, "name") or None
             avatar = _text(record, "avatarUrl") or None
             yield (
@@ -230,13 +251,13 @@ def control_rows(lines: Iterable[str], fmt: Format) -> Iterator[tuple[int, Contr
             yield number, RowError(number, record)
             continue
         try:
-            raw_kind = _text(record, "kind")
+            raw_kind = _required(record, "kind", CONTROL_FIELDS, fmt)
             try:
                 kind = ControlKind(raw_kind.strip().upper())
             except ValueError:
                 raise ValueError(f"unknown kind {raw_kind[:40]!r}: use BLOCK, MUTE or REQUEST") from None
-            actor = validate_user_id(_text(record, "actor"), field="actor")
-            target = validate_user_id(_text(record, "target"), field="target")
+            actor = validate_user_id(_required(record, "actor", CONTROL_FIELDS, fmt), field="actor")
+            target = validate_user_id(_required(record, "target", CONTROL_FIELDS, fmt), field="target")
             if actor == target:
                 raise ValueError(_SELF[kind])
             yield number, Control(kind, actor, target, parse_time(record.get("at")))

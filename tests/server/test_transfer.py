@@ -155,7 +155,7 @@ def test_edge_rows_csv_with_header_blank_lines_and_short_rows() -> None:
         (4, Edge("bob", "alice", T2024)),
         (5, Edge("bob", "carol", None)),
         (6, Edge("carol", "dave", None)),
-        (8, RowError(8, f"Invalid user id '': {BAD_ID}")),
+        (8, RowError(8, "no followee (a row needs follower,followee[,followed_at])")),
         (9, Edge("dave", "erin", 5)),
     ]
 
@@ -246,7 +246,7 @@ def test_edge_rows_jsonl() -> None:
             ),
         ),
         (12, RowError(12, "bad time '1.5': use epoch milliseconds or ISO-8601 with a zone, from 1970 on")),
-        (13, RowError(13, f"Invalid user id '': {BAD_ID}")),
+        (13, RowError(13, "no follower (an object needs follower and followee)")),
         (14, Edge("7", "8", 9)),
     ]
 
