@@ -460,6 +460,11 @@ def _report(summary: Summary, what: str) -> None:
         f"{counted(summary.written, what)} written, {summary.unchanged:,} already there, "
         f"{summary.rejected:,} rejected."
     )
+    if summary.requested:
+        console.print(
+            f"  {counted(summary.requested, 'follow request')} pending: the followee is locked and the row "
+            "has no followed_at (a row with one is written as a follow)."
+        )
     for error in summary.errors:
         console.print(f"  line {error.line:,}: {error.message}", markup=False, highlight=False)
     if summary.rejected > len(summary.errors):

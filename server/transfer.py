@@ -79,6 +79,8 @@ class RowError:
 class Summary:
     rows: int = 0
     written: int = 0
+    # Edges without a time to a locked account: pending follow requests, as the API's follow makes.
+    requested: int = 0
     unchanged: int = 0
     rejected: int = 0
     errors: list[RowError] = field(default_factory=list)
@@ -321,6 +323,8 @@ async def import_edges(
         ):
             if status is EdgeStatus.ADDED:
                 summary.written += 1
+            elif status is EdgeStatus.REQUESTED:
+                summary.requested += 1
             elif status is EdgeStatus.EXISTED:
                 summary.unchanged += 1
             elif status is EdgeStatus.BLOCKED:

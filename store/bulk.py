@@ -44,6 +44,7 @@ CHUNK = 10_000
 
 
 class EdgeStatus(enum.IntEnum):
+    REQUESTED = 2  # the followee is locked and the edge had no time: a pending request, as follow() makes
     ADDED = 1
     EXISTED = 0
     FOLLOWER_UNKNOWN = -1
@@ -106,7 +107,12 @@ async def follow_many(store: FollowStore, edges: Sequence[Edge]) -> list[EdgeSta
     """Apply `edges` in one round trip (three on a cluster). Ids and times must be valid and no edge a
     self-follow."""
     results = await store.follow_edges(edges)
-    return [EdgeStatus(changed if status == 0 else status) for status, changed, *_ in results]
+    return [
+        EdgeStatus.REQUESTED
+        if status == 0 and changed and pending
+        else EdgeStatus(changed if status == 0 else status)
+        for status, changed, _, _, pending in results
+    ]
 
 
 async def upsert_many(store: FollowStore, users: Sequence[UserRow]) -> None:

@@ -168,6 +168,20 @@ def test_import_reports_bad_rows_by_line(target: Target, tmp_path: Path, console
     assert target.following("bob") == {"carol": 3}
 
 
+def test_import_says_which_edges_became_requests(
+    target: Target, tmp_path: Path, console: io.StringIO
+) -> None:
+    target.db.hset(KEYS.profile("lea"), mapping={"createdAt": "1", "locked": "1"})
+    source = edges_csv(tmp_path / "edges.csv", ["ann,lea,", "bob,lea,3"])
+    result = invoke("import", str(source), *target.options())
+    assert result.exit_code == 0, console.getvalue()
+    text = console.getvalue()
+    assert "1 follow written, 0 already there, 0 rejected." in text
+    assert "1 follow request pending: the followee is locked and the row has no followed_at" in text
+    assert target.following("bob") == {"lea": 3}
+    assert target.following("ann") == {}
+
+
 def test_import_on_error_stop(target: Target, tmp_path: Path, console: io.StringIO) -> None:
     source = edges_csv(tmp_path / "edges.csv", ["alice,bob,1", "carol,carol,2", "bob,carol,3"])
     result = invoke("import", str(source), "--on-error", "stop", *target.options())

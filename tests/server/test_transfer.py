@@ -422,6 +422,22 @@ async def test_import_edges_registers_missing_users_by_default(real_redis: aiore
     assert await lists(store, "alice") == ([("xavier", 10)], [("yves", 12)], [])
 
 
+async def test_an_edge_to_a_locked_account_without_a_time_is_counted_as_a_request(
+    real_redis: aioredis.Redis,
+) -> None:
+    store = FollowStore(real_redis)
+    await store.upsert_user("lea")
+    await update_settings(store, "lea", locked=True)
+    text = "ann,lea,\nbob,lea,10\n"  # ann asks (as follow() would); bob's follow has its time
+    summary = await import_edges(store, edge_rows(lines(text), Format.CSV))
+    assert (summary.rows, summary.written, summary.requested, summary.unchanged) == (2, 1, 1, 0)
+    assert await lists(store, "lea") == ([], [("bob", 10)], [])
+    assert await real_redis.zscore(store.keys.requests_out("ann"), "lea") is not None
+
+    again = await import_edges(store, edge_rows(lines(text), Format.CSV))
+    assert (again.written, again.requested, again.unchanged) == (0, 0, 2)
+
+
 async def test_on_error_stop_stops_at_the_first_bad_row(real_redis: aioredis.Redis) -> None:
     store = FollowStore(real_redis)
     text = "a,b,1\nb,c,2\n\nc,d,yesterday\nd,a,4\nc,c,5\n"
