@@ -122,6 +122,6 @@ async def test_the_default_demo_user_is_registered(tmp_path: Path, real_redis: a
 
 
 def test_demo_mode_is_refused_in_production() -> None:
-    with pytest.raises(ConfigError, match="FOLLOWGRAPH_DEMO=1 hands out tokens"):
+    with pytest.raises(ConfigError, match=r"FOLLOWGRAPH_DEMO=1\) hands out tokens"):
         Settings.from_env({"FOLLOWGRAPH_DEMO": "1", "FOLLOWGRAPH_PRODUCTION": "1"})
     assert Settings.from_env({"FOLLOWGRAPH_DEMO": "1"}).demo
