@@ -24,13 +24,16 @@ async def suggestions_for(context: Context, user_id: str, *, first: int | None) 
     """People `user_id` may know, best first; None unless the viewer is `user_id`."""
     if context.viewer_id != user_id:
         return None
-    size = DEFAULT_SUGGESTIONS if first is None else first
-    check_page_size("first", size, MAX_SUGGESTIONS)
-    return await suggestions(context.store, user_id, first=size)
+    return await suggestions(context.store, user_id, first=_size(first, DEFAULT_SUGGESTIONS, MAX_SUGGESTIONS))
 
 
 def followed_by_size(first: int | None) -> int:
-    """How many of the users a suggestion came by to show: `first`, checked, or the default."""
-    size = DEFAULT_FOLLOWED_BY if first is None else first
-    check_page_size("first", size, MAX_FOLLOWED_BY)
+    """How many of the users a suggestion came by to show."""
+    return _size(first, DEFAULT_FOLLOWED_BY, MAX_FOLLOWED_BY)
+
+
+def _size(first: int | None, default: int, most: int) -> int:
+    """`first`, checked against `most`, or `default`."""
+    size = default if first is None else first
+    check_page_size("first", size, most)
     return size

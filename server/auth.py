@@ -65,6 +65,10 @@ class AuthConfigError(Exception):
     """The authentication settings are missing or unusable."""
 
 
+# The longest lifetime a token may have, unless configured otherwise (FOLLOWGRAPH_JWT_MAX_LIFETIME).
+DEFAULT_MAX_LIFETIME = 30 * 86400
+
+
 @dataclass(frozen=True)
 class AuthConfig:
     """How tokens are verified and minted: HS256 with a shared secret, or RS256 with a key pair."""
@@ -78,7 +82,7 @@ class AuthConfig:
     leeway_seconds: int = 30
     max_token_bytes: int = 4096
     # Tokens whose exp lies further ahead than this are refused.
-    max_lifetime_seconds: int = 30 * 86400
+    max_lifetime_seconds: int = DEFAULT_MAX_LIFETIME
     _verify_key: bytes | RSAPublicKey = field(init=False, repr=False, compare=False)
     _signing_key: bytes | RSAPrivateKey | None = field(init=False, repr=False, compare=False)
 

@@ -27,7 +27,7 @@ import uvicorn
 from prometheus_client import CollectorRegistry
 
 from followgraph.server import cli_log
-from followgraph.server.auth import AuthConfig, AuthConfigError, mint_token
+from followgraph.server.auth import DEFAULT_MAX_LIFETIME, AuthConfig, AuthConfigError, mint_token
 from followgraph.server.cli_support import (
     DataDir,
     FormatOption,
@@ -673,7 +673,7 @@ def repair(redis_url: RedisUrl = None, data_dir: DataDir = None) -> None:
     console.print(f"Repaired {repaired}." if report.repaired else "Nothing to repair.")
 
 
-_LONGEST_TOKEN = Settings().jwt_max_lifetime
+_LONGEST_TOKEN = DEFAULT_MAX_LIFETIME
 
 
 @app.command(short_help="Print a bearer token for a user id.")

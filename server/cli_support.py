@@ -28,6 +28,7 @@ from followgraph.server.redis_server import RedisServerError
 from followgraph.server.settings import ENV_PREFIX, ConfigError, Settings
 from followgraph.server.transfer import Format
 from followgraph.store import FollowStore
+from followgraph.store.sql.urls import hidden_url
 
 console = Console(stderr=True, soft_wrap=not sys.stderr.isatty())
 T = TypeVar("T")
@@ -87,19 +88,9 @@ class StoreUnavailable(Exception):
     """Redis could not be used: its URL is malformed, or it did not answer; the message says which."""
 
 
-def shown_url(url: str) -> str:
-    """A Redis URL as messages show it: without its password."""
-    scheme, sep, rest = url.partition("://")
-    userinfo, at, hosts = rest.rpartition("@")
-    if not sep or not at:
-        return url
-    user, colon, _ = userinfo.partition(":")
-    return f"{scheme}://{user}{':***' if colon else ''}@{hosts}"
-
-
 def redis_problem(url: str, exc: Exception) -> str:
     """One sentence on why the Redis at `url` could not be used."""
-    shown = shown_url(url)
+    shown = hidden_url(url)
     reason = str(exc).strip() or type(exc).__name__
     if not reason.endswith("."):
         reason += "."

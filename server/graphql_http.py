@@ -135,31 +135,24 @@ def _media_type(content_type: str) -> str:
 # such integers begin, minus signs included) is read by the standard library, whose integers are
 # exact; the usual request pays one search.
 _LONG_DIGITS = re.compile(rb"[0-9]{19}")
-_LONG_DIGITS_TEXT = re.compile(r"[0-9]{19}")
 
 
 def _json_object(raw: str | bytes, what: str) -> Any:
+    data = raw.encode() if isinstance(raw, str) else raw  # str: a GET parameter
     try:
-        if isinstance(raw, bytes):
-            long = _LONG_DIGITS.search(raw) is not None
-        else:
-            long = _LONG_DIGITS_TEXT.search(raw) is not None
-        return json.loads(raw, parse_constant=_no_constant) if long else orjson.loads(raw)
-    except ValueError as exc:  # orjson's and json's JSONDecodeError, and bad UTF-8, are ValueErrors
-        reason = f" ({exc.msg}, at character {exc.pos})" if isinstance(exc, json.JSONDecodeError) else ""
-        raise RequestError(400, f"{what} is not valid JSON{reason}.") from None
-    except (_ConstantError, RecursionError) as exc:
-        reason = str(exc) if isinstance(exc, _ConstantError) else "nested too deeply"
+        return (
+            json.loads(data, parse_constant=_no_constant) if _LONG_DIGITS.search(data) else orjson.loads(data)
+        )
+    except ValueError as exc:  # orjson's and json's JSONDecodeError, bad UTF-8, NaN
+        reason = f"{exc.msg}, at character {exc.pos}" if isinstance(exc, json.JSONDecodeError) else str(exc)
         raise RequestError(400, f"{what} is not valid JSON ({reason}).") from None
-
-
-class _ConstantError(Exception):
-    pass
+    except RecursionError:
+        raise RequestError(400, f"{what} is not valid JSON (nested too deeply).") from None
 
 
 def _no_constant(name: str) -> Any:
     """NaN and Infinity, which the standard library reads and JSON does not have."""
-    raise _ConstantError(f"{name} is not a JSON value")
+    raise ValueError(f"{name} is not a JSON value")
 
 
 def parse_params(data: Mapping[str, Any]) -> GraphQLParams:

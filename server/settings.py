@@ -18,7 +18,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from followgraph.schema import QueryLimits
-from followgraph.server.auth import AuthConfig, AuthConfigError
+from followgraph.server.auth import DEFAULT_MAX_LIFETIME, AuthConfig, AuthConfigError
 from followgraph.server.http_protocol import ReadLimits
 from followgraph.server.redis_client import REDIS_SCHEMES
 from followgraph.server.subscriptions import SocketLimits
@@ -168,7 +168,7 @@ class Settings:
     # Serve /metrics on this port instead of the API's.
     metrics_port: int | None = None
     # Longest token lifetime accepted (exp - now), in seconds: 30 days.
-    jwt_max_lifetime: int = 30 * 86400
+    jwt_max_lifetime: int = DEFAULT_MAX_LIFETIME
     redis_timeout: float = 1.0
     # The SQL copy of the graph (server/sync.py): a SQLAlchemy URL (postgresql://, mysql://,
     # sqlite:///path); None: SQLite in the data directory; "off": no copy.
@@ -291,7 +291,7 @@ class Settings:
             scheme = self.redis_url.partition("://")[0].lower() if "://" in self.redis_url else ""
             if scheme not in REDIS_SCHEMES:
                 raise ConfigError(
-                    f"{_named('redis_url')}={self.redis_url!r} is not a Redis URL: use "
+                    f"{_named('redis_url')}={hidden_url(self.redis_url)!r} is not a Redis URL: use "
                     "redis://host:port/db, rediss:// (TLS), unix:///path/to/socket or "
                     "redis+cluster://host:port."
                 )

@@ -38,11 +38,16 @@ def _unsupported(url: str, what: str) -> UnsupportedDatabaseError:
 
 
 def hidden_url(url: str) -> str:
-    """`url` as it may be shown in messages and logs: without its password."""
+    """`url` (a database's or Redis') as it may be shown in messages and logs: without its password."""
     try:
         return make_url(url).render_as_string(hide_password=True)
-    except (ArgumentError, ValueError):  # ValueError: a port that is not a number
-        return url.split("@")[-1] if "@" in url else url
+    except (ArgumentError, ValueError):  # several hosts, or a port that is not a number
+        scheme, sep, rest = url.partition("://")
+        userinfo, at, hosts = rest.rpartition("@")
+        if not sep or not at:
+            return url
+        user, colon, _ = userinfo.partition(":")
+        return f"{scheme}://{user}{':***' if colon else ''}@{hosts}"
 
 
 def database_url(url: str) -> str:

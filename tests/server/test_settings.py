@@ -88,6 +88,11 @@ def test_overrides_win_over_the_environment() -> None:
             "127.0.0.1:6379",
             "FOLLOWGRAPH_REDIS_URL='127.0.0.1:6379' is not a Redis URL",
         ),
+        (
+            "FOLLOWGRAPH_REDIS_URL",
+            "http://u:pw@h:1",
+            r"FOLLOWGRAPH_REDIS_URL='http://u:\*\*\*@h:1' is not a Redis URL",
+        ),
         ("FOLLOWGRAPH_JWT_PRIVATE_KEY_FILE", "/k.pem", "is set without FOLLOWGRAPH_JWT_PUBLIC_KEY_FILE"),
         (
             "FOLLOWGRAPH_DATABASE_URL",
@@ -95,7 +100,11 @@ def test_overrides_win_over_the_environment() -> None:
             "FOLLOWGRAPH_DATABASE_URL: Unsupported database URL 'nonsense'",
         ),
         ("FOLLOWGRAPH_DATABASE_URL", "oracle://u:pw@h/db", "the scheme 'oracle' is not a database"),
-        ("FOLLOWGRAPH_DATABASE_URL", "postgresql://u:pw@h:x/db", "='h:x/db' is not a database URL"),
+        (
+            "FOLLOWGRAPH_DATABASE_URL",
+            "postgresql://u:pw@h:x/db",
+            "='postgresql://u:\\*\\*\\*@h:x/db' is not a database URL",
+        ),
     ],
 )
 def test_a_bad_value_names_its_variable(variable: str, value: str, message: str) -> None:
