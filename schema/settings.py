@@ -21,8 +21,8 @@ class UserSettings:
         "is shown to nobody but the user."
     )
     hide_fans: bool = strawberry.field(
-        description="The fans list (and fansYouFollow, which would reveal it) is shown to nobody "
-        "but the user."
+        description="The fans list (and fansYouFollow and the mutual list, which would reveal it) is "
+        "shown to nobody but the user."
     )
 
     @classmethod

@@ -98,8 +98,9 @@ class FollowConnection:
     hidden: bool = value(
         lambda page: page.hidden,
         description="True when the list's owner does not show it to the viewer (a hidden list, a locked "
-        "account seen by a non-fan, a block): edges and nodes are then empty and there are no pages; "
-        "totalCount still gives the size.",
+        "account seen by a non-fan, a block): edges and nodes are then empty and there are no pages. "
+        "totalCount still gives the size of the owner's own list (following, fans, mutuals); an overlap "
+        "with a hidden list (commonFollowing, fansYouFollow) is hidden as a whole, with totalCount 0.",
     )
     edges: list[FollowEdge]
     nodes: list["User"] = strawberry.field(description="The users of `edges`, without the edge fields.")

@@ -513,7 +513,7 @@ class FollowStore:
         self, ordered: str, other: str, viewer: str | None, guards: Sequence[tuple[str, ListKind]]
     ) -> tuple[list[tuple[int, str]], bool]:
         """Members of both sorted sets, scored and sorted (newest first) as in `ordered`, and
-        whether any of the `guards` (owner, list) is hidden from `viewer`.
+        whether any of the `guards` (owner, list) is hidden from `viewer`: then no members at all.
 
         Walks the smaller set in chunks and tests membership in the larger with ZMSCORE: reads
         only, and the two sets may live in different cluster slots.
@@ -529,6 +529,10 @@ class FollowStore:
 
         first = await run_pipeline(self.redis, fill, [scripts.HIDDEN_SCRIPT])
         sizes, hidden = first[:2], any(first[2:])
+        if hidden:
+            # Nothing derived from a list the viewer may not see, not even the overlap's size: a
+            # puppet account following one user at a time would turn it into a membership test.
+            return [], True
         walk_ordered = sizes[0] <= sizes[1]
         walked, probed = (ordered, other) if walk_ordered else (other, ordered)
         found: list[tuple[int, str]] = []
@@ -670,7 +674,7 @@ def _page_args(request: PageRequest) -> list[str | int]:
 
 def _slice(list_id: str, entries: list[tuple[int, str]], request: PageRequest, hidden: bool = False) -> Page:
     if hidden:
-        return Page.hidden_list(len(entries))
+        return Page.hidden_list(0)  # an overlap with a hidden list: its size would reveal members
     start, stop = window(entries, request)
     rows = entries[start:stop]
     members, times = [member for _, member in rows], [at for at, _ in rows]

@@ -58,15 +58,15 @@ class ListKind(enum.Enum):
 
     @property
     def hidden_by(self) -> str:
-        """The profile setting that hides it from others: the mutual list shows whom the owner
-        follows, so hiding the following list hides it too."""
+        """The profile setting that hides it from others, as the page script reads it: the mutual
+        list shows whom the owner follows and who follows the owner, so either setting hides it."""
         return _HIDDEN_BY[self]
 
 
 _HIDDEN_BY = {
     ListKind.FOLLOWING: "hideFollowing",
     ListKind.FANS: "hideFans",
-    ListKind.MUTUAL: "hideFollowing",
+    ListKind.MUTUAL: "hideFollowingOrFans",
 }
 
 

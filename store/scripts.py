@@ -360,12 +360,15 @@ return out
 # Whether a user's list is hidden from a viewer who is not its owner: the owner blocks the viewer,
 # hides the list, or is locked and the viewer is not a fan. Everything it reads is on the owner's
 # slot. KEYS (from k): profile, fans, blocking of the owner. ARGV (from a): viewer ('' when
-# anonymous), the profile setting that hides the list.
+# anonymous), the profile setting that hides the list: hideFollowing, hideFans, or any other
+# value for a list both hide (the mutual list shows members of both).
 _HIDDEN = """
 local function hidden(k, a)
-  if a ~= '' and redis.call('ZSCORE', KEYS[k + 2], ARGV[a]) then return true end
-  local s = redis.call('HMGET', KEYS[k], 'locked', ARGV[a + 1])
-  if s[2] == '1' then return true end
+  if ARGV[a] ~= '' and redis.call('ZSCORE', KEYS[k + 2], ARGV[a]) then return true end
+  local s = redis.call('HMGET', KEYS[k], 'locked', 'hideFollowing', 'hideFans')
+  local by = ARGV[a + 1]
+  if s[2] == '1' and by ~= 'hideFans' then return true end
+  if s[3] == '1' and by ~= 'hideFollowing' then return true end
   return s[1] == '1' and (ARGV[a] == '' or not redis.call('ZSCORE', KEYS[k + 1], ARGV[a]))
 end
 """

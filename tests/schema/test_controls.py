@@ -219,7 +219,7 @@ async def test_a_hidden_list_leaks_through_no_field(graph: Served, setting: str)
     await settings(graph, "ann", **{setting: True})
     hidden = {
         "hideFollowing": ["following", "mutuals", "commonFollowing"],
-        "hideFans": ["fans", "fansYouFollow"],
+        "hideFans": ["fans", "fansYouFollow", "mutuals"],
     }
     for viewer in ("x", "dan", None):
         seen = await lists(graph, "ann", viewer, other="x")
@@ -234,6 +234,62 @@ async def test_a_hidden_list_leaks_through_no_field(graph: Served, setting: str)
     own = await lists(graph, "ann", "ann", other="x")
     assert not any(own[name]["hidden"] for name in ("following", "fans", "mutuals", "commonFollowing"))
     assert own["settings"][setting]
+
+
+OVERLAPS = """
+query($owner: ID!, $puppet: ID!) {
+  user(userId: $owner) {
+    commonFollowing(userId: $puppet) { hidden totalCount nodes { userId } }
+    fansYouFollow { hidden totalCount nodes { userId } }
+  }
+}
+"""
+
+
+async def overlaps(api: Served, owner: str, puppet: str, viewer: str | None) -> dict[str, Any]:
+    found = await api.data(OVERLAPS, {"owner": owner, "puppet": puppet}, as_user=viewer)
+    user: dict[str, Any] = found["user"]
+    return user
+
+
+@pytest.mark.parametrize(
+    ("hide", "viewer"),
+    [
+        ({"hideFollowing": True}, None),
+        ({"hideFollowing": True}, "z"),
+        ({"hideFans": True}, "z"),
+        ({"locked": True}, None),
+        ({"block": "z"}, "z"),
+    ],
+)
+async def test_a_puppet_cannot_test_membership_of_a_hidden_list(
+    graph: Served, hide: dict[str, Any], viewer: str | None
+) -> None:
+    # ann follows bob and cat; bob and dan follow ann. The puppet z follows one candidate at a time
+    # and reads the overlap of its own list with ann's hidden one: nothing in it may depend on
+    # whether the candidate is on ann's list.
+    await graph.register("z")
+    if "block" in hide:
+        await act(graph, "block", "ann", hide["block"])
+    else:
+        await settings(graph, "ann", **hide)
+    answers = {}
+    for candidate in ("bob", "cat", "dan", "x"):  # followed by ann: bob, cat; fans of ann: bob, dan
+        await graph.store.follow(follower="z", followee=candidate)
+        answers[candidate] = await overlaps(graph, "ann", "z", viewer)
+        await graph.store.unfollow(follower="z", followee=candidate)
+    shut = {"locked", "block"} & hide.keys()
+    following_hidden, fans_hidden = bool(shut or "hideFollowing" in hide), bool(shut or "hideFans" in hide)
+    for candidate, answer in answers.items():
+        common, fans_followed = answer["commonFollowing"], answer["fansYouFollow"]
+        if following_hidden:
+            assert common == {"hidden": True, "totalCount": 0, "nodes": []}, candidate
+        else:
+            assert common["totalCount"] == len({"bob", "cat"} & {candidate}), candidate
+        if fans_hidden:
+            assert fans_followed == {"hidden": True, "totalCount": 0, "nodes": []}, candidate
+        elif viewer is not None:
+            assert fans_followed["totalCount"] == len({"bob", "dan"} & {candidate}), candidate
 
 
 async def test_suggestions_come_from_follows_and_respect_hidden_lists(graph: Served) -> None:

@@ -628,13 +628,14 @@ async def test_a_hidden_following_list_hides_the_mutual_list_too(graph: FollowSt
     assert len((await graph.page(ListKind.FOLLOWING, "ann")).entries) == 2
 
 
-async def test_hidden_fans_leave_the_mutual_list_shown(graph: FollowStore) -> None:
-    # The contract: hideFans hides the fans list and fansYouFollow; mutuals go with hideFollowing.
+async def test_hidden_fans_hide_the_mutual_list_too(graph: FollowStore) -> None:
+    # A mutual is a fan: the mutual list would show some of the hidden fans by name.
     await c.update_settings(graph, "ann", hide_fans=True)
     for viewer in (None, "bob", "cat", "dan"):
         assert await page_as(graph, ListKind.FANS, "ann", viewer) == (True, 2, [])
-        assert await page_as(graph, ListKind.MUTUAL, "ann", viewer) == (False, 1, ["bob"])
+        assert await page_as(graph, ListKind.MUTUAL, "ann", viewer) == (True, 1, [])
         assert await page_as(graph, ListKind.FOLLOWING, "ann", viewer) == (False, 2, ["cat", "bob"])
+    assert await page_as(graph, ListKind.MUTUAL, "ann", "ann") == (False, 1, ["bob"])
 
 
 async def test_a_locked_account_shows_its_lists_to_its_fans_only(graph: FollowStore) -> None:
@@ -661,7 +662,8 @@ async def test_intersections_hide_what_would_reveal_a_hidden_list(graph: FollowS
     await c.update_settings(graph, "bob", hide_following=True)
     for user_id, other_id in (("ann", "bob"), ("bob", "ann")):
         common = await graph.common_following(user_id, other_id, viewer="dan", viewer_checked=True)
-        assert (common.hidden, common.total, common.entries) == (True, 1, [])
+        # Hidden as a whole: its size would tell whether bob follows cat.
+        assert (common.hidden, common.total, common.entries) == (True, 0, [])
     # bob sees his own.
     assert not (await graph.common_following("ann", "bob", viewer="bob", viewer_checked=True)).hidden
 
@@ -669,7 +671,7 @@ async def test_intersections_hide_what_would_reveal_a_hidden_list(graph: FollowS
     assert [e.user_id for e in (await graph.fans_you_follow("cat", "ann")).entries] == ["dan"]
     await c.update_settings(graph, "ann", hide_fans=True)
     hidden = await graph.fans_you_follow("cat", "ann")
-    assert (hidden.hidden, hidden.total, hidden.entries) == (True, 1, [])
+    assert (hidden.hidden, hidden.total, hidden.entries) == (True, 0, [])
     assert not (await graph.fans_you_follow("ann", "ann")).hidden
 
 
