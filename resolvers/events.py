@@ -7,13 +7,14 @@ buffer, skipping the ids the replay already sent.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 
 from followgraph.resolvers.context import Context
 from followgraph.resolvers.errors import ApiError, bad_user_input, unauthenticated
 from followgraph.store.controls import muted_by
-from followgraph.store.events import Event, EventKind, parse_id
+from followgraph.store.events import ID_PART_LIMIT, Event, EventKind, parse_id
 from followgraph.store.hub import EventHub, FellBehindError
 from followgraph.store.log import EventLog
 
@@ -21,6 +22,7 @@ from followgraph.store.log import EventLog
 FELL_BEHIND = "SUBSCRIPTION_FELL_BEHIND"
 # Done to the viewer by someone else, these are never pushed (a block or mute is not announced).
 _SILENT_TO_TARGET = frozenset({EventKind.BLOCK, EventKind.UNBLOCK, EventKind.MUTE, EventKind.UNMUTE})
+_LAST_ID = (ID_PART_LIMIT - 1, ID_PART_LIMIT - 1)
 
 
 class Muting:
@@ -47,14 +49,30 @@ def checked_after(after: str | None) -> str | None:
     if after is None:
         return None
     try:
-        parse_id(after)
+        version: tuple[int, int] | None = parse_id(after)
     except ValueError:
+        version = None
+    # No id can follow the largest one, and Redis refuses a range that starts after it.
+    if version is None or version == _LAST_ID:
         raise bad_user_input(
-            "`after` must be an eventId from viewerEvents (ms-seq, e.g. 1764556800000-0), "
-            f"got {after[:40]!r}.",
+            "`after` must be an eventId from viewerEvents (ms-seq, two whole numbers below 2^64, "
+            f"e.g. 1764556800000-0), got {after[:48]!r}.",
             argument="after",
-        ) from None
+        )
     return after
+
+
+def _stop_if_cancelled() -> None:
+    """Raise CancelledError if this task has been asked to stop.
+
+    Python 3.11's asyncio.wait_for, which redis-py puts around each command's send, returns the
+    finished call's result when a cancel lands just as the call ends: the task goes on with only
+    its cancelling() count keeping the request. A subscription that missed its cancel so waited
+    for events forever, holding its socket's slot (#36): it checks before each wait and each yield.
+    """
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
 
 
 async def viewer_events(
@@ -73,10 +91,12 @@ async def viewer_events(
         if after is not None:
             async with aclosing(EventLog(context.store).tail(after, follow=False)) as replay:
                 async for event in replay:
+                    _stop_if_cancelled()
                     if muting.passes(event):
                         replayed.add(event.id)
                         yield event
         while True:
+            _stop_if_cancelled()
             try:
                 event = await subscriber.get()
             except FellBehindError as exc:

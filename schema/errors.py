@@ -3,8 +3,10 @@
 import logging
 from collections.abc import Iterator
 
+from graphql import ExecutionResult as GraphQLExecutionResult
 from graphql import GraphQLError
 from strawberry.extensions import SchemaExtension
+from strawberry.types.execution import ExecutionResult, StreamExecutionResult
 
 from followgraph.resolvers.errors import INTERNAL_SERVER_ERROR, ApiError
 
@@ -22,10 +24,24 @@ def is_expected(error: GraphQLError) -> bool:
 class MaskUnexpectedErrors(SchemaExtension):
     """Replaces unexpected errors by a fixed message with INTERNAL_SERVER_ERROR and the request id."""
 
+    # Whether results went out one by one (on_stream_result): a stream's, over WebSocket.
+    _streamed = False
+
     def on_operation(self) -> Iterator[None]:
         yield
-        result = self.execution_context.result
-        if result is None or not result.errors:
+        # A stream's results were masked one by one as they went out (the last one is this one).
+        if self._streamed:
+            return
+        self._mask_result(self.execution_context.result)
+
+    def on_stream_result(self, result: StreamExecutionResult) -> Iterator[None]:
+        # A subscription's results are sent as they come, long before its operation ends.
+        self._streamed = True
+        self._mask_result(result)
+        yield
+
+    def _mask_result(self, result: object) -> None:
+        if not isinstance(result, ExecutionResult | GraphQLExecutionResult) or not result.errors:
             return
         request_id = getattr(self.execution_context.context, "request_id", "-")
         result.errors = [self.mask(error, request_id) for error in result.errors]

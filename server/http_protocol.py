@@ -12,7 +12,17 @@ This protocol adds, per connection:
 - a body deadline: the whole request must arrive within `body_timeout` of its first byte;
 - a header size limit: beyond `max_header_bytes`, 431 and the connection is closed;
 - past `max_connections`, a new connection gets a short deadline (uvicorn's `limit_concurrency`,
-  set to the same number, answers its request with 503).
+  set to the same number, answers its request with 503), and a WebSocket upgrade is answered 503
+  too. uvicorn counts an open WebSocket among the connections but upgrades whatever the count, so
+  a flood of sockets took every connection and /healthz was 503 for everyone (#36).
+
+The probes, /healthz and /readyz, are answered beyond the cap: a liveness probe failing under a
+flood would make a restart loop of it. Up to PROBE_SLOTS of their requests run at a time beyond the
+cap (more are 503), each on a connection closed after its answer. The slots count requests in
+progress, not connections: connections beyond the cap are counted too while they wait for their
+503, so a flood keeps the count past any margin kept for probes. The path is compared only once
+the cap is reached: a request under it pays nothing for this. (A port of their own would work too,
+but every deployment's probes would have to move to it.)
 
 One timer per connection carries both deadlines and is re-armed only when it fires, so a request
 costs a clock read and a few attribute writes, not a timer of its own.
@@ -61,6 +71,10 @@ OVER_CAP_GRACE = 1.0
 LINGER = 2.0
 # Open files kept for everything but client connections: Redis, logs, the metrics port.
 FD_RESERVE = 256
+# The paths answered beyond the connection cap, and how many of their requests may run at once
+# beyond it (a probe takes about a millisecond; /readyz at most its 2 s wait for Redis).
+PROBE_PATHS = frozenset({"/healthz", "/readyz"})
+PROBE_SLOTS = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,9 +102,12 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         _loop: asyncio.AbstractEventLoop | None = None,
         *,
         limits: ReadLimits,
+        probes: _ProbeSlots | None = None,
     ) -> None:
         super().__init__(config, server_state, app_state, _loop)
         self.limits = limits
+        # The server's probe slots (`with_limits` makes one per server); a protocol made alone has its own.
+        self._probes = probes if probes is not None else _ProbeSlots()
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at = 0.0  # loop time the timer fires at
         # When the request being read must be complete (headers, then body); None between requests.
@@ -106,7 +123,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     @classmethod
     def with_limits(cls, limits: ReadLimits) -> Any:
         """What uvicorn's `http=` option takes: this protocol bound to `limits` (picklable for workers)."""
-        return functools.partial(cls, limits=limits)
+        return functools.partial(cls, limits=limits, probes=_ProbeSlots())
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -133,10 +150,13 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self.send_400_response("Invalid HTTP request received.")
             return
         except httptools.HttpParserUpgrade:
-            if self._should_upgrade():
-                self.handle_websocket_upgrade()
-            else:
+            if not self._should_upgrade():
                 self._unsupported_upgrade_warning()
+            elif self._over_cap():
+                self.logger.warning("Exceeded concurrency limit.")
+                self._reject(503, "Too many connections: try again later.")
+            else:
+                self.handle_websocket_upgrade()
             return
         # A chunk that ends inside headers is all header bytes, unless a request ended in it (then
         # the next one's first bytes go uncounted: at most one chunk, 256 kB with uvloop).
@@ -180,15 +200,17 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         scope["raw_path"] = self.root_path.encode("ascii") + raw_path if self.root_path else raw_path
         scope["query_string"] = url.query or b""
         app: Any = self.app
+        keep_alive = http_version != "1.0" and parser.should_keep_alive()
         limit = self.limit_concurrency
+        # _over_cap(), inline: this runs for every request.
         if limit is not None and (len(self.connections) >= limit or len(self.tasks) >= limit):
-            app = service_unavailable
-            self.logger.warning("Exceeded concurrency limit.")
+            if path in PROBE_PATHS:
+                app, keep_alive = functools.partial(self._probes.run, app), False
+            else:
+                app = service_unavailable
+                self.logger.warning("Exceeded concurrency limit.")
         existing = self.cycle
-        self.cycle = cycle = _Cycle(
-            self,
-            keep_alive=http_version != "1.0" and parser.should_keep_alive(),
-        )
+        self.cycle = cycle = _Cycle(self, keep_alive=keep_alive)
         if existing is None or existing.response_complete:
             self._start_asgi_task(cycle, app)
         else:  # a pipelined request waits for the one before to be answered
@@ -250,6 +272,12 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self._timer = None
         super().connection_lost(exc)
 
+    def _over_cap(self) -> bool:
+        """Whether the server holds `limit_concurrency` connections or requests, as uvicorn counts
+        them for its 503 (this connection among them)."""
+        limit = self.limit_concurrency
+        return limit is not None and (len(self.connections) >= limit or len(self.tasks) >= limit)
+
     def _on_timer(self) -> None:
         self._timer = None
         if self._deadline is None or self.transport.is_closing():
@@ -295,6 +323,28 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
                 self.loop.call_later(LINGER, self.transport.close)
                 return
         self.transport.close()
+
+
+class _ProbeSlots:
+    """The probes' requests running beyond the connection cap: at most PROBE_SLOTS at a time.
+
+    Counted while the request runs, not from when it was read: a request never run (its
+    connection lost while it waited behind another) takes no slot."""
+
+    __slots__ = ("busy",)
+
+    def __init__(self) -> None:
+        self.busy = 0
+
+    async def run(self, app: Any, scope: Any, receive: Any, send: Any) -> None:
+        if self.busy >= PROBE_SLOTS:
+            await service_unavailable(scope, receive, send)
+            return
+        self.busy += 1
+        try:
+            await app(scope, receive, send)
+        finally:
+            self.busy -= 1
 
 
 # What uvicorn refuses in a response header's name and value: checked for all the headers at once,

@@ -53,6 +53,7 @@ RANGES: dict[str, tuple[int, int]] = {
     "event_log_keep": (0, 366 * 86400),
     "ws_max_subscriptions": (1, 1000),
     "ws_max_connections_per_user": (1, 10_000),
+    "ws_max_anonymous_connections": (1, 1_000_000),
     "subscription_buffer": (1, 1_000_000),
     "profile_cache": (0, 10_000_000),
 }
@@ -163,7 +164,8 @@ class Settings:
     # A request's headers must arrive within this many seconds of its first byte (or of the connection).
     header_timeout: float = 5.0
     max_header_bytes: int = 32_768
-    # Open connections per server process; beyond it, requests are answered 503.
+    # Open connections per server process, WebSockets included; beyond it, requests and WebSocket
+    # upgrades are answered 503, except /healthz and /readyz (server/http_protocol.py).
     max_connections: int = 10_000
     # Serve /metrics on this port instead of the API's.
     metrics_port: int | None = None
@@ -190,6 +192,10 @@ class Settings:
     subscription_buffer: int = 1000
     ws_ping_seconds: float = 15.0
     ws_init_timeout: float = 10.0
+    # Sockets without a token in connection_init: closed this many seconds after it (0: refused at
+    # it), and at most this many per server process; anonymous sockets are what a flood opens.
+    ws_anonymous_seconds: float = 10.0
+    ws_max_anonymous_connections: int = 1000
     # Run documents that already ran once from compiled plans (schema/compiler.py and schema/plan.py).
     compiled_queries: bool = True
     # Read pages and users' facts on one auto-pipelined connection (store/channel.py), one per
@@ -263,6 +269,11 @@ class Settings:
         if not 0.1 <= self.ws_init_timeout <= 600:
             raise ConfigError(
                 f"{_named('ws_init_timeout')}={self.ws_init_timeout} is out of range: 0.1 to 600."
+            )
+        if not 0 <= self.ws_anonymous_seconds <= 3600:
+            raise ConfigError(
+                f"{_named('ws_anonymous_seconds')}={self.ws_anonymous_seconds} is out of range: "
+                "0 (refused) to 3600."
             )
         if self.follow_rate_limit.lower() != "off":
             try:
@@ -338,6 +349,8 @@ class Settings:
             max_connections_per_user=self.ws_max_connections_per_user,
             ping_seconds=self.ws_ping_seconds,
             init_timeout=self.ws_init_timeout,
+            anonymous_seconds=self.ws_anonymous_seconds,
+            max_anonymous=self.ws_max_anonymous_connections,
         )
 
     @property

@@ -4,15 +4,25 @@ authenticated by the bearer token in connection_init's payload.
 Close codes beyond the protocol's own (4400 bad message, 4401 subscribe before ack, 4408 no
 connection_init in time, 4409 duplicate id, 4429 second connection_init):
 
+- 4401 Unauthorized, "A token is needed to stay connected past N s: send Authorization in
+  connection_init's payload.": a socket whose connection_init carries no token, once
+  `anonymous_seconds` (FOLLOWGRAPH_WS_ANONYMOUS_SECONDS) have passed since it; at connection_init
+  itself when that setting is 0 ("A token is needed to stay connected: ...");
 - 4403 Forbidden: the token in connection_init is bad or expired, or expires while connected;
-- 4429 with its reason: the user already has `max_connections_per_user` sockets on this process;
+- 4429 with its reason: the user already has `max_connections_per_user` sockets on this process,
+  or `max_anonymous` sockets without a token are open on it (FOLLOWGRAPH_WS_MAX_ANONYMOUS_CONNECTIONS);
 - 1001 going away: the server is shutting down (server/ws_protocol.py);
 - 1009 message too big: a message past `max_body_bytes`, the HTTP body limit (uvicorn's
   `ws_max_size`, set by `serve`).
 
-No token is not refused at connection_init (an anonymous socket may run queries); viewerEvents
-then fails with UNAUTHENTICATED. Beyond `max_subscriptions` operations on one socket, a new
-subscribe gets an error message naming the limit.
+A socket without a token may run queries and mutations, as an anonymous HTTP request may, until its
+grace ends; viewerEvents fails for it with UNAUTHENTICATED. Such sockets cost a flood nothing to
+open, so they get a grace and a cap: without them, sockets that sent an empty connection_init held
+every connection of the process for as long as they stayed (#36). graphql-ws clients do not
+reconnect after 4401 or 4429, so an anonymous client is not sent round in a loop. (An upgrade
+beyond the process's connection cap is answered 503 before it gets here: server/http_protocol.py.)
+Beyond `max_subscriptions` operations on one socket, a new subscribe gets an error message naming
+the limit.
 
 A subscribe payload gets the checks of an HTTP request (graphql_http.parse_params); one that fails
 them gets an error message for its id, with the HTTP error. A message that is not a protocol message
@@ -30,7 +40,8 @@ import logging
 import time
 import uuid
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -64,10 +75,17 @@ from followgraph.server.metrics import Metrics
 
 log = logging.getLogger("followgraph.ws")
 
+UNAUTHORIZED = 4401
 FORBIDDEN = 4403
 TOO_MANY = 4429
+SEND_TOKEN = "send Authorization in connection_init's payload."
 # A WebSocket close reason is at most 123 bytes.
 MAX_REASON = 123
+# An operation still running this long after its socket cancelled it is cancelled again.
+RECANCEL_SECONDS = 0.5
+
+# In an operation's task, its own context (Strawberry runs a subscription with `handler.context`).
+_operation: ContextVar[Context | None] = ContextVar("followgraph_ws_operation", default=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +97,10 @@ class SocketLimits:
     # Seconds between the server's protocol pings; 0: none (clients may still ping).
     ping_seconds: float = 15.0
     init_timeout: float = 10.0
+    # How long a socket without a token stays after its connection_init (0: refused at it), and
+    # how many such sockets one process keeps.
+    anonymous_seconds: float = 10.0
+    max_anonymous: int = 1000
 
 
 class Sockets:
@@ -87,6 +109,7 @@ class Sockets:
     def __init__(self, limits: SocketLimits, metrics: Metrics) -> None:
         self.limits = limits
         self.by_user: Counter[str] = Counter()
+        self.anonymous = 0
         self.connections: Gauge = metrics.ws_connections
         self.subscriptions: Gauge = metrics.subscriptions
 
@@ -100,6 +123,12 @@ class Sockets:
         self.by_user[user_id] -= 1
         if self.by_user[user_id] <= 0:
             del self.by_user[user_id]
+
+    def admit_anonymous(self) -> bool:
+        if self.anonymous >= self.limits.max_anonymous:
+            return False
+        self.anonymous += 1
+        return True
 
 
 def _token(payload: dict[str, Any]) -> str | None:
@@ -122,7 +151,10 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.user_id: str | None = None
+        self._anonymous = False  # counted among the process's sockets without a token
         self._tasks: list[asyncio.Task[None]] = []
+        # Every operation's task until it ends, those a `complete` cancelled included.
+        self._running: set[asyncio.Task[None]] = set()
 
     async def handle(self) -> None:
         sockets = self.view.sockets
@@ -134,6 +166,8 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
                 task.cancel()
             if self.user_id is not None:
                 sockets.release(self.user_id)
+            if self._anonymous:
+                sockets.anonymous -= 1
             sockets.connections.dec()
 
     async def handle_connection_init(self, message: ConnectionInitMessage) -> None:
@@ -145,21 +179,38 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
             try:
                 principal = self.view.tokens.authenticate(_token(payload))
             except AuthError as exc:
-                if self.connection_init_timeout_task:
-                    self.connection_init_timeout_task.cancel()
-                await self.websocket.close(FORBIDDEN, _reason(exc.reason))
+                await self._refuse(FORBIDDEN, exc.reason)
                 return
-            if principal is not None and not self._admit(principal):
-                if self.connection_init_timeout_task:
-                    self.connection_init_timeout_task.cancel()
-                most = self.view.sockets.limits.max_connections_per_user
-                await self.websocket.close(
-                    TOO_MANY, f"Too many connections for this user: at most {most} per server process."
+            limits = self.view.sockets.limits
+            if principal is None:
+                if limits.anonymous_seconds <= 0:
+                    await self._refuse(UNAUTHORIZED, f"A token is needed to stay connected: {SEND_TOKEN}")
+                    return
+                if not self.view.sockets.admit_anonymous():
+                    await self._refuse(
+                        TOO_MANY,
+                        f"Too many connections without a token: at most {limits.max_anonymous} per "
+                        f"server process: {SEND_TOKEN}",
+                    )
+                    return
+                self._anonymous = True
+                self._start(self._end_grace(limits.anonymous_seconds))
+            elif not self._admit(principal):
+                await self._refuse(
+                    TOO_MANY,
+                    f"Too many connections for this user: at most {limits.max_connections_per_user} "
+                    "per server process.",
                 )
                 return
         await super().handle_connection_init(message)
         if self.connection_acknowledged:
             self._start(self._ping())
+
+    async def _refuse(self, code: int, reason: str) -> None:
+        """Close the socket at its connection_init with `code` and `reason`."""
+        if self.connection_init_timeout_task:
+            self.connection_init_timeout_task.cancel()
+        await self.websocket.close(code, _reason(reason))
 
     def _admit(self, principal: Principal) -> bool:
         if not self.view.sockets.admit(principal.user_id):
@@ -187,6 +238,14 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
             while True:
                 await asyncio.sleep(every)
                 await self.send_message({"type": "ping"})
+
+    async def _end_grace(self, seconds: float) -> None:
+        """Close a socket without a token `seconds` after its connection_init."""
+        await asyncio.sleep(seconds)
+        with contextlib.suppress(WebSocketDisconnected, RuntimeError):
+            await self.websocket.close(
+                UNAUTHORIZED, _reason(f"A token is needed to stay connected past {seconds:g} s: {SEND_TOKEN}")
+            )
 
     async def _expire(self, at: float) -> None:
         await asyncio.sleep(max(0.0, at - time.time()))
@@ -243,15 +302,18 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
             gauge = self.view.sockets.subscriptions
             gauge.inc()
             operation.task.add_done_callback(lambda _task: gauge.dec())
+            self._running.add(operation.task)
+            operation.task.add_done_callback(self._running.discard)
 
     async def run_operation(self, operation: Operation[Context, None]) -> None:
         """A query or mutation through the executor, as over HTTP; a subscription through Strawberry."""
+        context = self._operation_context()
         try:
             result = await self.view.executor.execute(
                 operation.query,
                 variables=operation.variables,
                 operation_name=operation.operation_name,
-                context=self._operation_context(),
+                context=context,
                 mutations=True,
             )
         except OperationNotAllowedError:
@@ -267,6 +329,8 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
             self.operations.pop(operation.id, None)
             raise
         if result is None:
+            # Its own context (its request id in masked errors and logs), set in this task only.
+            _operation.set(context)
             await super().run_operation(operation)
             return
         if rejected(result):
@@ -281,6 +345,36 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
         context = dataclasses.replace(self.context, request_id=uuid.uuid4().hex, operation_name=None)
         context.forget_loaders()
         return context
+
+    @property
+    def context(self) -> Context:
+        """The socket's context; in an operation's task, the operation's own."""
+        context = _operation.get()
+        return self._socket_context if context is None else context
+
+    @context.setter
+    def context(self, context: Context) -> None:
+        self._socket_context = context
+
+    async def shutdown(self) -> None:
+        """End every operation started on the socket before the socket's slot is given back.
+
+        Strawberry cancels the operations the socket still holds and waits for them; one that a
+        `complete` cancelled is no longer held, and a cancel that lands as an awaited call finishes
+        can be lost in a library (redis-py's wait_for on Python 3.11): such a task waited forever,
+        and so did this socket's slot (#36). So each is cancelled again until it has ended.
+        """
+        await _end(self._running)
+        await super().shutdown()
+
+
+async def _end(tasks: Iterable[asyncio.Task[None]]) -> None:
+    """Cancel `tasks` and return once all have ended, cancelling again those still running after
+    RECANCEL_SECONDS."""
+    while pending := [task for task in tasks if not task.done()]:
+        for task in pending:
+            task.cancel()
+        await asyncio.wait(pending, timeout=RECANCEL_SECONDS)
 
 
 class SubscriptionEndpoint(GraphQL[Context, None]):

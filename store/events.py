@@ -63,12 +63,20 @@ class EventKind(enum.Enum):
         return self not in (EventKind.USER, EventKind.SETTINGS)
 
 
+# Each part of a stream id is an unsigned 64-bit number: Redis refuses a larger one.
+ID_PART_LIMIT = 2**64
+
+
 def parse_id(event_id: str) -> tuple[int, int]:
-    """A stream id `ms-seq` as numbers; ValueError when it is not one."""
+    """A stream id `ms-seq` as numbers; ValueError when it is not one Redis would take."""
     ms, sep, seq = event_id.partition("-")
-    if not sep or not ms.isdigit() or not seq.isdigit():
+    # isdigit alone lets through digits of other scripts, which int() reads and Redis refuses.
+    if not sep or not (ms + seq).isascii() or not ms.isdigit() or not seq.isdigit():
         raise ValueError(f"{event_id!r} is not an event id (ms-seq)")
-    return int(ms), int(seq)
+    parts = int(ms), int(seq)
+    if max(parts) >= ID_PART_LIMIT:
+        raise ValueError(f"{event_id!r} is not an event id (ms-seq, each below 2^64)")
+    return parts
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,10 +13,11 @@ import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from followgraph.server.http_protocol import _JoinedWrites
+from followgraph.server.http_protocol import PROBE_SLOTS, _JoinedWrites, _ProbeSlots
 from followgraph.server.redis_server import RedisServer
 from tests.conftest import TEST_SECRET
 from tests.server.processes import ServeProcess, serve
@@ -369,17 +370,62 @@ async def test_memory_stays_bounded_under_50_connections_sending_20_mb_headers(s
 # Connection cap
 
 
-async def test_connections_beyond_the_cap_are_answered_503(redis_server: RedisServer, tmp_path: Path) -> None:
+async def get(server: ServeProcess, path: bytes) -> int:
+    """The status of `GET path` on a connection of its own."""
+    reader, writer = await connect(server)
+    writer.write(b"GET %s HTTP/1.1\r\nhost: t\r\n\r\n" % path)
+    async with asyncio.timeout(SLACK):
+        line = await reader.readline()
+    await close(writer)
+    return status_of(line)
+
+
+async def test_connections_beyond_the_cap_are_answered_503_but_the_probes_are_not(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
     env = environment(redis_server, FOLLOWGRAPH_MAX_CONNECTIONS="20", FOLLOWGRAPH_HEADER_TIMEOUT="30")
     with serve(tmp_path, env=env) as capped:
         held = [await connect(capped) for _ in range(20)]
         await asyncio.sleep(0.2)
 
-        over = await healthz(capped)
+        over = [await get(capped, path) for path in (b"/graphql", b"/nowhere")]
+        # A liveness probe that failed here would restart the process under a flood (#36).
+        probes = await asyncio.gather(*(get(capped, path) for path in (b"/healthz", b"/readyz") * 3))
         for _, writer in held:
             await close(writer)
         await asyncio.sleep(0.5)
-        after = await healthz(capped)
+        after = await get(capped, b"/nowhere")
 
-    assert status_of(over) == 503
-    assert status_of(after) == 200
+    assert over == [503, 503]
+    assert probes == [200] * 6
+    assert after == 404
+
+
+async def test_probes_beyond_the_cap_run_at_most_probe_slots_at_a_time() -> None:
+    slots = _ProbeSlots()
+    answered = asyncio.Event()
+    statuses: list[int] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            statuses.append(message["status"])
+
+    async def probe(scope: Any, receive: Any, send: Any) -> None:
+        await answered.wait()  # a probe in progress: /readyz waiting for Redis
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    running = [asyncio.create_task(slots.run(probe, {}, receive, send)) for _ in range(PROBE_SLOTS + 2)]
+    await asyncio.sleep(0.01)
+    busy = slots.busy
+    refused = list(statuses)
+    answered.set()
+    await asyncio.gather(*running)
+    await slots.run(probe, {}, receive, send)  # the slots are free again
+
+    assert (busy, refused) == (PROBE_SLOTS, [503, 503])
+    assert statuses == [503, 503] + [200] * (PROBE_SLOTS + 1)
+    assert slots.busy == 0

@@ -60,6 +60,17 @@ def test_connection_and_token_limits_are_read_from_their_variables(tmp_path: Pat
     assert settings.auth_config().max_lifetime_seconds == 3600
 
 
+def test_anonymous_socket_limits_are_read_from_their_variables() -> None:
+    defaults = Settings.from_env({}).socket_limits
+    assert (defaults.anonymous_seconds, defaults.max_anonymous) == (10.0, 1000)
+    settings = Settings.from_env(
+        {"FOLLOWGRAPH_WS_ANONYMOUS_SECONDS": "2.5", "FOLLOWGRAPH_WS_MAX_ANONYMOUS_CONNECTIONS": "30"}
+    )
+    assert (settings.socket_limits.anonymous_seconds, settings.socket_limits.max_anonymous) == (2.5, 30)
+    refused = Settings.from_env({"FOLLOWGRAPH_WS_ANONYMOUS_SECONDS": "0"})
+    assert refused.socket_limits.anonymous_seconds == 0.0
+
+
 def test_overrides_win_over_the_environment() -> None:
     settings = Settings.from_env({"FOLLOWGRAPH_PORT": "9000"}, port=9100, host=None)
     assert (settings.port, settings.host) == (9100, "127.0.0.1")
@@ -82,6 +93,21 @@ def test_overrides_win_over_the_environment() -> None:
         ("FOLLOWGRAPH_MAX_CONNECTIONS", "0", "FOLLOWGRAPH_MAX_CONNECTIONS=0 is out of range"),
         ("FOLLOWGRAPH_METRICS_PORT", "0", "FOLLOWGRAPH_METRICS_PORT=0 is out of range"),
         ("FOLLOWGRAPH_JWT_MAX_LIFETIME", "10", "FOLLOWGRAPH_JWT_MAX_LIFETIME=10 is out of range"),
+        (
+            "FOLLOWGRAPH_WS_ANONYMOUS_SECONDS",
+            "-1",
+            "FOLLOWGRAPH_WS_ANONYMOUS_SECONDS=-1.0 is out of range: 0",
+        ),
+        (
+            "FOLLOWGRAPH_WS_ANONYMOUS_SECONDS",
+            "soon",
+            "FOLLOWGRAPH_WS_ANONYMOUS_SECONDS='soon' is not a number",
+        ),
+        (
+            "FOLLOWGRAPH_WS_MAX_ANONYMOUS_CONNECTIONS",
+            "0",
+            "FOLLOWGRAPH_WS_MAX_ANONYMOUS_CONNECTIONS=0 is out of range: use 1 to 1000000",
+        ),
         ("FOLLOWGRAPH_REDIS_URL", "http://nope", "FOLLOWGRAPH_REDIS_URL='http://nope' is not a Redis URL"),
         (
             "FOLLOWGRAPH_REDIS_URL",

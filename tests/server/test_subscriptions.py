@@ -61,14 +61,32 @@ async def test_without_a_token_the_subscription_is_refused_with_a_clear_error(li
     assert "token" in error.errors[0]["message"]
 
 
-async def test_a_malformed_after_is_bad_user_input(live: Live) -> None:
+# Not ids at all, then ids Redis refuses (they reached it, and its error the client, #36): a part of
+# 2^64 or more, digits of another script, and the largest id, after which no range starts.
+@pytest.mark.parametrize(
+    "after",
+    [
+        "yesterday",
+        "18446744073709551616-0",
+        "1-18446744073709551616",
+        "\u0661\u0662-0",
+        "18446744073709551615-18446744073709551615",
+    ],
+    ids=["word", "ms-too-big", "seq-too-big", "arabic-digits", "largest-id"],
+)
+async def test_a_malformed_after_is_bad_user_input(live: Live, after: str) -> None:
     await live.register("alice")
-    async with listen(live.ws_url, live.token("alice"), after="yesterday") as alice:
+    async with listen(live.ws_url, live.token("alice"), after=after) as alice:
         error = await alice.error()
 
     assert isinstance(error, TransportQueryError) and error.errors is not None
-    assert error.errors[0]["extensions"] == {"code": "BAD_USER_INPUT", "argument": "after"}
-    assert "eventId" in error.errors[0]["message"]
+    assert error.errors == [
+        {
+            "message": "`after` must be an eventId from viewerEvents (ms-seq, two whole numbers "
+            f"below 2^64, e.g. 1764556800000-0), got {after!r}.",
+            "extensions": {"code": "BAD_USER_INPUT", "argument": "after"},
+        }
+    ]
 
 
 async def test_reconnecting_with_after_replays_the_missed_events_then_goes_live_without_gap_or_duplicate(
