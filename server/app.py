@@ -19,6 +19,7 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from followgraph.schema import build_schema
+from followgraph.server.embedded import SharedRedis
 from followgraph.server.graphql_http import EndpointConfig, GraphQLEndpoint
 from followgraph.server.logs import configure_logging
 from followgraph.server.metrics import Metrics
@@ -44,12 +45,17 @@ CACHE_EXPORT_SECONDS = 5.0
 
 
 def create_app(
-    settings: Settings, *, redis: Client | None = None, watchdog: RedisWatchdog | None = None
+    settings: Settings,
+    *,
+    redis: Client | None = None,
+    watchdog: RedisWatchdog | None = None,
+    shared: SharedRedis | None = None,
 ) -> FollowGraphApp:
     """The application for `settings`; `redis` (not closed by the app) replaces settings.redis_url.
 
     `watchdog` keeps the embedded Redis this process started: /healthz fails when it gives up, and
-    /metrics counts its restarts.
+    /metrics counts its restarts. `shared` is the embedded Redis another process started (the
+    parent of `serve --workers`' workers): /healthz fails once it is gone with its owner.
     """
     if redis is None and settings.redis_url is None:
         raise ValueError("create_app needs a Redis: pass redis= or set redis_url (FOLLOWGRAPH_REDIS_URL).")
@@ -70,6 +76,7 @@ def create_app(
     metrics = Metrics()
     if watchdog is not None:
         metrics.registry.register(watchdog)
+    keeper = watchdog or shared
     endpoint = GraphQLEndpoint(schema, config, metrics)
     subscriptions = SubscriptionEndpoint(
         schema,
@@ -155,7 +162,7 @@ def create_app(
                 await client.aclose()
 
     async def healthz(request: Request) -> JSONResponse:
-        problem = watchdog.problem() if watchdog is not None else None
+        problem = keeper.problem() if keeper is not None else None
         if problem is not None:
             return JSONResponse({"status": "failing", "problem": problem}, status_code=503)
         return JSONResponse({"status": "ok"})
@@ -251,4 +258,4 @@ def app_from_env() -> FollowGraphApp:
     """The application configured by FOLLOWGRAPH_* variables (uvicorn's factory for worker processes)."""
     settings = Settings.from_env()
     configure_logging(settings.log_level)
-    return create_app(settings)
+    return create_app(settings, shared=SharedRedis.from_env(settings))

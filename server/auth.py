@@ -37,6 +37,7 @@ from jwt.exceptions import (
 )
 
 from followgraph.resolvers.context import ADMIN_SCOPE
+from followgraph.server.private import private_directory
 from followgraph.store.errors import InvalidInputError
 from followgraph.store.ids import validate_user_id
 
@@ -356,7 +357,7 @@ def _load_private_key(pem: str) -> RSAPrivateKey:
 
 
 def _create_secret_file(path: Path) -> bytes:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_directory(path.parent)
     secret = secrets.token_hex(64).encode()
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

@@ -53,11 +53,12 @@ from followgraph.server.demo import (
     load_demo,
     load_demo_controls,
 )
-from followgraph.server.embedded import Embedded, embedded_redis
+from followgraph.server.embedded import OWNER_ENV, DataDirInUseError, Embedded, embedded_redis
 from followgraph.server.embedded import redis_url as resolve_redis_url
 from followgraph.server.http_protocol import GuardedHttpToolsProtocol, connection_cap
 from followgraph.server.logs import configure_logging
 from followgraph.server.metrics import MULTIPROC_ENV, serve_metrics, workers_registry
+from followgraph.server.private import make_private, private_directory
 from followgraph.server.redis_cluster import LocalCluster
 from followgraph.server.redis_server import RedisServerError
 from followgraph.server.settings import ConfigError, Settings
@@ -121,7 +122,8 @@ KindOption = Annotated[
 
 @contextlib.contextmanager
 def _watched_redis(settings: Settings) -> Iterator[tuple[Settings, Embedded]]:
-    """Like redis_for(), for serve: an embedded Redis started here is restarted when it exits.
+    """Like redis_for(), for serve: the embedded Redis is this process's own, restarted when it
+    exits; when another process owns it, the command stops with a sentence saying which (#36).
 
     With worker processes, which cannot see the watchdog, giving up on it stops the server.
     """
@@ -131,8 +133,10 @@ def _watched_redis(settings: Settings) -> Iterator[tuple[Settings, Embedded]]:
             os.kill(os.getpid(), signal.SIGTERM)
 
     try:
-        with embedded_redis(settings, watch=True, on_give_up=stop_server) as embedded:
+        with embedded_redis(settings, exclusive=True, watch=True, on_give_up=stop_server) as embedded:
             yield dataclasses.replace(settings, redis_url=embedded.url), embedded
+    except DataDirInUseError as exc:
+        raise fail(str(exc), 1) from None
     except RedisServerError as exc:
         raise fail(f"Could not start the embedded Redis: {exc}", 1) from None
 
@@ -259,6 +263,8 @@ def serve(
     notice = build_notice(dist, WebBuild.find(dist))
     if notice:
         console.print(notice, style="yellow")
+    # A data directory an earlier version made (0755) holds the AOF, the SQL copy and the secret.
+    make_private(settings.data_dir)
     with _watched_redis(settings) as (settings, embedded):
         try:
             settings.auth_config()
@@ -312,8 +318,10 @@ def serve(
             # Every worker writes its metrics here and /metrics adds them up.
             metrics_dir = settings.data_dir.resolve() / "metrics"
             shutil.rmtree(metrics_dir, ignore_errors=True)
-            metrics_dir.mkdir(parents=True)
+            private_directory(metrics_dir)
             os.environ[MULTIPROC_ENV] = str(metrics_dir)
+            if watchdog is not None:  # the workers use the embedded Redis this process owns
+                os.environ[OWNER_ENV] = str(os.getpid())
             registry = workers_registry()
             if watchdog is not None:
                 registry.register(watchdog)

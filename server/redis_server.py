@@ -28,6 +28,8 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from followgraph.server.private import PRIVATE_UMASK, private_directory
+
 log = logging.getLogger(__name__)
 
 # Unix socket paths longer than this do not fit in sockaddr_un on Linux.
@@ -124,6 +126,40 @@ def _probe(socket_path: Path) -> redis.Redis:
     return redis.Redis(unix_socket_path=str(socket_path), socket_timeout=1.0, retry=Retry(NoBackoff(), 0))
 
 
+def shut_down(socket_path: Path, timeout: float = 15.0) -> int | None:
+    """Shut down the server on `socket_path` (SHUTDOWN: it flushes and syncs its AOF first) and
+    return its pid once it has let go of its files."""
+    path = str(socket_path)
+    client = redis.Redis(unix_socket_path=path, socket_timeout=timeout, retry=Retry(NoBackoff(), 0))
+    pid: int | None = None
+    try:
+        pid = int(client.info("server")["process_id"])
+        client.shutdown()  # the server closes the connection as it exits: SHUTDOWN has no answer
+    except redis.ConnectionError:
+        pass  # gone before it was asked
+    except redis.RedisError as exc:
+        raise RedisServerError(f"the redis-server on {socket_path} did not shut down: {exc}") from None
+    finally:
+        client.close()
+    # It removes its socket once its AOF is written, as it exits.
+    deadline = time.monotonic() + timeout
+    while socket_path.exists() and (pid is None or _alive(pid)):
+        if time.monotonic() > deadline:
+            raise RedisServerError(f"the redis-server on {path} did not shut down within {timeout:.0f}s")
+        time.sleep(0.02)
+    return pid
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        pass
+    return True
+
+
 def _stop_with_parent() -> None:
     """In the child: ask Linux to send SIGTERM when the parent dies, so an embedded Redis never
     outlives a server that was killed (SIGTERM still flushes the AOF)."""
@@ -197,7 +233,7 @@ class RedisServer(Started):
         return [*args, *self.extra_args]
 
     def start(self, timeout: float = 15.0) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
+        private_directory(self.directory)
         self._refuse_a_newer_aof()
         self.socket_path.unlink(missing_ok=True)
         self.process = subprocess.Popen(
@@ -206,6 +242,8 @@ class RedisServer(Started):
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             preexec_fn=_stop_with_parent,
+            # Its AOF, its log and the directories it makes are for this user alone (0600, 0700).
+            umask=PRIVATE_UMASK,
             # Not in the terminal's process group: Ctrl-C stops the server, which then stops Redis
             # (a Redis that got the SIGINT itself would look like a crash to the watchdog).
             start_new_session=True,

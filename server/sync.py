@@ -18,6 +18,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from followgraph.server.private import private_directory
 from followgraph.store import FollowStore
 from followgraph.store.consumer import Consumer, ConsumerOptions
 from followgraph.store.events import Event
@@ -121,10 +122,10 @@ class SqlSync:
 
     async def start(self) -> AsyncEngine:
         """Bring the database's tables up to date (Alembic) and connect. A SQLite file's directory
-        is created if need be (the data directory of a first start)."""
+        is created if need be (the data directory of a first start), private (server/private.py)."""
         path = sqlite_path(self.url)
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_directory(path.parent)
         await migrate(self.url)
         self.engine = create_engine(self.url)
         return self.engine
