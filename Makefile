@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-PACKAGES := schema resolvers dataloaders store server
+PACKAGES := schema executor resolvers dataloaders store server transport cli
 # The packages under their installed names, for mypy (which cannot follow the editable install).
 TYPECHECK := $(VENV)/typecheck/followgraph
 

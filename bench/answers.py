@@ -16,7 +16,8 @@ import redis
 
 from bench.queries import FANS_QUERY, PAGE_QUERY, bearer, raw_body
 from bench.redisstats import reads_processed
-from followgraph.store import FollowStore, controls
+from followgraph.store import FollowStore
+from followgraph.store.graph import controls
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""What the connection guards cost (server/http_protocol.py): `python -m bench.connections`.
+"""What the connection guards cost (transport/http_protocol.py): `python -m bench.connections`.
 
 1. The protocol alone, in process: CPU time per keep-alive request fed to uvicorn's stock
    httptools protocol and to the guarded one, with an app that answers at once (no sockets, so
@@ -41,8 +41,8 @@ SECRET = "bench-secret-that-is-long-enough-for-hs256!"
 def serve(protocol: str, port: int, redis_url: str, header_timeout: float) -> None:
     """In the server process: the app on `port` with the stock or the guarded protocol."""
     from followgraph.server.app import create_app
-    from followgraph.server.http_protocol import GuardedHttpToolsProtocol
     from followgraph.server.settings import Settings
+    from followgraph.transport.http_protocol import GuardedHttpToolsProtocol
 
     settings = Settings(
         port=port,
@@ -202,7 +202,7 @@ def main() -> None:
         protocol, port, redis_url, header_timeout = args.serve
         serve(protocol, int(port), redis_url, float(header_timeout))
         return
-    from followgraph.server.http_protocol import GuardedHttpToolsProtocol, ReadLimits
+    from followgraph.transport.http_protocol import GuardedHttpToolsProtocol, ReadLimits
 
     protocols = {"stock": HttpToolsProtocol, "guarded": GuardedHttpToolsProtocol.with_limits(ReadLimits())}
     micro: dict[str, list[float]] = {name: [] for name in protocols}

@@ -49,12 +49,13 @@ from followgraph.server.redis_client import connect
 from followgraph.server.redis_server import RedisServer, find_redis_server
 from followgraph.server.settings import Settings
 from followgraph.server.sync import GROUP
-from followgraph.store import FollowStore, Keys, scripts
-from followgraph.store.bulk import Edge, EdgeStatus, follow_many
-from followgraph.store.consumer import Consumer, ConsumerOptions
-from followgraph.store.events import Event
-from followgraph.store.log import LAG_COUNT_LIMIT, EventLog
-from followgraph.store.lua import LuaScript
+from followgraph.store import FollowStore, Keys
+from followgraph.store.graph import scripts
+from followgraph.store.graph.bulk import Edge, EdgeStatus, follow_many
+from followgraph.store.graph.events import Event
+from followgraph.store.log.consumer import Consumer, ConsumerOptions
+from followgraph.store.log.stream import LAG_COUNT_LIMIT, EventLog
+from followgraph.store.redis.lua import LuaScript
 from followgraph.store.sql import apply_events, counts, create_engine, migrate
 from followgraph.store.sql.databases import private_database
 from followgraph.store.sql.urls import hidden_url

@@ -54,16 +54,16 @@ import uvloop
 
 from bench.plain import RELATIONSHIPS, PlainApp
 from bench.queries import FANS_QUERY
+from followgraph.executor.plan import Plan
 from followgraph.resolvers.context import Context
-from followgraph.schema.plan import Plan
 from followgraph.schema.scalars import serialize_datetime
 from followgraph.server.app import create_app
-from followgraph.server.logs import configure_logging
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore, UserColumns
 from followgraph.store import Page as ListPage
-from followgraph.store.columns import PROFILE_WIDTH
-from followgraph.store.scripts import PROFILE_FIELDS
+from followgraph.store.graph.columns import PROFILE_WIDTH
+from followgraph.store.graph.scripts import PROFILE_FIELDS
+from followgraph.transport.logs import configure_logging
 
 CONCURRENCY = 32
 BATCH = 480
@@ -201,7 +201,7 @@ async def _layers(spec: LayerSpec, log: TextIO, stack: contextlib.AsyncExitStack
     def context() -> Context:
         return Context.create(store, viewer_id=spec.viewer, request_id="layers", max_page_size=max_page)
 
-    # What schema/plan.py's _root_and_list reads and builds, without the plan around it (the answer
+    # What executor/plan.py's _root_and_list reads and builds, without the plan around it (the answer
     # is checked against B's, so a change there that this misses fails the run).
     async def reads() -> tuple[ListPage, UserColumns]:
         query = store.list_query(listed.kind, spec.user_id, first=20, viewer=spec.viewer, viewer_checked=True)

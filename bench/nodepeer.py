@@ -2,7 +2,7 @@
 
 Built only when `node` and `npm` are on PATH; otherwise the harness reports it as not built and
 measures the other servers as usual. The peer runs the store's own Lua scripts: the harness writes
-their sources (followgraph.store.scripts) to a JSON file the peer reads at start.
+their sources (followgraph.store.graph.scripts) to a JSON file the peer reads at start.
 
 By hand: `python -m bench.nodepeer --port P --redis-url URL` (env BENCH_JWT_SECRET) installs it if
 needed and serves it in the foreground on http://127.0.0.1:P/graphql.
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.processes import Child, child_env, spawn
-from followgraph.store.scripts import PAGE, PROFILES, RELATIONS
+from followgraph.store.graph.scripts import PAGE, PROFILES, RELATIONS
 
 PEER_DIR = Path(__file__).resolve().parent / "peers" / "node"
 DESCRIPTION = "Fastify + Mercurius (graphql-jit) + ioredis + DataLoader + fast-jwt"

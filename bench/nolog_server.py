@@ -9,7 +9,7 @@ apart would import the scripts unchanged.
 from __future__ import annotations
 
 from bench.eventlog import scripts_without_log
-from followgraph.server.cli import main
+from followgraph.cli.main import main
 
 if __name__ == "__main__":
     with scripts_without_log():

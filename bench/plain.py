@@ -4,7 +4,7 @@ What it does per request (POST /b, body {"userId": ..., "first": n[, "after": cu
 the JSON FollowGraph gives to bench.queries.FANS_QUERY, byte for byte):
 
 - a raw ASGI callable (no Starlette, no routing table) on uvicorn with uvloop and httptools, through
-  the HTTP protocol A runs on (server/http_protocol.py, which sends a response's head and body in
+  the HTTP protocol A runs on (transport/http_protocol.py, which sends a response's head and body in
   one write);
 - the bearer JWT verified with PyJWT (HS256, the same claims FollowGraph requires) once per token,
   then served from a dict until the token's `exp`;
@@ -14,13 +14,13 @@ the JSON FollowGraph gives to bench.queries.FANS_QUERY, byte for byte):
   the viewer is a fan), as FollowGraph's page does; then the store's RELATIONS script (viewer's
   following + fans) and PROFILES script (the owner, whose missing profile means `user: null`, and
   the page's users) in one write. A list the owner does not show the viewer is answered as
-  FollowGraph answers it: no edges. The scripts are the store's own (followgraph.store.scripts),
+  FollowGraph answers it: no edges. The scripts are the store's own (followgraph.store.graph.scripts),
   loaded with SCRIPT LOAD and called with EVALSHA;
-- cursors and times made by FollowGraph's own functions (store/cursor.py, schema/scalars.py, which
+- cursors and times made by FollowGraph's own functions (store/graph/cursor.py, schema/scalars.py, which
   keep the strings of recent entries), relationships computed inline, the answer written with
   orjson (UTF-8, no \\u escapes).
 
-Redis client: by default FollowGraph's own read channel (`--client resp`, store/channel.py): one
+Redis client: by default FollowGraph's own read channel (`--client resp`, store/redis/channel.py): one
 asyncio connection, commands packed and replies parsed by hiredis, and every command queued in one
 turn of the event loop written in one send (what ioredis calls auto-pipelining). `--client
 redis-py` runs the same reads on redis-py's asyncio client with hiredis (a pool of connections, a
@@ -50,12 +50,12 @@ from redis.exceptions import NoScriptError
 from bench.processes import serve_quietly
 from followgraph.schema.scalars import serialize_datetime
 from followgraph.store import Keys
-from followgraph.store.channel import Address, ReadChannel
-from followgraph.store.columns import PROFILE_WIDTH, times_of
-from followgraph.store.cursor import Cursor, cursor_of
-from followgraph.store.errors import InvalidCursorError
-from followgraph.store.ids import is_valid_user_id
-from followgraph.store.scripts import PAGE, PROFILE_FIELDS, PROFILES, RELATIONS
+from followgraph.store.graph.columns import PROFILE_WIDTH, times_of
+from followgraph.store.graph.cursor import Cursor, cursor_of
+from followgraph.store.graph.errors import InvalidCursorError
+from followgraph.store.graph.ids import is_valid_user_id
+from followgraph.store.graph.scripts import PAGE, PROFILE_FIELDS, PROFILES, RELATIONS
+from followgraph.store.redis.channel import Address, ReadChannel
 
 SECRET_ENV = "BENCH_JWT_SECRET"
 MAX_PAGE_SIZE = 100
@@ -95,7 +95,7 @@ class Reads(Protocol):
 
 
 class ChannelReads:
-    """FollowGraph's own read channel (store/channel.py): one auto-pipelined connection."""
+    """FollowGraph's own read channel (store/redis/channel.py): one auto-pipelined connection."""
 
     def __init__(self, channel: ReadChannel) -> None:
         self.channel = channel

@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 import uvicorn
 
-from followgraph.server.http_protocol import GuardedHttpToolsProtocol, ReadLimits
+from followgraph.transport.http_protocol import GuardedHttpToolsProtocol, ReadLimits
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -27,7 +27,7 @@ def py_spy() -> str | None:
 
 
 def _frame(frame: str) -> str:
-    """'handle (server/graphql_http.py:120)' -> 'handle (server/graphql_http.py)'."""
+    """'handle (transport/graphql_http.py:120)' -> 'handle (transport/graphql_http.py)'."""
     return _LINE.sub(")", frame.strip())
 
 

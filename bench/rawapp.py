@@ -38,11 +38,11 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from bench.processes import serve_quietly
-from followgraph.server.auth import AuthConfig, AuthError, authenticate
 from followgraph.server.redis_client import connect
 from followgraph.store import Keys, validate_user_id
-from followgraph.store.cursor import Cursor
-from followgraph.store.lua import AnyPipeline, run_pipeline
+from followgraph.store.graph.cursor import Cursor
+from followgraph.store.redis.lua import AnyPipeline, run_pipeline
+from followgraph.transport.auth import AuthConfig, AuthError, authenticate
 
 SECRET_ENV = "BENCH_JWT_SECRET"
 PROFILE_FIELDS = ["name", "avatarUrl", "createdAt"]

@@ -24,7 +24,7 @@ from bench.rawapp import create_bench_app
 from followgraph.server.app import create_app
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore
-from followgraph.store.roundtrips import RoundTripCounter
+from tests.roundtrips import RoundTripCounter
 
 
 class CountingConnection(RoundTripCounter, Connection):

@@ -47,9 +47,9 @@ from bench.cpu import meter, own_seconds, process_seconds
 from bench.graph import open_pipe, profile_command
 from bench.loadgen import build_request, percentile
 from bench.processes import Child, child_env, free_port, pin, spawn, wait_http
-from followgraph.server.auth import AuthConfig, mint_token
 from followgraph.server.redis_server import RedisServer, find_redis_server
 from followgraph.store import Keys
+from followgraph.transport.auth import AuthConfig, mint_token
 
 if TYPE_CHECKING:
     from bench.suite import Bench
@@ -82,7 +82,7 @@ FILES_NEEDED = MEMORY_USERS + SENDER_CONNECTIONS + 200
 # `followgraph serve` with the cyclic garbage collector disabled (the reference row).
 GC_OFF = (
     "import gc, sys; gc.disable(); sys.argv = ['followgraph', *sys.argv[1:]]; "
-    "from followgraph.server.cli import main; main()"
+    "from followgraph.cli.main import main; main()"
 )
 SERVED = "followgraph serve"
 GC_DISABLED = "the same, gc.disable()"

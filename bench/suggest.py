@@ -12,8 +12,8 @@ import uvloop
 
 from bench.graph import TypicalGraph
 from followgraph.store import FollowStore
-from followgraph.store.roundtrips import RoundTripCounter
-from followgraph.store.suggestions import suggestions
+from followgraph.store.graph.suggestions import suggestions
+from tests.roundtrips import RoundTripCounter
 
 VIEWERS = 300
 

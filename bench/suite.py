@@ -40,7 +40,7 @@ from bench.rawfollow import raw_follow
 from bench.redisstats import RedisWork, Snapshot, Stats
 from bench.roundtrips import InProcess
 from bench.subscriptions import SubscriptionResults, run_subscriptions
-from followgraph.server.auth import AuthConfig, mint_token
+from followgraph.transport.auth import AuthConfig, mint_token
 
 SECRET = "bench-secret-0123456789abcdefghijklmnopqrstuvwxyz"
 Say = Callable[[str], None]
@@ -432,10 +432,10 @@ class Bench:
             )
         versus.notes += [
             "B (bench/plain.py), plain Python: a raw ASGI app on uvicorn + uvloop + httptools (through A's "
-            "HTTP protocol, server/http_protocol.py), the bearer "
+            "HTTP protocol, transport/http_protocol.py), the bearer "
             "JWT verified once with PyJWT and then cached until it expires, the store's own Lua scripts "
             "in two round trips (PAGE; then RELATIONS + PROFILES in one write) on FollowGraph's own "
-            "read channel (store/channel.py, one auto-pipelined connection), cursors and dates by "
+            "read channel (store/redis/channel.py, one auto-pipelined connection), cursors and dates by "
             "FollowGraph's own cached functions, orjson; the owner's rules as A applies them (its PAGE "
             "call also reads the owner's hideFans and locked settings and blocks); the same bytes as A.",
             f"N, the Node peer (bench/peers/node/): {NODE_PEER}, the same schema subset, keys, cursors, "
@@ -637,7 +637,7 @@ class Bench:
             "server's CPU), with the same concurrency, on the server's client settings "
             "(server.redis_client), with the server's follow rate limit (400/day) counted in the "
             "script as A counts it.",
-            "A's mutations run from their compiled plans (schema/mutation_plan.py) after each document's "
+            "A's mutations run from their compiled plans (executor/mutation_plan.py) after each document's "
             "first request; A's in-process SQL consumer (FOLLOWGRAPH_SYNC, on by default) copies every "
             "follow to SQLite in the same process meanwhile.",
         ]

@@ -27,9 +27,9 @@ from followgraph.server.redis_cluster import LocalCluster
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore, ListKind
-from followgraph.store import controls as c
-from followgraph.store.cluster_channel import open_reads
-from followgraph.store.lua import AnyPipeline, Client, run_pipeline
+from followgraph.store.graph import controls as c
+from followgraph.store.redis.cluster_channel import open_reads
+from followgraph.store.redis.lua import AnyPipeline, Client, run_pipeline
 
 OWNER, READER = "owner", "reader"
 LOAD_CHUNK = 10_000

@@ -14,7 +14,7 @@ import redis.asyncio as aioredis
 
 from bench.graph import CREATED_MS, FanGraph, fan_graph_edges, fan_graph_users, load_fan_graph
 from followgraph.store import FollowStore
-from followgraph.store.bulk import Edge, UserRow, follow_many, upsert_many
+from followgraph.store.graph.bulk import Edge, UserRow, follow_many, upsert_many
 
 RAW_DB, STORE_DB = 14, 15
 CHUNK = 2000

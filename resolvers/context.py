@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from followgraph.dataloaders import BatchObserver, DataLoaders
 from followgraph.resolvers.paging import MAX_PAGE_SIZE
 from followgraph.store import FollowStore
-from followgraph.store.hub import EventHub
-from followgraph.store.ratelimit import FollowLimit
+from followgraph.store.graph.ratelimit import FollowLimit
+from followgraph.store.log.hub import EventHub
 
 ADMIN_SCOPE = "admin"
 

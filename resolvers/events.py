@@ -13,10 +13,10 @@ from contextlib import aclosing
 
 from followgraph.resolvers.context import Context
 from followgraph.resolvers.errors import ApiError, bad_user_input, unauthenticated
-from followgraph.store.controls import muted_by
-from followgraph.store.events import ID_PART_LIMIT, Event, EventKind, parse_id
-from followgraph.store.hub import EventHub, FellBehindError
-from followgraph.store.log import EventLog
+from followgraph.store.graph.controls import muted_by
+from followgraph.store.graph.events import ID_PART_LIMIT, Event, EventKind, parse_id
+from followgraph.store.log.hub import EventHub, FellBehindError
+from followgraph.store.log.stream import EventLog
 
 # The error code of a subscription ended because its buffer overflowed.
 FELL_BEHIND = "SUBSCRIPTION_FELL_BEHIND"

@@ -24,8 +24,8 @@ from followgraph.store import (
     UserFacts,
     UserNotFoundError,
     UserSettings,
-    controls,
 )
+from followgraph.store.graph import controls
 
 log = logging.getLogger(__name__)
 # Unlocking waits for the acceptance of the pending requests for this share of what is left of the

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from followgraph.resolvers.errors import ApiError, bad_user_input
 from followgraph.store import DEFAULT_PAGE_SIZE
-from followgraph.store.paging import page_size_message
+from followgraph.store.graph.paging import page_size_message
 
 MAX_PAGE_SIZE = 100
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from followgraph.resolvers.context import Context
 from followgraph.resolvers.paging import check_page_size
-from followgraph.store import controls
-from followgraph.store.suggestions import MAX_SUGGESTIONS, SAMPLE_FOLLOWING, Suggestion, suggestions
+from followgraph.store.graph import controls
+from followgraph.store.graph.suggestions import MAX_SUGGESTIONS, SAMPLE_FOLLOWING, Suggestion, suggestions
 
 DEFAULT_SUGGESTIONS = 10
 # A suggestion's followedBy: a suggestion comes by at most the SAMPLE_FOLLOWING users sampled.

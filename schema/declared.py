@@ -8,7 +8,7 @@ functions by GraphQL name. Nothing else lists a type's fields, so a new field is
 
 The hottest fields (those of a page's edges and their users) may also declare their `column`:
 the field's values for all the users of a page at once, from the page and the users' facts in
-columns (store/columns.py). A compiled page whose fields all have one builds its response from
+columns (store/graph/columns.py). A compiled page whose fields all have one builds its response from
 the columns, with no object per user; any other falls back to the objects. The compiled-plan
 fuzz tests hold both forms to the general executor's answers.
 """

@@ -11,7 +11,7 @@ from followgraph.resolvers.context import Context
 from followgraph.resolvers.events import viewer_events
 from followgraph.schema.scalars import EpochMillis
 from followgraph.schema.user import User, users_at
-from followgraph.store.events import Event
+from followgraph.store.graph.events import Event
 
 Info: TypeAlias = strawberry.Info[Context, None]
 

@@ -35,7 +35,7 @@ from followgraph.schema.document import (
     operation,
     provided_operation_name,
 )
-from followgraph.store.suggestions import MAX_SUGGESTIONS
+from followgraph.store.graph.suggestions import MAX_SUGGESTIONS
 
 CONNECTION_TYPE = "FollowConnection"
 # The plain lists sized by a `first` argument: (type, field) -> (default, most).

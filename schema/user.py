@@ -31,8 +31,8 @@ from followgraph.schema.selection import selected
 from followgraph.schema.settings import UserSettings
 from followgraph.store import Controls, Entry, ListKind, Page, UserColumns, UserFacts
 from followgraph.store import Relationship as StoreRelationship
-from followgraph.store.suggestions import MAX_SUGGESTIONS
-from followgraph.store.suggestions import Suggestion as StoreSuggestion
+from followgraph.store.graph.suggestions import MAX_SUGGESTIONS
+from followgraph.store.graph.suggestions import Suggestion as StoreSuggestion
 
 Info: TypeAlias = strawberry.Info[Context, None]
 

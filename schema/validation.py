@@ -127,7 +127,7 @@ class CapErrors(SchemaExtension):
 class ErrorCodes(SchemaExtension):
     """Gives every error without a code the one for where it arose: the parser, validation,
     variable coercion (no path) or a resolver (a path). (Errors that still have none are
-    internal: schema/execute.py says so.)"""
+    internal: executor/execute.py says so.)"""
 
     def on_validate(self) -> Iterator[None]:
         yield

@@ -1,5 +1,5 @@
 """The Starlette application: /graphql (HTTP, and subscriptions over WebSocket), /healthz, /readyz,
-(unless on its own port) /metrics and the web front (server/web.py)."""
+(unless on its own port) /metrics and the web front (transport/web.py)."""
 
 from __future__ import annotations
 
@@ -20,20 +20,21 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from followgraph.schema import build_schema
 from followgraph.server.embedded import SharedRedis
-from followgraph.server.graphql_http import EndpointConfig, GraphQLEndpoint
-from followgraph.server.logs import configure_logging
-from followgraph.server.metrics import Metrics
 from followgraph.server.redis_client import connect, warm_up
 from followgraph.server.settings import Settings
-from followgraph.server.subscriptions import SubscriptionEndpoint
 from followgraph.server.sync import SqlSync, running
 from followgraph.server.watchdog import RedisWatchdog
-from followgraph.server.web import WEB_PROJECT, WebBuild, web_routes
-from followgraph.store import FollowStore, controls
-from followgraph.store.cluster_channel import ClusterReadChannel, open_reads
-from followgraph.store.hub import EventHub
-from followgraph.store.log import EventLog
-from followgraph.store.lua import Client
+from followgraph.store import FollowStore
+from followgraph.store.graph import controls
+from followgraph.store.log.hub import EventHub
+from followgraph.store.log.stream import EventLog
+from followgraph.store.redis.cluster_channel import ClusterReadChannel, open_reads
+from followgraph.store.redis.lua import Client
+from followgraph.transport.graphql_http import EndpointConfig, GraphQLEndpoint
+from followgraph.transport.logs import configure_logging
+from followgraph.transport.metrics import Metrics
+from followgraph.transport.subscriptions import SubscriptionEndpoint
+from followgraph.transport.web import WEB_PROJECT, WebBuild, web_routes
 
 log = logging.getLogger(__name__)
 

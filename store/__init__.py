@@ -1,7 +1,7 @@
 """The follow graph on Redis: key names, Lua scripts, reads and writes. Knows nothing of GraphQL."""
 
-from followgraph.store.columns import UserColumns
-from followgraph.store.errors import (
+from followgraph.store.graph.columns import UserColumns
+from followgraph.store.graph.errors import (
     BlockedError,
     CannotFollowSelfError,
     InvalidCursorError,
@@ -11,10 +11,10 @@ from followgraph.store.errors import (
     StoreError,
     UserNotFoundError,
 )
-from followgraph.store.graph import DEFAULT_PAGE_SIZE, FollowStore, ListQuery
-from followgraph.store.ids import validate_user_id
-from followgraph.store.keys import Keys
-from followgraph.store.model import (
+from followgraph.store.graph.follows import DEFAULT_PAGE_SIZE, FollowStore, ListQuery
+from followgraph.store.graph.ids import validate_user_id
+from followgraph.store.graph.keys import Keys
+from followgraph.store.graph.model import (
     Controls,
     Counts,
     Entry,
@@ -28,7 +28,7 @@ from followgraph.store.model import (
     UserFacts,
     UserSettings,
 )
-from followgraph.store.ratelimit import FollowLimit
+from followgraph.store.graph.ratelimit import FollowLimit
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",

@@ -26,8 +26,8 @@ from followgraph.server.redis_cluster import LocalCluster
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore
-from followgraph.store.cluster_channel import open_reads
-from followgraph.store.lua import Client
+from followgraph.store.redis.cluster_channel import open_reads
+from followgraph.store.redis.lua import Client
 from followgraph.store.sql import create_engine, migrate
 from followgraph.store.sql.databases import private_database
 from tests.served import Served, serve

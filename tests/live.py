@@ -15,12 +15,12 @@ import uvicorn
 from starlette.applications import Starlette
 
 from followgraph.server.app import create_app
-from followgraph.server.auth import mint_token
 from followgraph.server.settings import Settings
-from followgraph.server.ws_protocol import GoingAwayWebSocketProtocol
 from followgraph.store import FollowStore
-from followgraph.store.hub import EventHub
-from followgraph.store.lua import Client
+from followgraph.store.log.hub import EventHub
+from followgraph.store.redis.lua import Client
+from followgraph.transport.auth import mint_token
+from followgraph.transport.ws_protocol import GoingAwayWebSocketProtocol
 from tests.server.processes import free_port
 
 

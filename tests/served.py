@@ -11,11 +11,11 @@ import httpx
 from starlette.applications import Starlette
 
 from followgraph.server.app import create_app
-from followgraph.server.auth import mint_token
 from followgraph.server.settings import Settings
 from followgraph.server.watchdog import RedisWatchdog
 from followgraph.store import FollowStore
-from followgraph.store.lua import Client
+from followgraph.store.redis.lua import Client
+from followgraph.transport.auth import mint_token
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """The durable SQL copy of the follow graph (PostgreSQL, MySQL/MariaDB, SQLite), fed by the event log.
 
-A consumer reads batches of events (followgraph.store.events) and hands them to `apply_events`;
+A consumer reads batches of events (followgraph.store.graph.events) and hands them to `apply_events`;
 `migrate` creates the tables; the snapshot reads give the copy back for a rebuild or a reconcile.
 """
 

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from followgraph.store.events import Event
+from followgraph.store.graph.events import Event
 from followgraph.store.sql.plan import KEY_COLUMNS, BatchPlan
 from followgraph.store.sql.statements import (
     JOINED_ROWS,

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from followgraph.store.events import Event, EventKind
+from followgraph.store.graph.events import Event, EventKind
 from followgraph.store.sql.tables import FollowStatus, RequestStatus
 
 Version = tuple[int, int]

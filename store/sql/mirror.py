@@ -16,10 +16,10 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from followgraph.store import bulk
-from followgraph.store.bulk import Control, ControlKind
-from followgraph.store.events import Event, EventKind
-from followgraph.store.graph import Edge, FollowStore
+from followgraph.store.graph import bulk
+from followgraph.store.graph.bulk import Control, ControlKind
+from followgraph.store.graph.events import Event, EventKind
+from followgraph.store.graph.follows import Edge, FollowStore
 from followgraph.store.sql.apply import apply_events
 from followgraph.store.sql.snapshot import (
     active_blocks,

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from followgraph.store.events import Event
+from followgraph.store.graph.events import Event
 from followgraph.store.sql.effects import Write, writes
 
 # The order tables are written in, the same in every transaction.

@@ -12,7 +12,7 @@ from redis.asyncio.connection import UnixDomainSocketConnection
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore
-from followgraph.store.roundtrips import RoundTripCounter
+from tests.roundtrips import RoundTripCounter
 from tests.served import Served, serve
 
 FANS = 100

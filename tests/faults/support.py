@@ -15,7 +15,7 @@ from followgraph.schema.errors import MASKED_MESSAGE
 from followgraph.schema.scalars import serialize_datetime
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore, Keys
-from followgraph.store.lua import Client
+from followgraph.store.redis.lua import Client
 from tests.conftest import TEST_SECRET
 
 # Text that must never reach a client: exception names, socket paths, tracebacks, errno strings.

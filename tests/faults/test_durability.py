@@ -24,7 +24,7 @@ from redis.exceptions import ConnectionError, TimeoutError
 from followgraph.server.redis_client import connect
 from followgraph.server.redis_server import RedisServer
 from followgraph.store import FollowResult, FollowStore
-from followgraph.store.log import EventLog
+from followgraph.store.log.stream import EventLog
 from tests.faults.conftest import StartRedis
 from tests.faults.support import Graph, check_graph, fault_settings, outcome
 from tests.served import Served, serve

@@ -23,7 +23,8 @@ from redis.asyncio.connection import AbstractConnection
 from redis.exceptions import ConnectionError
 
 from followgraph.server.redis_server import RedisServer
-from followgraph.store import FollowStore, scripts
+from followgraph.store import FollowStore
+from followgraph.store.graph import scripts
 from tests.faults.conftest import StartRedis
 from tests.faults.support import (
     BlackHole,

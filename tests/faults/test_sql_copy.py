@@ -16,10 +16,10 @@ from pathlib import Path
 from followgraph.server.redis_client import connect
 from followgraph.server.sync import GROUP, SqlSync
 from followgraph.store import FollowStore
-from followgraph.store.bulk import follow_many
-from followgraph.store.graph import Edge
-from followgraph.store.log import EventLog
-from followgraph.store.lua import Client
+from followgraph.store.graph.bulk import follow_many
+from followgraph.store.graph.follows import Edge
+from followgraph.store.log.stream import EventLog
+from followgraph.store.redis.lua import Client
 from followgraph.store.sql import counts, create_engine, mirror
 from tests.faults.conftest import StartRedis
 from tests.server.copies import caught_up, copied_between, differences, poll, random_changes, register

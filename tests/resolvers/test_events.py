@@ -7,7 +7,7 @@ import pytest
 from followgraph.resolvers.errors import ApiError
 from followgraph.resolvers.events import Muting, checked_after
 from followgraph.schema.events import RelationEventKind
-from followgraph.store.events import Event, EventKind
+from followgraph.store.graph.events import Event, EventKind
 
 
 def event(kind: EventKind, actor: str, target: str) -> Event:

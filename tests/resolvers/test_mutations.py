@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from followgraph.server.settings import Settings
-from followgraph.store import FollowStore, controls
-from followgraph.store.lua import Client
+from followgraph.store import FollowStore
+from followgraph.store.graph import controls
+from followgraph.store.redis.lua import Client
 from tests.served import Served, serve
 
 UNLOCK = """

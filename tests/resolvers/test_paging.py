@@ -8,7 +8,7 @@ import pytest
 
 from followgraph.resolvers.paging import MAX_PAGE_SIZE, page_size_error
 from followgraph.server.settings import Settings
-from followgraph.store.lua import Client
+from followgraph.store.redis.lua import Client
 from tests.served import serve
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from followgraph.store import controls
+from followgraph.store.graph import controls
 from tests.served import Served
 
 PAYLOAD = """

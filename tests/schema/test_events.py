@@ -9,8 +9,8 @@ from typing import Any
 from followgraph.resolvers.context import Context
 from followgraph.schema.events import Subscription
 from followgraph.store import FollowStore
-from followgraph.store.hub import EventHub
-from followgraph.store.log import EventLog
+from followgraph.store.log.hub import EventHub
+from followgraph.store.log.stream import EventLog
 
 
 async def test_closing_the_stream_after_an_event_unsubscribes_at_once(store: FollowStore) -> None:

@@ -10,7 +10,7 @@ import httpx
 
 from followgraph.server.settings import Settings
 from followgraph.store import Keys
-from followgraph.store.lua import Client
+from followgraph.store.redis.lua import Client
 from tests.served import Served
 from tests.served import serve as served
 from tests.store.snapshot import Snapshot, dump

@@ -1,6 +1,6 @@
 """The token attack matrix over HTTP: every forged, stale or misdirected token is a 401 and writes nothing.
 
-tests/server/test_auth.py proves the verifier on its own; here each token rides on a follow
+tests/transport/test_auth.py proves the verifier on its own; here each token rides on a follow
 mutation through the whole app, and a snapshot of Redis before and after proves that nothing ran.
 """
 
@@ -23,9 +23,9 @@ from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption,
 
 from followgraph.schema import schema
 from followgraph.schema.document import core_schema
-from followgraph.server.auth import mint_token
 from followgraph.server.settings import Settings
 from followgraph.store import Keys
+from followgraph.transport.auth import mint_token
 from tests.conftest import TEST_SECRET
 from tests.security.helpers import serve
 from tests.served import Served

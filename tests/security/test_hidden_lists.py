@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
-from followgraph.store import controls
+from followgraph.store.graph import controls
 from tests.conftest import TEST_SECRET, clean_redis
 from tests.security.helpers import accepted, serve
 from tests.served import Served

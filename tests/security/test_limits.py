@@ -723,7 +723,7 @@ async def test_production_gives_no_suggestions(
     assert "Did you mean" not in answer.text, answer.json()["errors"]
 
 
-# Mutations only over POST with a JSON body (the basic cases are in tests/server/test_graphql_http.py)
+# Mutations only over POST with a JSON body (the basic cases are in tests/transport/test_graphql_http.py)
 
 FOLLOW_B = 'mutation { follow(input: {userId: "b"}) { changed } }'
 

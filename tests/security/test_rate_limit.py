@@ -13,8 +13,9 @@ from typing import Any, cast
 import pytest
 
 from followgraph.server.settings import ConfigError, Settings
-from followgraph.store import Keys, controls
-from followgraph.store.lua import Client
+from followgraph.store import Keys
+from followgraph.store.graph import controls
+from followgraph.store.redis.lua import Client
 from tests.conftest import Backend
 from tests.security.helpers import graph_dump, serve
 from tests.served import Served

@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from followgraph.server.sync import GROUP, SqlSync
 from followgraph.store import BlockedError, FollowStore
-from followgraph.store import controls as c
+from followgraph.store.graph import controls as c
 from followgraph.store.sql import counts, mirror
 
 USERS = [f"u{i}" for i in range(12)]

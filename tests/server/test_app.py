@@ -13,7 +13,7 @@ import redis.asyncio as aioredis
 from followgraph.server.app import create_app
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
-from followgraph.store.channel import ReadChannel
+from followgraph.store.redis.channel import ReadChannel
 from tests.conftest import TEST_SECRET, Backend
 from tests.served import Served, serve
 

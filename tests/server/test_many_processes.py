@@ -17,13 +17,13 @@ import httpx
 import pytest
 import redis
 
-from followgraph.server.auth import mint_token
 from followgraph.server.redis_client import connect, warm_up
 from followgraph.server.redis_cluster import LocalCluster
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore
-from followgraph.store.log import DISCOVERY_SECONDS, EventLog
+from followgraph.store.log.stream import DISCOVERY_SECONDS, EventLog
+from followgraph.transport.auth import mint_token
 from tests.server.processes import clean_env, free_ports, interrupt, wait_ready
 from tests.subscriber import listen
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import httpx
 
-from followgraph.server.auth import mint_token
 from followgraph.server.settings import Settings
+from followgraph.transport.auth import mint_token
 from tests.server.processes import serve
 
 

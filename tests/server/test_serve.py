@@ -18,12 +18,12 @@ import httpx
 import pytest
 import redis.asyncio as aioredis
 
-from followgraph.server.auth import mint_token
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore, ListKind
-from followgraph.store import controls as c
-from followgraph.store.lua import AnyPipeline, run_pipeline
+from followgraph.store.graph import controls as c
+from followgraph.store.redis.lua import AnyPipeline, run_pipeline
+from followgraph.transport.auth import mint_token
 from tests.conftest import TEST_SECRET, clean_redis
 from tests.server.processes import clean_env, free_port, interrupt, redis_pids, serve, wait_ready
 from tests.subscriber import raw

@@ -96,7 +96,7 @@ def test_overrides_win_over_the_environment() -> None:
         (
             "FOLLOWGRAPH_WS_ANONYMOUS_SECONDS",
             "-1",
-            "FOLLOWGRAPH_WS_ANONYMOUS_SECONDS=-1.0 is out of range: 0",
+            "FOLLOWGRAPH_WS_ANONYMOUS_SECONDS=-1.0 is out of range: use 0 to 3600",
         ),
         (
             "FOLLOWGRAPH_WS_ANONYMOUS_SECONDS",

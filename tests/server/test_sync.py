@@ -15,7 +15,7 @@ import pytest
 from followgraph.server.settings import Settings
 from followgraph.server.sync import SqlSync
 from followgraph.store import FollowStore
-from followgraph.store.lua import Client
+from followgraph.store.redis.lua import Client
 from followgraph.store.sql import counts, create_engine, mirror
 from tests.conftest import TEST_SECRET
 from tests.served import serve

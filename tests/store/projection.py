@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from followgraph.store.events import Event, EventKind
+from followgraph.store.graph.events import Event, EventKind
 
 Pair = tuple[str, str]
 

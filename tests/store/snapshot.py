@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from followgraph.store.lua import Client
+from followgraph.store.redis.lua import Client
 
 Snapshot = dict[str, tuple[str, object]]
 

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from followgraph.server.demo import DemoSpec, load_demo
+from followgraph.cli.demo import DemoSpec, load_demo
 from followgraph.server.redis_client import connect
 from followgraph.server.redis_server import RedisServer
-from followgraph.server.web import WEB_PROJECT, WebBuild
 from followgraph.store import FollowStore
+from followgraph.transport.web import WEB_PROJECT, WebBuild
 from tests.conftest import TEST_SECRET
 from tests.server.processes import clean_env, free_port, wait_ready
 

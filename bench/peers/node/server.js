@@ -12,7 +12,7 @@
 //
 // with FollowGraph's keys, cursors, rules (the owner's hideFans and locked settings and blocks
 // decide whether a viewer sees the list) and Lua scripts (PAGE, PROFILES, RELATIONS; the harness passes
-// their sources from followgraph.store.scripts, so both servers run the same scripts, loaded with
+// their sources from followgraph.store.graph.scripts, so both servers run the same scripts, loaded with
 // SCRIPT LOAD and called with EVALSHA). A page costs the round trips FollowGraph's costs: the
 // user's profile, the PAGE script, then RELATIONS + PROFILES in one write (two loaders dispatched
 // in the same tick, auto-pipelined).

@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from followgraph.store.events import Event, EventKind
+from followgraph.store.graph.events import Event, EventKind
 from followgraph.store.sql import metadata
 
 Tables = dict[str, list[tuple[Any, ...]]]

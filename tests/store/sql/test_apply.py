@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from followgraph.store.events import EventKind as K
+from followgraph.store.graph.events import EventKind as K
 from followgraph.store.sql import EventDataError, FollowStatus, RequestStatus, apply_events
 from followgraph.store.sql.apply import _transient
 from tests.store.sql.rows import dump, event, row

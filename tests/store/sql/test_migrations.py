@@ -8,7 +8,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, inspect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from followgraph.store.events import EventKind
+from followgraph.store.graph.events import EventKind
 from followgraph.store.sql import apply_events, metadata, migrate
 from followgraph.store.sql.migrate import MIGRATIONS, alembic_config
 from tests.store.sql.rows import dump, event

@@ -7,7 +7,7 @@ import random
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from followgraph.store.events import Event, EventKind
+from followgraph.store.graph.events import Event, EventKind
 from followgraph.store.sql import apply_events, create_engine
 from tests.store.sql.rows import Tables, dump, event, wipe
 

@@ -7,7 +7,7 @@ from typing import TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from followgraph.store.events import EventKind as K
+from followgraph.store.graph.events import EventKind as K
 from followgraph.store.sql import (
     Counts,
     FollowRow,

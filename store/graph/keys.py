@@ -1,0 +1,171 @@
+"""Every Redis key name of the follow graph. No other module spells a key.
+
+All keys of one user share the hash tag `{u:ID}`, so they live in one Redis Cluster slot and a
+script or pipeline touching only one user's keys is a single-slot operation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache, lru_cache
+
+from redis.crc import REDIS_CLUSTER_HASH_SLOTS, key_slot
+
+DEFAULT_PREFIX = "fg:"
+# A user's sorted sets of users, by name (store.model.ListKind's values, and blocked_by).
+_LISTS = frozenset(
+    {"following", "fans", "mutual", "requests_in", "requests_out", "blocking", "blocked_by", "muting"}
+)
+
+
+# The change log's approximate cap per stream (XADD MAXLEN ~): entries beyond it are dropped even
+# when a consumer has not read them (store.log says so loudly).
+DEFAULT_LOG_CAP = 1_000_000
+
+
+@cache
+def slot_tags() -> tuple[str, ...]:
+    """For each Redis Cluster slot, a short hash tag that lands on it (`e0`, `e1`, ... tried in
+    turn): a slot's change log is named with it, so a user's script appends to the log on its own
+    slot. About 0.1 s the first time; only a cluster asks."""
+    tags: list[str | None] = [None] * REDIS_CLUSTER_HASH_SLOTS
+    missing, n = REDIS_CLUSTER_HASH_SLOTS, 0
+    while missing:
+        tag = f"e{n}"
+        slot = key_slot(tag.encode())
+        if tags[slot] is None:
+            tags[slot] = tag
+            missing -= 1
+        n += 1
+    return tuple(t for t in tags if t is not None)
+
+
+@lru_cache(maxsize=1 << 16)
+def _user_slot(user_id: str) -> int:
+    # The slot of a key with a hash tag is the tag's (an id holds no brace: store/graph/ids.py): here
+    # the tag {u:ID} of every user key of Keys, whatever the prefix.
+    return key_slot(f"u:{user_id}".encode())
+
+
+@lru_cache(maxsize=1 << 16)
+def _slot_log(prefix: str, slot: int) -> str:
+    return f"{prefix}{{{slot_tags()[slot]}}}:log"
+
+
+@dataclass(frozen=True, slots=True)
+class Keys:
+    prefix: str = DEFAULT_PREFIX
+    # One change log per slot (Redis Cluster) instead of one for the whole graph.
+    sharded: bool = False
+    log_cap: int = DEFAULT_LOG_CAP
+
+    # Every key of a user is `{prefix}{u:<id>}:<name>`, written out in each method rather than
+    # built by a helper: a page makes some ten keys, and a call each would be ten more calls.
+
+    def following(self, user_id: str) -> str:
+        """Sorted set of the users `user_id` follows; score = follow time (epoch ms)."""
+        return f"{self.prefix}{{u:{user_id}}}:following"
+
+    def fans(self, user_id: str) -> str:
+        """Sorted set of the users following `user_id`; score = their follow time (epoch ms)."""
+        return f"{self.prefix}{{u:{user_id}}}:fans"
+
+    def mutual(self, user_id: str) -> str:
+        """Sorted set of the users `user_id` follows who follow back; score = when it became mutual."""
+        return f"{self.prefix}{{u:{user_id}}}:mutual"
+
+    def profile(self, user_id: str) -> str:
+        """Hash of name, avatarUrl, createdAt and the settings (locked, hideFollowing, hideFans: "1"
+        when on); its existence means the user is registered."""
+        return f"{self.prefix}{{u:{user_id}}}:profile"
+
+    def profiles(self, user_ids: Iterable[str]) -> list[str]:
+        """`profile` of each user (a page's users: one comprehension rather than a call each)."""
+        prefix = self.prefix
+        return [f"{prefix}{{u:{user_id}}}:profile" for user_id in user_ids]
+
+    def blocking(self, user_id: str) -> str:
+        """Sorted set of the users `user_id` blocks; score = when."""
+        return f"{self.prefix}{{u:{user_id}}}:blocking"
+
+    def blocked_by(self, user_id: str) -> str:
+        """Sorted set of the users who block `user_id` (the mirror of their `blocking`, so that a
+        check of either direction runs on one user's slot); score = when."""
+        return f"{self.prefix}{{u:{user_id}}}:blocked_by"
+
+    def muting(self, user_id: str) -> str:
+        """Sorted set of the users `user_id` mutes; score = when."""
+        return f"{self.prefix}{{u:{user_id}}}:muting"
+
+    def requests_in(self, user_id: str) -> str:
+        """Sorted set of the users waiting for `user_id` (a locked account) to accept their follow;
+        score = when they asked."""
+        return f"{self.prefix}{{u:{user_id}}}:requests_in"
+
+    def requests_out(self, user_id: str) -> str:
+        """Sorted set of the locked accounts `user_id` asked to follow, still pending (the source of
+        truth of a request, as `following` is of a follow); score = when."""
+        return f"{self.prefix}{{u:{user_id}}}:requests_out"
+
+    def fans_seen(self, user_id: str) -> str:
+        """String: epoch ms of the user's last markFansSeen."""
+        return f"{self.prefix}{{u:{user_id}}}:fans_seen"
+
+    def of_list(self, name: str, user_id: str) -> str:
+        """One of a user's sorted sets of users, by its name (a ListKind value, or blocked_by)."""
+        if name not in _LISTS:
+            raise ValueError(f"no list {name!r}")
+        return f"{self.prefix}{{u:{user_id}}}:{name}"
+
+    def log(self, user_id: str) -> str:
+        """The stream of the change log that `user_id`'s changes are appended to: the one stream
+        of a single Redis, or the stream of the user's slot on a cluster."""
+        if not self.sharded:
+            return f"{self.prefix}log"
+        return self.slot_log(self.slot(user_id))
+
+    def slot_log(self, slot: int) -> str:
+        """The change log of one Redis Cluster slot."""
+        return _slot_log(self.prefix, slot)
+
+    def logs(self) -> list[str]:
+        """Every stream of the change log."""
+        if not self.sharded:
+            return [f"{self.prefix}log"]
+        return [self.slot_log(slot) for slot in range(REDIS_CLUSTER_HASH_SLOTS)]
+
+    def slot(self, user_id: str) -> int:
+        """The Redis Cluster slot holding every key of `user_id`."""
+        return _user_slot(user_id)
+
+    def rate_limit_prefix(self) -> str:
+        """Prefix of the rate limiter's keys (one per limited user and action)."""
+        return f"{self.prefix}limits"
+
+    def follow_limit(self, user_id: str) -> str:
+        """The times of `user_id`'s latest follows (the follow rate limit's window): on the user's
+        slot, outside the graph's keys (`pattern()` does not match it)."""
+        return f"{self.rate_limit_prefix()}{{u:{user_id}}}:follow"
+
+    def accepting(self) -> str:
+        """Set of the users whose pending requests an unlock is accepting: added before the
+        unlock, removed when the acceptance ends (store.controls), read at a server's start to
+        take up what a restart or a crash cut short. One key, outside the graph's."""
+        return f"{self.prefix}accepting"
+
+    def pattern(self, suffix: str = "*") -> str:
+        """A SCAN pattern matching every user's key ending in `suffix` (all keys of the graph by default)."""
+        return f"{self._escaped_prefix()}{{u:*}}:{suffix}"
+
+    def log_pattern(self) -> str:
+        """A SCAN pattern matching the change log's streams of the slots (`slot_log`)."""
+        return f"{self._escaped_prefix()}{{e*}}:log"
+
+    def _escaped_prefix(self) -> str:
+        return "".join("\\" + c if c in "*?[]\\" else c for c in self.prefix)
+
+    def user_of(self, key: str) -> str:
+        """The user id inside one of this module's keys."""
+        start = len(self.prefix) + len("{u:")
+        return key[start : key.index("}", start)]

@@ -1,0 +1,457 @@
+"""GraphQL over HTTP (https://graphql.github.io/graphql-over-http/): the /graphql endpoint.
+
+Strawberry's own views answer transport errors as plain text and do not speak
+`application/graphql-response+json`; this endpoint follows the specification and hands the
+operation to the Strawberry schema.
+
+- GET runs queries only (a mutation over GET is 405, Allow: POST); POST needs a JSON body.
+- `Accept: application/graphql-response+json`: request errors (bad JSON, parse, validation,
+  variables) are 400 without `data`; executed operations are 200. `application/json` (the
+  default without Accept): 200 for every well-formed request, as the legacy format says.
+- A bad bearer token is 401 with a JSON GraphQL error; no token means an anonymous viewer.
+- A subscription is 400: subscriptions run over WebSocket (transport/subscriptions.py).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import random
+import re
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import orjson
+from redis.exceptions import RedisError
+from starlette.datastructures import QueryParams
+from starlette.types import Receive, Scope, Send
+from strawberry.http.ides import get_graphql_ide_html
+
+from followgraph.executor.execute import (
+    Executor,
+    NoOperationError,
+    OperationNotAllowedError,
+    SubscriptionOverHttpError,
+    rejected,
+)
+from followgraph.resolvers.context import Context
+from followgraph.resolvers.errors import INTERNAL_SERVER_ERROR, UNAUTHENTICATED
+from followgraph.schema import FollowGraphSchema
+from followgraph.store import FollowStore
+from followgraph.store.graph.ratelimit import FollowLimit
+from followgraph.transport.auth import AuthConfig, AuthError, Principal, VerifiedTokens
+from followgraph.transport.deadlines import Deadlines
+from followgraph.transport.logs import AccessLog
+from followgraph.transport.logs import request_id as request_id_var
+from followgraph.transport.metrics import Metrics
+
+GRAPHQL_RESPONSE = "application/graphql-response+json"
+JSON = "application/json"
+HTML = b"text/html; charset=utf-8"
+_CONTENT_TYPES = {media: f"{media}; charset=utf-8".encode() for media in (GRAPHQL_RESPONSE, JSON)}
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
+MAX_OPERATION_NAME = 256
+# The request headers the endpoint reads; the others are not decoded.
+_READ_HEADERS = {
+    name.encode(): name
+    for name in ("accept", "authorization", "content-length", "content-type", "x-request-id")
+}
+
+
+class RequestError(Exception):
+    """The HTTP request is not a GraphQL request we can run: answered before execution."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        code: str = "BAD_REQUEST",
+        headers: Mapping[str, str] | None = None,
+    ):
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.headers = dict(headers or {})
+
+    def body(self) -> dict[str, Any]:
+        return {"errors": [{"message": str(self), "extensions": {"code": self.code}}]}
+
+
+class GraphQLParams(NamedTuple):
+    """One operation of a request (a tuple: made once a request, it costs less than a dataclass)."""
+
+    query: str
+    variables: dict[str, Any] | None
+    operation_name: str | None
+
+
+@functools.lru_cache(maxsize=256)
+def negotiate(accept: str | None) -> str:
+    """The response media type for an Accept header; RequestError 406 when we can offer none.
+    Clients send the same few values again and again: the answers are kept (a refusal is not)."""
+    if not accept:
+        return JSON
+    best: tuple[float, int, str] | None = None
+    for position, part in enumerate(accept.split(",")):
+        media, *params = (p.strip() for p in part.split(";"))
+        q = 1.0
+        for param in params:
+            if param.startswith("q="):
+                try:
+                    q = float(param[2:])
+                except ValueError:
+                    q = 0.0
+        if q <= 0:
+            continue
+        media = media.lower()
+        if media in (GRAPHQL_RESPONSE, JSON):
+            offered = media
+        elif media in ("*/*", "application/*"):
+            offered = JSON
+        else:
+            continue
+        candidate = (q, -position, offered)
+        if best is None or candidate[:2] > best[:2]:
+            best = candidate
+    if best is None:
+        raise RequestError(
+            406, f"Not acceptable: this endpoint answers {GRAPHQL_RESPONSE} or {JSON}.", code="NOT_ACCEPTABLE"
+        )
+    return best[2]
+
+
+@functools.lru_cache(maxsize=64)
+def _media_type(content_type: str) -> str:
+    """The media type of a Content-Type header, in lower case, without its parameters. Clients
+    send the same one again and again: the answers are kept."""
+    return content_type.split(";")[0].strip().lower()
+
+
+# orjson reads an integer past 64 bits as a float and drops its last digits, so that an ID sent
+# as a number of 20 digits would name another user. A text with 19 digits in a row or more (where
+# such integers begin, minus signs included) is read by the standard library, whose integers are
+# exact; the usual request pays one search.
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+
+
+def _json_object(raw: str | bytes, what: str) -> Any:
+    data = raw.encode() if isinstance(raw, str) else raw  # str: a GET parameter
+    try:
+        return (
+            json.loads(data, parse_constant=_no_constant) if _LONG_DIGITS.search(data) else orjson.loads(data)
+        )
+    except ValueError as exc:  # orjson's and json's JSONDecodeError, bad UTF-8, NaN
+        reason = f"{exc.msg}, at character {exc.pos}" if isinstance(exc, json.JSONDecodeError) else str(exc)
+        raise RequestError(400, f"{what} is not valid JSON ({reason}).") from None
+    except RecursionError:
+        raise RequestError(400, f"{what} is not valid JSON (nested too deeply).") from None
+
+
+def _no_constant(name: str) -> Any:
+    """NaN and Infinity, which the standard library reads and JSON does not have."""
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def parse_params(data: Mapping[str, Any]) -> GraphQLParams:
+    query = data.get("query")
+    if not isinstance(query, str) or not query or query.isspace():  # no copy of the document
+        raise RequestError(400, "The request has no GraphQL document: send it as `query`.")
+    variables = data.get("variables")
+    if variables is not None and not isinstance(variables, dict):
+        raise RequestError(400, "`variables` must be a JSON object.")
+    operation_name = data.get("operationName")
+    if operation_name is not None and not isinstance(operation_name, str):
+        raise RequestError(400, "`operationName` must be a string.")
+    extensions = data.get("extensions")
+    if extensions is not None and not isinstance(extensions, dict):
+        raise RequestError(400, "`extensions` must be a JSON object.")
+    if operation_name is not None and len(operation_name) > MAX_OPERATION_NAME:
+        # Refused here, it reaches no error message, log line or metric label.
+        raise RequestError(400, f"`operationName` is longer than {MAX_OPERATION_NAME} characters.")
+    return GraphQLParams(query, variables, operation_name)
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointConfig:
+    auth: AuthConfig
+    graphiql: bool = True
+    # The GraphiQL page to serve (the bundled one of transport/web.py); None: Strawberry's, from a CDN.
+    graphiql_html: str | None = None
+    max_body_bytes: int = 1_000_000
+    # Operations per JSON-array request; 0 refuses batches.
+    max_batch: int = 0
+    request_timeout: float = 10.0
+    # Run a query document that already ran without error from its compiled plan.
+    compiled_queries: bool = True
+
+
+class GraphQLEndpoint:
+    """The handler of /graphql, bound to one schema, configuration and metrics."""
+
+    def __init__(self, schema: FollowGraphSchema, config: EndpointConfig, metrics: Metrics) -> None:
+        self.schema = schema
+        self.config = config
+        self.metrics = metrics
+        self._tokens = VerifiedTokens(config.auth)
+        self.executor = Executor(schema, compiled=config.compiled_queries)
+        self.access = AccessLog("followgraph.http")
+        # One budget for reading the body and running the operations: a body trickled in slowly
+        # cannot make the request outlive it.
+        self.deadlines = Deadlines(config.request_timeout)
+        # What the application's start-up made (serve()).
+        self._store: FollowStore | None = None
+        self._follow_limit: FollowLimit | None = None
+
+    def serve(self, store: FollowStore, follow_limit: FollowLimit | None) -> None:
+        """Answer with `store` and `follow_limit` from now on (the application's start-up)."""
+        self._store, self._follow_limit = store, follow_limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The ASGI application of the path: answered without Starlette's Request and Response
+        objects."""
+        status, body, headers = await self.handle(scope, receive)
+        headers.append((b"content-length", str(len(body)).encode()))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    async def handle(self, scope: Scope, receive: Receive) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
+        """The status, body and headers of the answer to the HTTP request of `scope`."""
+        headers = _headers(scope)
+        request_id = headers.get("x-request-id", "")
+        if not _REQUEST_ID.fullmatch(request_id):
+            # 128 random bits from the process's generator, not os.urandom: an id needs to be
+            # unique, not secret, and this saves a system call a request.
+            request_id = f"{random.getrandbits(128):032x}"
+        started = time.perf_counter()
+        request_id_var.set(request_id)
+        media_type = JSON
+        operation = "anonymous"
+        reading = True
+        try:
+            if self._wants_graphiql(scope, headers):
+                page = self.config.graphiql_html or get_graphql_ide_html("graphiql")
+                return 200, page.encode(), _response_headers(HTML, request_id)
+            media_type = negotiate(headers.get("accept"))
+            try:
+                with self.deadlines.within() as due:
+                    payload = await self._payload(scope, receive, headers)
+                    reading = False
+                    principal = self._principal(headers)
+                    if isinstance(payload, list):
+                        bodies = []
+                        for params in payload:
+                            context = self._context(principal, request_id, due)
+                            bodies.append(await self._run_one(scope, params, context, media_type))
+                        self._finish(scope, 200, "batch", "batch", started, request_id)
+                        return self._respond(200, bodies, media_type, request_id)
+                    run = self._context(principal, request_id, due)
+                    operation = self.metrics.operation(payload.operation_name)
+                    status, body, outcome = await self._execute(scope, payload, run, media_type)
+                    operation = self.metrics.operation(run.operation_name or payload.operation_name)
+            except TimeoutError:
+                raise self._late(reading) from None
+        except RequestError as exc:
+            status, body = exc.status, exc.body()
+            outcome = "unauthenticated" if exc.status == 401 else "rejected"
+            answer = self._respond(status, body, media_type, request_id)
+            answer[2].extend((name.encode(), value.encode()) for name, value in exc.headers.items())
+            self._finish(scope, status, outcome, operation, started, request_id)
+            return answer
+        self._finish(scope, status, outcome, operation, started, request_id)
+        return self._respond(status, body, media_type, request_id)
+
+    def _context(self, principal: Principal | None, request_id: str, due: float) -> Context:
+        store = self._store
+        if store is None:
+            raise RuntimeError(
+                "/graphql was asked before the application started (its lifespan calls serve())."
+            )
+        return Context.create(
+            store,
+            viewer_id=principal.user_id if principal else None,
+            scopes=principal.scopes if principal else frozenset(),
+            request_id=request_id,
+            observe=self.metrics.observe_batch,
+            follow_limit=self._follow_limit,
+            max_page_size=self.schema.limits.max_page_size,
+            deadline=due,
+        )
+
+    def _late(self, reading: bool) -> RequestError:
+        timeout = self.config.request_timeout
+        if reading:
+            return RequestError(
+                408, f"The request body did not arrive within {timeout:g} s.", code="REQUEST_TIMEOUT"
+            )
+        return RequestError(
+            503, f"The request did not finish within {timeout:g} s and was cancelled.", code="REQUEST_TIMEOUT"
+        )
+
+    async def _run_one(
+        self, scope: Scope, params: GraphQLParams, context: Context, media_type: str
+    ) -> dict[str, Any]:
+        """One operation of a batch: its request errors become its own response."""
+        try:
+            return (await self._execute(scope, params, context, media_type))[1]
+        except RequestError as exc:
+            return exc.body()
+
+    def _wants_graphiql(self, scope: Scope, headers: Mapping[str, str]) -> bool:
+        return (
+            self.config.graphiql
+            and scope["method"] == "GET"
+            and "text/html" in headers.get("accept", "")
+            and "query" not in QueryParams(scope["query_string"])
+        )
+
+    async def _payload(
+        self, scope: Scope, receive: Receive, headers: Mapping[str, str]
+    ) -> GraphQLParams | list[GraphQLParams]:
+        method = scope["method"]
+        if method == "GET":
+            raw: dict[str, Any] = dict(QueryParams(scope["query_string"]))
+            for name in ("variables", "extensions"):
+                if name in raw:
+                    raw[name] = _json_object(raw[name], f"`{name}`")
+            return parse_params(raw)
+        if method != "POST":
+            raise RequestError(
+                405, "Use GET for queries or POST for any operation.", headers={"allow": "GET, POST"}
+            )
+        content_type = _media_type(headers.get("content-type", ""))
+        if content_type != JSON:
+            raise RequestError(
+                415,
+                f"Send the request body as {JSON} (got {content_type or 'no content type'}).",
+                code="UNSUPPORTED_MEDIA_TYPE",
+            )
+        declared = headers.get("content-length")
+        limit = self.config.max_body_bytes
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise _too_large(limit)
+        data = _json_object(await _body(receive, limit), "The request body")
+        if isinstance(data, list):
+            return self._batch(data)
+        if not isinstance(data, dict):
+            raise RequestError(400, "The request body must be a JSON object with a `query`.")
+        return parse_params(data)
+
+    def _batch(self, items: list[Any]) -> list[GraphQLParams]:
+        most = self.config.max_batch
+        if most == 0:
+            raise RequestError(
+                400, "Batched requests (a JSON array) are not accepted: send one operation per request."
+            )
+        if not 0 < len(items) <= most:
+            raise RequestError(400, f"A batch holds 1 to {most} operations, got {len(items)}.")
+        if not all(isinstance(item, dict) for item in items):
+            raise RequestError(400, "Every operation of a batch must be a JSON object with a `query`.")
+        return [parse_params(item) for item in items]
+
+    def _principal(self, headers: Mapping[str, str]) -> Principal | None:
+        try:
+            return self._tokens.authenticate(headers.get("authorization"))
+        except AuthError as exc:
+            raise RequestError(
+                401,
+                exc.reason,
+                code=UNAUTHENTICATED,
+                headers={"www-authenticate": 'Bearer error="invalid_token"'},
+            ) from None
+
+    async def _execute(
+        self, scope: Scope, params: GraphQLParams, context: Context, media_type: str
+    ) -> tuple[int, dict[str, Any], str]:
+        try:
+            result = await self.executor.execute(
+                params.query,
+                variables=params.variables,
+                operation_name=params.operation_name,
+                context=context,
+                mutations=scope["method"] == "POST",
+            )
+        except SubscriptionOverHttpError:
+            raise RequestError(
+                400,
+                "Subscriptions run over WebSocket on this path "
+                "(the graphql-transport-ws protocol), not HTTP.",
+            ) from None
+        except OperationNotAllowedError:
+            raise RequestError(405, "Mutations need POST.", headers={"allow": "POST"}) from None
+        except NoOperationError as exc:
+            raise RequestError(
+                400 if media_type == GRAPHQL_RESPONSE else 200, str(exc), code="GRAPHQL_VALIDATION_FAILED"
+            ) from None
+        if not result.errors:  # the usual answer
+            return 200, {"data": result.data}, "ok"
+        raw_errors = result.errors
+        for error in raw_errors:
+            if isinstance(error.original_error, RedisError):
+                self.metrics.redis_errors.labels(type(error.original_error).__name__).inc()
+        errors = [error.formatted for error in raw_errors]
+        body: dict[str, Any] = {"errors": errors} if errors else {}
+        if rejected(result):
+            return (400 if media_type == GRAPHQL_RESPONSE else 200), body, "rejected"
+        body["data"] = result.data
+        if any(e["extensions"]["code"] == INTERNAL_SERVER_ERROR for e in errors):
+            return 200, body, "internal"
+        return 200, body, "error" if errors else "ok"
+
+    @staticmethod
+    def _respond(
+        status: int, body: dict[str, Any] | list[Any], media_type: str, request_id: str
+    ) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
+        return status, orjson.dumps(body), _response_headers(_CONTENT_TYPES[media_type], request_id)
+
+    def _finish(
+        self, scope: Scope, status: int, outcome: str, operation: str, started: float, request_id: str
+    ) -> None:
+        seconds = time.perf_counter() - started
+        self.metrics.observe_request(operation, outcome, seconds)
+        self.access(
+            scope["method"],
+            scope["path"],
+            status,
+            outcome,
+            seconds,
+            request_id=request_id,
+            operation=operation,
+        )
+
+
+def _too_large(limit: int) -> RequestError:
+    return RequestError(413, f"The request body exceeds {limit} bytes.", code="PAYLOAD_TOO_LARGE")
+
+
+async def _body(receive: Receive, limit: int) -> bytes:
+    """The request body; RequestError 413 as soon as it exceeds `limit` bytes."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":  # http.disconnect
+            raise RequestError(400, "The client went away before its request body arrived.")
+        chunk: bytes = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise _too_large(limit)
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)  # one chunk, the usual case: that chunk itself
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    """The request headers the endpoint reads, by lower-case name; the first of repeated ones."""
+    headers: dict[str, str] = {}
+    for raw, value in scope["headers"]:
+        name = _READ_HEADERS.get(raw)
+        if name is not None and name not in headers:
+            headers[name] = value.decode("latin-1")
+    return headers
+
+
+def _response_headers(content_type: bytes, request_id: str) -> list[tuple[bytes, bytes]]:
+    return [(b"content-type", content_type), (b"x-request-id", request_id.encode())]
