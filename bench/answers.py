@@ -17,7 +17,6 @@ import redis
 from bench.queries import FANS_QUERY, PAGE_QUERY, bearer, raw_body
 from bench.redisstats import reads_processed
 from followgraph.store import FollowStore
-from followgraph.store.graph import controls
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,9 +77,9 @@ async def add_rule_owners(store: FollowStore, viewer: str) -> None:
         for fan in RULE_FANS:
             await store.follow(follower=fan, followee=owner)
     hides, locked, blocks = RULE_OWNERS
-    await controls.update_settings(store, hides, hide_fans=True)
-    await controls.update_settings(store, locked, locked=True)
-    await controls.block(store, blocker=blocks, blocked=viewer)
+    await store.update_settings(hides, hide_fans=True)
+    await store.update_settings(locked, locked=True)
+    await store.block(blocker=blocks, blocked=viewer)
 
 
 def rules_followed(asker: Asker, a: Live, peer: Live) -> bool:

@@ -12,7 +12,6 @@ import uvloop
 
 from bench.graph import TypicalGraph
 from followgraph.store import FollowStore
-from followgraph.store.graph.suggestions import suggestions
 from tests.roundtrips import RoundTripCounter
 
 VIEWERS = 300
@@ -35,14 +34,14 @@ async def _measure(graph: TypicalGraph, port: int) -> str:
     store = FollowStore(client)
     rng = random.Random(7)
     viewers = [graph.user_id(rng.randrange(graph.users)) for _ in range(VIEWERS)]
-    await suggestions(store, viewers[0], first=10)  # the scripts loaded once
+    await store.suggestions(viewers[0], first=10)  # the scripts loaded once
     seconds: list[float] = []
     found = 0
     _CountingConnection.sent = 0
     try:
         for viewer in viewers:
             started = time.perf_counter()
-            found += len(await suggestions(store, viewer, first=10))
+            found += len(await store.suggestions(viewer, first=10))
             seconds.append(time.perf_counter() - started)
     finally:
         await client.aclose()

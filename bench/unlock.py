@@ -3,7 +3,7 @@
 On a Redis of its own (a unix socket; `--cluster` adds a 3-master Redis Cluster), each round loads
 the requests (requests_in of the owner, requests_out of each requester, as a follow of a locked
 account writes them), then unlocks the account as updateSettings(locked: false) does
-(controls.update_settings, then controls.accept_all) while a reader in the same event loop pages a
+(FollowStore.update_settings, then FollowStore.accept_all) while a reader in the same event loop pages a
 100-entry list every millisecond. It reports how long the acceptance takes against the server's
 request timeout, and the reader's latency during it against the same reads just before. Not a
 test: it asserts no timings.
@@ -49,7 +49,7 @@ async def _load(store: FollowStore, requests: int) -> None:
     k = store.keys
     for user_id in (OWNER, READER):
         await store.upsert_user(user_id)
-    await c.update_settings(store, OWNER, locked=True)
+    await store.update_settings(OWNER, locked=True)
     for start in range(0, requests, LOAD_CHUNK):
         chunk = range(start, min(requests, start + LOAD_CHUNK))
 
@@ -98,12 +98,12 @@ async def _unlock(store: FollowStore, requests: int, batch: int | None) -> Round
     stop = asyncio.Event()
     reader = asyncio.create_task(_read(store, stop, during))
     started = time.perf_counter()
-    await c.update_settings(store, OWNER, locked=False)
-    accepted = await c.accept_all(store, OWNER, batch=batch)
+    await store.update_settings(OWNER, locked=False)
+    accepted = await store.accept_all(OWNER, batch=batch)
     seconds = time.perf_counter() - started
     stop.set()
     await reader
-    if await c.pending_count(store, OWNER):
+    if await store.pending_count(OWNER):
         raise SystemExit("Requests are still pending after the unlock.")
     return Round(accepted, seconds, _summary(before), _summary(during))
 

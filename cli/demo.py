@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from followgraph.store import FollowStore
-from followgraph.store.graph import controls
 from followgraph.store.graph.bulk import Edge, UserRow, follow_many, upsert_many
 from followgraph.transport.web import DEMO_VIEWER
 
@@ -159,22 +158,22 @@ async def load_demo_controls(store: FollowStore, spec: DemoSpec) -> int:
 
     applied = 0
     for user_id in (u for u in DEMO_LOCKED if present(u)):
-        await controls.update_settings(store, user_id, locked=True)
+        await store.update_settings(user_id, locked=True)
         applied += 1
     for user_id in (u for u in DEMO_HIDE_FOLLOWING if present(u)):
-        await controls.update_settings(store, user_id, hide_following=True)
+        await store.update_settings(user_id, hide_following=True)
         applied += 1
     for user_id in (u for u in DEMO_HIDE_FANS if present(u)):
-        await controls.update_settings(store, user_id, hide_fans=True)
+        await store.update_settings(user_id, hide_fans=True)
         applied += 1
     for follower, followee in (pair for pair in DEMO_REQUESTS if present(*pair)):
         await store.unfollow(follower=follower, followee=followee)  # a request, not an old follow
         await store.follow(follower=follower, followee=followee)
         applied += 1
     for blocker, blocked in (pair for pair in DEMO_BLOCKS if present(*pair)):
-        await controls.block(store, blocker=blocker, blocked=blocked)
+        await store.block(blocker=blocker, blocked=blocked)
         applied += 1
     for muter, muted in (pair for pair in DEMO_MUTES if present(*pair)):
-        await controls.mute(store, muter=muter, muted=muted)
+        await store.mute(muter=muter, muted=muted)
         applied += 1
     return applied

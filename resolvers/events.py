@@ -13,7 +13,6 @@ from contextlib import aclosing
 
 from followgraph.resolvers.context import Context
 from followgraph.resolvers.errors import ApiError, bad_user_input, unauthenticated
-from followgraph.store.graph.controls import muted_by
 from followgraph.store.graph.events import ID_PART_LIMIT, Event, EventKind, parse_id
 from followgraph.store.log.hub import EventHub, FellBehindError
 from followgraph.store.log.stream import EventLog
@@ -86,7 +85,7 @@ async def viewer_events(
     await hub.start()
     subscriber = hub.subscribe(viewer)
     try:
-        muting = Muting(viewer, await muted_by(context.store, viewer))
+        muting = Muting(viewer, await context.store.muted_by(viewer))
         replayed: set[str] = set()
         if after is not None:
             async with aclosing(EventLog(context.store).tail(after, follow=False)) as replay:

@@ -25,7 +25,6 @@ from followgraph.store import (
     UserNotFoundError,
     UserSettings,
 )
-from followgraph.store.graph import controls
 
 log = logging.getLogger(__name__)
 # Unlocking waits for the acceptance of the pending requests for this share of what is left of the
@@ -169,16 +168,12 @@ async def unfollow_reading(
 
 
 remove_fan = _mutation(lambda store, me, other: store.remove_fan(user=me, fan=other))
-block = _mutation(lambda store, me, other: controls.block(store, blocker=me, blocked=other))
-unblock = _mutation(lambda store, me, other: controls.unblock(store, blocker=me, blocked=other))
-mute = _mutation(lambda store, me, other: controls.mute(store, muter=me, muted=other, on=True))
-unmute = _mutation(lambda store, me, other: controls.mute(store, muter=me, muted=other, on=False))
-accept_follow_request = _mutation(
-    lambda store, me, other: controls.accept_request(store, user=me, requester=other)
-)
-reject_follow_request = _mutation(
-    lambda store, me, other: controls.reject_request(store, user=me, requester=other)
-)
+block = _mutation(lambda store, me, other: store.block(blocker=me, blocked=other))
+unblock = _mutation(lambda store, me, other: store.unblock(blocker=me, blocked=other))
+mute = _mutation(lambda store, me, other: store.mute(muter=me, muted=other, on=True))
+unmute = _mutation(lambda store, me, other: store.mute(muter=me, muted=other, on=False))
+accept_follow_request = _mutation(lambda store, me, other: store.accept_request(user=me, requester=other))
+reject_follow_request = _mutation(lambda store, me, other: store.reject_request(user=me, requester=other))
 
 
 async def update_settings(
@@ -188,8 +183,8 @@ async def update_settings(
     event loop serves other requests between them)."""
     viewer_id = require_viewer(context)
     try:
-        settings, _ = await controls.update_settings(
-            context.store, viewer_id, locked=locked, hide_following=hide_following, hide_fans=hide_fans
+        settings, _ = await context.store.update_settings(
+            viewer_id, locked=locked, hide_following=hide_following, hide_fans=hide_fans
         )
         # Also when the account was unlocked already: what a crash cut short is accepted by asking
         # again (a server's start also takes it up; a batch cut between its two steps, by
@@ -206,8 +201,8 @@ async def update_settings(
 
 async def _accept_pending(context: Context, viewer_id: str) -> None:
     """Accept the viewer's pending requests, or as many as UNLOCK_WAIT_SHARE of the request's time
-    allows. The acceptance runs to its end whatever happens to the request (controls.accept_all)."""
-    accepting = controls.accept_all(context.store, viewer_id)
+    allows. The acceptance runs to its end whatever happens to the request (FollowStore.accept_all)."""
+    accepting = context.store.accept_all(viewer_id)
     if context.deadline is None:
         await accepting
         return

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from followgraph.resolvers.context import Context
 from followgraph.resolvers.paging import check_page_size
-from followgraph.store.graph import controls
-from followgraph.store.graph.suggestions import MAX_SUGGESTIONS, SAMPLE_FOLLOWING, Suggestion, suggestions
+from followgraph.store.graph.suggestions import MAX_SUGGESTIONS, SAMPLE_FOLLOWING, Suggestion
 
 DEFAULT_SUGGESTIONS = 10
 # A suggestion's followedBy: a suggestion comes by at most the SAMPLE_FOLLOWING users sampled.
@@ -17,14 +16,14 @@ async def pending_count(context: Context, user_id: str) -> int | None:
     """Pending follow requests to `user_id`; None unless the viewer is `user_id`."""
     if context.viewer_id != user_id:
         return None
-    return await controls.pending_count(context.store, user_id)
+    return await context.store.pending_count(user_id)
 
 
 async def suggestions_for(context: Context, user_id: str, *, first: int | None) -> list[Suggestion] | None:
     """People `user_id` may know, best first; None unless the viewer is `user_id`."""
     if context.viewer_id != user_id:
         return None
-    return await suggestions(context.store, user_id, first=_size(first, DEFAULT_SUGGESTIONS, MAX_SUGGESTIONS))
+    return await context.store.suggestions(user_id, first=_size(first, DEFAULT_SUGGESTIONS, MAX_SUGGESTIONS))
 
 
 def followed_by_size(first: int | None) -> int:

@@ -25,7 +25,6 @@ from followgraph.server.settings import Settings
 from followgraph.server.sync import SqlSync, running
 from followgraph.server.watchdog import RedisWatchdog
 from followgraph.store import FollowStore
-from followgraph.store.graph import controls
 from followgraph.store.log.hub import EventHub
 from followgraph.store.log.stream import EventLog
 from followgraph.store.redis.cluster_channel import ClusterReadChannel, open_reads
@@ -146,7 +145,7 @@ def create_app(
                 yield
         finally:
             # An acceptance stops between its batches; what it leaves, the next start takes up.
-            late = await controls.finish_acceptances(app.state.store, ACCEPTANCE_GRACE)
+            late = await app.state.store.finish_acceptances(ACCEPTANCE_GRACE)
             if late:
                 log.warning(
                     "%d acceptance(s) of follow requests still running at shutdown: a batch may be "
@@ -232,12 +231,12 @@ class FollowGraphApp(Starlette):
 
 async def _resume_acceptances(store: FollowStore) -> None:
     try:
-        users = await controls.marked_acceptances(store)
+        users = await store.marked_acceptances()
         if users:
             log.info(
                 "Taking up the unfinished acceptance of the follow requests of %d account(s).", len(users)
             )
-        await controls.resume_acceptances(store, users)
+        await store.resume_acceptances(users)
     except (RedisError, OSError) as exc:
         log.warning(
             "Could not take up the unfinished acceptances of follow requests (the next start "

@@ -11,7 +11,6 @@ from followgraph.store.graph.errors import (
     StoreError,
     UserNotFoundError,
 )
-from followgraph.store.graph.follows import DEFAULT_PAGE_SIZE, FollowStore, ListQuery
 from followgraph.store.graph.ids import validate_user_id
 from followgraph.store.graph.keys import Keys
 from followgraph.store.graph.model import (
@@ -29,6 +28,8 @@ from followgraph.store.graph.model import (
     UserSettings,
 )
 from followgraph.store.graph.ratelimit import FollowLimit
+from followgraph.store.graph.reads import DEFAULT_PAGE_SIZE, ListQuery
+from followgraph.store.graph.store import FollowStore
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",

@@ -14,10 +14,11 @@ from typing import Any
 
 from followgraph.store.graph import control_scripts as cs
 from followgraph.store.graph.events import logged
-from followgraph.store.graph.follows import Edge, FollowStore, unfollow_out_call, upsert_args
+from followgraph.store.graph.follows import Edge, unfollow_out_call, upsert_args
 from followgraph.store.graph.keys import Keys
 from followgraph.store.graph.model import Profile
 from followgraph.store.graph.scripts import UNFOLLOW_OUT_SCRIPT, UPSERT_USER_SCRIPT
+from followgraph.store.graph.store import FollowStore
 from followgraph.store.redis.lua import AnyPipeline, ScriptCall, run_pipeline, run_scripts
 
 __all__ = [

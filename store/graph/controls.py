@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
 from followgraph.store.graph import control_scripts as cs
 from followgraph.store.graph.errors import UserNotFoundError
 from followgraph.store.graph.events import logged
-from followgraph.store.graph.follows import FollowStore
 from followgraph.store.graph.ids import validate_user_id
 from followgraph.store.graph.keys import Keys
 from followgraph.store.graph.model import FollowResult, Relationship, UserSettings, is_set
+from followgraph.store.graph.reads import ReadOps
 from followgraph.store.redis.lua import LuaScript, ScriptCall, run_scripts
 
 # Requests accepted per step when an account is unlocked (`python -m bench.unlock` measures it,
@@ -37,7 +37,7 @@ REQUESTER_STEPS = 100
 
 
 async def _pair(
-    store: FollowStore,
+    store: ReadOps,
     a: str,
     b: str,
     single: ScriptCall,
@@ -62,29 +62,11 @@ async def _pair(
     return reply
 
 
-async def _result(store: FollowStore, viewer: str, other: str, changed: Any) -> FollowResult:
+async def _result(store: ReadOps, viewer: str, other: str, changed: Any) -> FollowResult:
     """The viewer's relationship to `other` after a change (one more round trip: controls are
     rare writes)."""
     [relation] = await store.relations(viewer, [other])
     return FollowResult(bool(changed), relation.relationship)
-
-
-async def block(store: FollowStore, *, blocker: str, blocked: str) -> FollowResult:
-    """`blocker` blocks `blocked`: follows both ways and requests both ways end. Idempotent."""
-    store.check_pair(blocker, blocked, self_message="A user cannot block themselves.")
-    k, a, b = store.keys, blocker, blocked
-    a_sets = [k.following(a), k.fans(a), k.mutual(a), k.requests_in(a), k.requests_out(a)]
-    b_sets = [k.following(b), k.fans(b), k.mutual(b), k.requests_in(b), k.requests_out(b)]
-    single = [k.profile(a), k.profile(b), k.blocking(a), *a_sets, k.blocked_by(b), *b_sets]
-    reply = await _pair(
-        store,
-        a,
-        b,
-        (cs.BLOCK_SCRIPT, single, [a, b]),
-        (cs.BLOCK_OUT_SCRIPT, [k.profile(a), k.blocking(a), *a_sets], [b]),
-        lambda at: (cs.BLOCK_IN_SCRIPT, [k.blocked_by(b), *b_sets], [a, at]),
-    )
-    return FollowResult(bool(reply[1]), Relationship.NONE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +78,7 @@ class _Removal:
     a_set: Callable[[Keys, str], str]
     b_set: Callable[[Keys, str], str]
 
-    async def run(self, store: FollowStore, a: str, b: str) -> FollowResult:
+    async def run(self, store: ReadOps, a: str, b: str) -> FollowResult:
         single, out, into = self.scripts
         k = store.keys
         a_set, b_set = self.a_set(k, a), self.b_set(k, b)
@@ -119,166 +101,13 @@ _REJECT = _Removal(
 )
 
 
-async def unblock(store: FollowStore, *, blocker: str, blocked: str) -> FollowResult:
-    """`blocker` lifts the block of `blocked`; follows it ended stay ended. Idempotent."""
-    store.check_pair(blocker, blocked, self_message="A user cannot unblock themselves.")
-    return await _UNBLOCK.run(store, blocker, blocked)
-
-
-async def mute(store: FollowStore, *, muter: str, muted: str, on: bool = True) -> FollowResult:
-    """`muter` mutes (or, with on=False, unmutes) `muted`: nothing else changes. Idempotent."""
-    store.check_pair(muter, muted, self_message="A user cannot mute themselves.")
-    k = store.keys
-    keys = [k.profile(muter), k.muting(muter)]
-    if store.cluster:
-        [status] = await store.pair_statuses([(muter, muted)])
-        store.check_status(status, muter, muted)
-    else:
-        keys.append(k.profile(muted))
-    call = logged(k, muter, (cs.MUTE_SCRIPT, keys, [muted, "1" if on else "0"]))
-    [(status, changed)] = await run_scripts(store.redis, [call])
-    store.check_status(int(status), muter, muted)
-    return await _result(store, muter, muted, changed)
-
-
-async def muted_by(store: FollowStore, user_id: str) -> set[str]:
-    """The users `user_id` mutes (one round trip): whose events are not pushed to them."""
-    muted: list[str] = await store.redis.zrange(store.keys.muting(user_id), 0, -1)  # type: ignore[assignment]
-    return set(muted)
-
-
-async def accept_request(store: FollowStore, *, user: str, requester: str) -> FollowResult:
-    """`requester`'s pending request to follow `user` becomes a follow (at now). Idempotent."""
-    store.check_pair(user, requester, self_message="A user cannot answer their own request.")
-    k, a, b = store.keys, user, requester
-    owner = [k.requests_in(a), k.fans(a), k.following(a), k.mutual(a)]
-    requester_keys = [k.requests_out(b), k.following(b), k.fans(b), k.mutual(b)]
-    reply = await _pair(
-        store,
-        a,
-        b,
-        (cs.ACCEPT_SCRIPT, [k.profile(a), k.profile(b), *owner, *requester_keys], [a, b]),
-        (cs.ACCEPT_OUT_SCRIPT, [k.profile(a), *owner], [b]),
-        lambda at: logged(k, b, (cs.ACCEPT_IN_SCRIPT, requester_keys, [a, at])),
-    )
-    return await _result(store, a, b, reply[1])
-
-
-async def reject_request(store: FollowStore, *, user: str, requester: str) -> FollowResult:
-    """`requester`'s pending request to follow `user` is dropped. Idempotent."""
-    store.check_pair(user, requester, self_message="A user cannot answer their own request.")
-    return await _REJECT.run(store, user, requester)
-
-
-async def update_settings(
-    store: FollowStore,
-    user_id: str,
-    *,
-    locked: bool | None = None,
-    hide_following: bool | None = None,
-    hide_fans: bool | None = None,
-) -> tuple[UserSettings, bool]:
-    """Change the settings given; returns them and whether the account was just unlocked.
-
-    With `locked=False` the account is marked (Keys.accepting) and the caller runs accept_all
-    next, unlocked just now or not (as updateSettings does): it accepts what is pending and clears
-    the mark."""
-    validate_user_id(user_id)
-    if locked is False:
-        # Marked before the unlock, so that no crash can leave an unlocked account's requests
-        # pending with no mark to find them by; a mark on an account that stays locked accepts
-        # nothing when taken up.
-        await store.redis.sadd(store.keys.accepting(), user_id)
-    args = ["" if v is None else "1" if v else "0" for v in (locked, hide_following, hide_fans)]
-    call = logged(store.keys, user_id, (cs.UPDATE_SETTINGS_SCRIPT, [store.keys.profile(user_id)], args))
-    [reply] = await run_scripts(store.redis, [call])
-    if reply == -1:
-        if locked is False:
-            await store.redis.srem(store.keys.accepting(), user_id)
-        raise UserNotFoundError(user_id)
-    before, *now = reply
-    settings = UserSettings.read(*now)
-    return settings, is_set(before) and not settings.locked
-
-
-def accept_batch(store: FollowStore) -> int:
-    """Requests accepted per step on `store`'s Redis, when the caller does not say."""
-    return CLUSTER_ACCEPT_BATCH if store.cluster else ACCEPT_BATCH
-
-
-async def accept_pending(store: FollowStore, user_id: str, *, batch: int | None = None) -> AsyncIterator[int]:
-    """Accept `user_id`'s pending requests, oldest first, `batch` per step (accept_batch by
-    default; two round trips each, on a cluster one more per REQUESTER_STEPS requesters beyond the
-    first), yielding how many each step accepted; it stops when none are left or the account is
-    locked again. The event loop runs other work between steps."""
-    validate_user_id(user_id)
-    if batch is None:
-        batch = accept_batch(store)
-    while store not in _stopping:
-        # A batch's two steps run to the end even when its caller is cancelled (a request timeout,
-        # a disconnect): cut between them, the owner's side would hold follows the requesters'
-        # sides never got, and asking again would find nothing left to accept.
-        accepted = await _run_on(store, _accept_batch(store, user_id, batch))
-        if not accepted:
-            return
-        yield accepted
-        await asyncio.sleep(0)
-
-
-async def accept_all(store: FollowStore, user_id: str, *, batch: int | None = None) -> int:
-    """Accept all of `user_id`'s pending requests (accept_pending to its end), in a task that
-    runs on when the caller is cancelled: the account is unlocked already, and what a request
-    timeout or a disconnect cut short would stay pending until asked again. At its end the user's
-    mark (Keys.accepting) goes, unless finish_acceptances stopped it first. How many."""
-
-    async def every_batch() -> int:
-        accepted = sum([n async for n in accept_pending(store, user_id, batch=batch)])
-        if store not in _stopping:
-            await store.redis.srem(store.keys.accepting(), user_id)
-        return accepted
-
-    return await _run_on(store, every_batch())
-
-
-async def marked_acceptances(store: FollowStore) -> list[str]:
-    """The users marked as being accepted (Keys.accepting), in order."""
-    # decode_responses: the members are str.
-    return sorted(await store.redis.smembers(store.keys.accepting()))  # type: ignore[arg-type]
-
-
-async def resume_acceptances(store: FollowStore, users: list[str] | None = None) -> list[str]:
-    """Accept the pending requests of every user still marked as being accepted (an acceptance
-    that a restart or a crash cut short; on an account locked again, nothing), or of `users` as
-    marked_acceptances gave them, one user after the other, until finish_acceptances. The users
-    it took up."""
-    if users is None:
-        users = await marked_acceptances(store)
-    for user_id in users:
-        if store in _stopping:
-            break
-        await accept_all(store, user_id)
-    return users
-
-
-async def finish_acceptances(store: FollowStore, timeout: float) -> int:
-    """Stop the acceptances running on `store` once their batch in flight is done, waiting for them
-    `timeout` s at most (a server stopping): what they leave stays pending, marked, for the next
-    start's resume_acceptances. How many were still running after `timeout`."""
-    _stopping.add(store)
-    running = [task for task, on in _finishing.items() if on is store]
-    if not running:
-        return 0
-    _, late = await asyncio.wait(running, timeout=timeout)
-    return len(late)
-
-
 # The work running on after its caller gave up, with its store (held here so that it is not
 # collected), and the stores whose acceptances are to stop.
-_finishing: dict[asyncio.Future[int], FollowStore] = {}
-_stopping: weakref.WeakSet[FollowStore] = weakref.WeakSet()
+_finishing: dict[asyncio.Future[int], ReadOps] = {}
+_stopping: weakref.WeakSet[ReadOps] = weakref.WeakSet()
 
 
-async def _run_on(store: FollowStore, work: Coroutine[Any, Any, int]) -> int:
+async def _run_on(store: ReadOps, work: Coroutine[Any, Any, int]) -> int:
     """`work`'s result; it runs to its end in a task of its own even if the caller is cancelled."""
     task = asyncio.ensure_future(work)
     _finishing[task] = store
@@ -290,7 +119,7 @@ def _finished(task: asyncio.Future[int]) -> None:
     _finishing.pop(task, None)
 
 
-async def _accept_batch(store: FollowStore, user_id: str, batch: int) -> int:
+async def _accept_batch(store: ReadOps, user_id: str, batch: int) -> int:
     """Accept up to `batch` of `user_id`'s oldest pending requests: the owner's step, then the
     requesters'. How many were accepted."""
     k = store.keys
@@ -318,28 +147,174 @@ async def _accept_batch(store: FollowStore, user_id: str, batch: int) -> int:
     return len(accepted)
 
 
-def _requester_step(store: FollowStore, requester: str, owner: str, at: str) -> ScriptCall:
+def _requester_step(store: ReadOps, requester: str, owner: str, at: str) -> ScriptCall:
     k = store.keys
     keys = [k.requests_out(requester), k.following(requester), k.fans(requester), k.mutual(requester)]
     return logged(k, requester, (cs.ACCEPT_IN_SCRIPT, keys, [owner, at]))
 
 
-async def pending_count(store: FollowStore, user_id: str) -> int:
-    """Pending follow requests to `user_id`."""
-    validate_user_id(user_id)
-    return int(await store.redis.zcard(store.keys.requests_in(user_id)))
+class ControlOps(ReadOps):
+    """Blocks, mutes, follow requests and settings, as operations of the store."""
 
+    async def block(self, *, blocker: str, blocked: str) -> FollowResult:
+        """`blocker` blocks `blocked`: follows both ways and requests both ways end. Idempotent."""
+        self.check_pair(blocker, blocked, self_message="A user cannot block themselves.")
+        k, a, b = self.keys, blocker, blocked
+        a_sets = [k.following(a), k.fans(a), k.mutual(a), k.requests_in(a), k.requests_out(a)]
+        b_sets = [k.following(b), k.fans(b), k.mutual(b), k.requests_in(b), k.requests_out(b)]
+        single = [k.profile(a), k.profile(b), k.blocking(a), *a_sets, k.blocked_by(b), *b_sets]
+        reply = await _pair(
+            self,
+            a,
+            b,
+            (cs.BLOCK_SCRIPT, single, [a, b]),
+            (cs.BLOCK_OUT_SCRIPT, [k.profile(a), k.blocking(a), *a_sets], [b]),
+            lambda at: (cs.BLOCK_IN_SCRIPT, [k.blocked_by(b), *b_sets], [a, at]),
+        )
+        return FollowResult(bool(reply[1]), Relationship.NONE)
 
-__all__: Sequence[str] = [
-    "accept_all",
-    "accept_pending",
-    "accept_request",
-    "block",
-    "finish_acceptances",
-    "mute",
-    "pending_count",
-    "reject_request",
-    "resume_acceptances",
-    "unblock",
-    "update_settings",
-]
+    async def unblock(self, *, blocker: str, blocked: str) -> FollowResult:
+        """`blocker` lifts the block of `blocked`; follows it ended stay ended. Idempotent."""
+        self.check_pair(blocker, blocked, self_message="A user cannot unblock themselves.")
+        return await _UNBLOCK.run(self, blocker, blocked)
+
+    async def mute(self, *, muter: str, muted: str, on: bool = True) -> FollowResult:
+        """`muter` mutes (or, with on=False, unmutes) `muted`: nothing else changes. Idempotent."""
+        self.check_pair(muter, muted, self_message="A user cannot mute themselves.")
+        k = self.keys
+        keys = [k.profile(muter), k.muting(muter)]
+        if self.cluster:
+            [status] = await self.pair_statuses([(muter, muted)])
+            self.check_status(status, muter, muted)
+        else:
+            keys.append(k.profile(muted))
+        call = logged(k, muter, (cs.MUTE_SCRIPT, keys, [muted, "1" if on else "0"]))
+        [(status, changed)] = await run_scripts(self.redis, [call])
+        self.check_status(int(status), muter, muted)
+        return await _result(self, muter, muted, changed)
+
+    async def muted_by(self, user_id: str) -> set[str]:
+        """The users `user_id` mutes (one round trip): whose events are not pushed to them."""
+        muted: list[str] = await self.redis.zrange(self.keys.muting(user_id), 0, -1)  # type: ignore[assignment]
+        return set(muted)
+
+    async def accept_request(self, *, user: str, requester: str) -> FollowResult:
+        """`requester`'s pending request to follow `user` becomes a follow (at now). Idempotent."""
+        self.check_pair(user, requester, self_message="A user cannot answer their own request.")
+        k, a, b = self.keys, user, requester
+        owner = [k.requests_in(a), k.fans(a), k.following(a), k.mutual(a)]
+        requester_keys = [k.requests_out(b), k.following(b), k.fans(b), k.mutual(b)]
+        reply = await _pair(
+            self,
+            a,
+            b,
+            (cs.ACCEPT_SCRIPT, [k.profile(a), k.profile(b), *owner, *requester_keys], [a, b]),
+            (cs.ACCEPT_OUT_SCRIPT, [k.profile(a), *owner], [b]),
+            lambda at: logged(k, b, (cs.ACCEPT_IN_SCRIPT, requester_keys, [a, at])),
+        )
+        return await _result(self, a, b, reply[1])
+
+    async def reject_request(self, *, user: str, requester: str) -> FollowResult:
+        """`requester`'s pending request to follow `user` is dropped. Idempotent."""
+        self.check_pair(user, requester, self_message="A user cannot answer their own request.")
+        return await _REJECT.run(self, user, requester)
+
+    async def update_settings(
+        self,
+        user_id: str,
+        *,
+        locked: bool | None = None,
+        hide_following: bool | None = None,
+        hide_fans: bool | None = None,
+    ) -> tuple[UserSettings, bool]:
+        """Change the settings given; returns them and whether the account was just unlocked.
+
+        With `locked=False` the account is marked (Keys.accepting) and the caller runs accept_all
+        next, unlocked just now or not (as updateSettings does): it accepts what is pending and clears
+        the mark."""
+        validate_user_id(user_id)
+        if locked is False:
+            # Marked before the unlock, so that no crash can leave an unlocked account's requests
+            # pending with no mark to find them by; a mark on an account that stays locked accepts
+            # nothing when taken up.
+            await self.redis.sadd(self.keys.accepting(), user_id)
+        args = ["" if v is None else "1" if v else "0" for v in (locked, hide_following, hide_fans)]
+        call = logged(self.keys, user_id, (cs.UPDATE_SETTINGS_SCRIPT, [self.keys.profile(user_id)], args))
+        [reply] = await run_scripts(self.redis, [call])
+        if reply == -1:
+            if locked is False:
+                await self.redis.srem(self.keys.accepting(), user_id)
+            raise UserNotFoundError(user_id)
+        before, *now = reply
+        settings = UserSettings.read(*now)
+        return settings, is_set(before) and not settings.locked
+
+    def accept_batch(self) -> int:
+        """Requests accepted per step on `self`'s Redis, when the caller does not say."""
+        return CLUSTER_ACCEPT_BATCH if self.cluster else ACCEPT_BATCH
+
+    async def accept_pending(self, user_id: str, *, batch: int | None = None) -> AsyncIterator[int]:
+        """Accept `user_id`'s pending requests, oldest first, `batch` per step (accept_batch by
+        default; two round trips each, on a cluster one more per REQUESTER_STEPS requesters beyond the
+        first), yielding how many each step accepted; it stops when none are left or the account is
+        locked again. The event loop runs other work between steps."""
+        validate_user_id(user_id)
+        if batch is None:
+            batch = self.accept_batch()
+        while self not in _stopping:
+            # A batch's two steps run to the end even when its caller is cancelled (a request timeout,
+            # a disconnect): cut between them, the owner's side would hold follows the requesters'
+            # sides never got, and asking again would find nothing left to accept.
+            accepted = await _run_on(self, _accept_batch(self, user_id, batch))
+            if not accepted:
+                return
+            yield accepted
+            await asyncio.sleep(0)
+
+    async def accept_all(self, user_id: str, *, batch: int | None = None) -> int:
+        """Accept all of `user_id`'s pending requests (accept_pending to its end), in a task that
+        runs on when the caller is cancelled: the account is unlocked already, and what a request
+        timeout or a disconnect cut short would stay pending until asked again. At its end the user's
+        mark (Keys.accepting) goes, unless finish_acceptances stopped it first. How many."""
+
+        async def every_batch() -> int:
+            accepted = sum([n async for n in self.accept_pending(user_id, batch=batch)])
+            if self not in _stopping:
+                await self.redis.srem(self.keys.accepting(), user_id)
+            return accepted
+
+        return await _run_on(self, every_batch())
+
+    async def marked_acceptances(self) -> list[str]:
+        """The users marked as being accepted (Keys.accepting), in order."""
+        # decode_responses: the members are str.
+        return sorted(await self.redis.smembers(self.keys.accepting()))  # type: ignore[arg-type]
+
+    async def resume_acceptances(self, users: list[str] | None = None) -> list[str]:
+        """Accept the pending requests of every user still marked as being accepted (an acceptance
+        that a restart or a crash cut short; on an account locked again, nothing), or of `users` as
+        marked_acceptances gave them, one user after the other, until finish_acceptances. The users
+        it took up."""
+        if users is None:
+            users = await self.marked_acceptances()
+        for user_id in users:
+            if self in _stopping:
+                break
+            await self.accept_all(user_id)
+        return users
+
+    async def finish_acceptances(self, timeout: float) -> int:
+        """Stop the acceptances running on `self` once their batch in flight is done, waiting for them
+        `timeout` s at most (a server stopping): what they leave stays pending, marked, for the next
+        start's resume_acceptances. How many were still running after `timeout`."""
+        _stopping.add(self)
+        running = [task for task, on in _finishing.items() if on is self]
+        if not running:
+            return 0
+        _, late = await asyncio.wait(running, timeout=timeout)
+        return len(late)
+
+    async def pending_count(self, user_id: str) -> int:
+        """Pending follow requests to `user_id`."""
+        validate_user_id(user_id)
+        return int(await self.redis.zcard(self.keys.requests_in(user_id)))

@@ -22,11 +22,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from followgraph.store.graph import controls
 from followgraph.store.graph.bulk import set_entries
 from followgraph.store.graph.errors import UserNotFoundError
-from followgraph.store.graph.follows import FollowStore
 from followgraph.store.graph.model import is_set
+from followgraph.store.graph.store import FollowStore
 from followgraph.store.redis.lua import AnyPipeline, run_pipeline
 
 BATCH = 500
@@ -270,7 +269,7 @@ async def _accept(
     await _apply(store, restore, report)
     for a, b, _, _ in requests:
         try:
-            await controls.accept_request(store, user=b, requester=a)
+            await store.accept_request(user=b, requester=a)
         except UserNotFoundError:
             continue
         report.repaired += 1

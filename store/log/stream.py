@@ -22,7 +22,7 @@ from typing import Any
 from redis.exceptions import ResponseError
 
 from followgraph.store.graph.events import Event, parse_id
-from followgraph.store.graph.follows import FollowStore
+from followgraph.store.graph.store import FollowStore
 from followgraph.store.redis.lua import AnyPipeline, run_pipeline
 
 log = logging.getLogger(__name__)

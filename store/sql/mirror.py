@@ -19,7 +19,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from followgraph.store.graph import bulk
 from followgraph.store.graph.bulk import Control, ControlKind
 from followgraph.store.graph.events import Event, EventKind
-from followgraph.store.graph.follows import Edge, FollowStore
+from followgraph.store.graph.follows import Edge
+from followgraph.store.graph.store import FollowStore
 from followgraph.store.sql.apply import apply_events
 from followgraph.store.sql.snapshot import (
     active_blocks,

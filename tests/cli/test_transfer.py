@@ -42,7 +42,6 @@ from followgraph.store.graph.bulk import (
     load_control_scripts,
     scan_users,
 )
-from followgraph.store.graph.controls import block, mute, update_settings
 from followgraph.store.graph.repair import verify
 from followgraph.store.redis.lua import Client
 from tests.conftest import Backend
@@ -427,7 +426,7 @@ async def test_an_edge_to_a_locked_account_without_a_time_is_counted_as_a_reques
 ) -> None:
     store = FollowStore(real_redis)
     await store.upsert_user("lea")
-    await update_settings(store, "lea", locked=True)
+    await store.update_settings("lea", locked=True)
     text = "ann,lea,\nbob,lea,10\n"  # ann asks (as follow() would); bob's follow has its time
     summary = await import_edges(store, edge_rows(lines(text), Format.CSV))
     assert (summary.rows, summary.written, summary.requested, summary.unchanged) == (2, 1, 1, 0)
@@ -696,7 +695,7 @@ def test_user_rows_with_settings() -> None:
 async def test_import_users_sets_and_clears_settings(real_redis: aioredis.Redis) -> None:
     store = FollowStore(real_redis)
     await store.upsert_user("u2", name="Bea", created_at=7)
-    await update_settings(store, "u2", locked=True, hide_fans=True)
+    await store.update_settings("u2", locked=True, hide_fans=True)
     text = (
         "userId,name,avatarUrl,createdAt,locked,hideFollowing,hideFans\n"
         "u1,Alice,,5,true,true,false\n"
@@ -720,7 +719,7 @@ async def test_import_users_sets_and_clears_settings(real_redis: aioredis.Redis)
 async def test_export_users_writes_the_settings(real_redis: aioredis.Redis) -> None:
     store = FollowStore(real_redis)
     await store.upsert_user("u1", name="Alice", created_at=5)
-    await update_settings(store, "u1", locked=True, hide_following=True)
+    await store.update_settings("u1", locked=True, hide_following=True)
     csv_out, jsonl_out = io.StringIO(), io.StringIO()
     assert await export_users(store, csv_out, Format.CSV) == 1
     assert await export_users(store, jsonl_out, Format.JSONL) == 1
@@ -885,7 +884,7 @@ async def test_a_block_between_the_steps_of_an_imported_request_drops_it(
 
     async def block_first(*args: Any) -> Any:
         # A block after ann's side of ann's request to bob was written, before bob's side.
-        await block(store, blocker=blocker, blocked=blocked)
+        await store.block(blocker=blocker, blocked=blocked)
         return await second_step(*args)
 
     monkeypatch.setattr(cs.REQUEST_AT_IN_SCRIPT, "run", block_first)
@@ -907,21 +906,21 @@ async def test_a_block_between_the_steps_of_an_imported_request_drops_it(
 
 async def build_graph_with_controls(store: FollowStore) -> None:
     await build_graph(store)
-    await update_settings(store, "5", locked=True, hide_fans=True)
-    await update_settings(store, "6", hide_following=True)
-    await update_settings(store, "zoe", locked=True, hide_following=True, hide_fans=True)
+    await store.update_settings("5", locked=True, hide_fans=True)
+    await store.update_settings("6", hide_following=True)
+    await store.update_settings("zoe", locked=True, hide_following=True, hide_fans=True)
     requests = 0
     for follower in [str(i) for i in range(60, 121)] + ["bare"]:
         for followee in ("5", "zoe"):
             requests += (await store.follow(follower=follower, followee=followee)).pending
     assert requests > 10
-    await block(store, blocker="1", blocked="2")
-    await block(store, blocker="3", blocked="1")
-    await block(store, blocker="5", blocked="60")  # ends a pending request
-    await block(store, blocker="zoe", blocked="bare")  # ends follows both ways
-    await mute(store, muter="1", muted="4")
-    await mute(store, muter="4", muted="1")
-    await mute(store, muter="bare", muted="zoe")
+    await store.block(blocker="1", blocked="2")
+    await store.block(blocker="3", blocked="1")
+    await store.block(blocker="5", blocked="60")  # ends a pending request
+    await store.block(blocker="zoe", blocked="bare")  # ends follows both ways
+    await store.mute(muter="1", muted="4")
+    await store.mute(muter="4", muted="1")
+    await store.mute(muter="bare", muted="zoe")
 
 
 @pytest.mark.parametrize("fmt", [Format.CSV, Format.JSONL])

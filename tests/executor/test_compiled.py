@@ -27,7 +27,6 @@ from followgraph.schema.document import core_schema
 from followgraph.schema.limits import QueryLimits
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore
-from followgraph.store.graph import controls
 from followgraph.store.redis.lua import Client
 from followgraph.transport.auth import mint_token
 from tests.served import serve
@@ -41,13 +40,13 @@ FOLLOWS = [
 
 async def add_controls(store: FollowStore) -> None:
     """Blocks, mutes, locks, hidden lists and requests, so that every new flag and hidden list shows."""
-    await controls.update_settings(store, "cat", locked=True)  # ann and bob are fans, eve is not
-    await controls.update_settings(store, "fay", hide_following=True)
-    await controls.update_settings(store, "gus", locked=True)
+    await store.update_settings("cat", locked=True)  # ann and bob are fans, eve is not
+    await store.update_settings("fay", hide_following=True)
+    await store.update_settings("gus", locked=True)
     await store.follow(follower="ann", followee="gus")  # a request
     await store.follow(follower="eve", followee="cat")  # a request
-    await controls.block(store, blocker="dan", blocked="eve")
-    await controls.mute(store, muter="ann", muted="cat")
+    await store.block(blocker="dan", blocked="eve")
+    await store.mute(muter="ann", muted="cat")
 
 
 def _leaves() -> list[str]:

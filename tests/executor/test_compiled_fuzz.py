@@ -22,7 +22,6 @@ from followgraph.schema.user import USER
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore
-from followgraph.store.graph import controls
 from followgraph.transport.auth import mint_token
 from tests.conftest import TEST_SECRET, clean_redis
 from tests.served import serve
@@ -172,11 +171,11 @@ def pair(redis_server: RedisServer, data_dir: Path) -> Iterator[Pair]:
             for i, (a, b) in enumerate(FOLLOWS):
                 await store.follow(follower=a, followee=b, at=1_700_000_000_000 + 1000 * (i % 5))
             # Lists hidden from some viewers, blocks, mutes and requests.
-            await controls.update_settings(store, "u1", locked=True)
-            await controls.update_settings(store, "u2", hide_following=True, hide_fans=True)
+            await store.update_settings("u1", locked=True)
+            await store.update_settings("u2", hide_following=True, hide_fans=True)
             await store.follow(follower="u6", followee="u1")
-            await controls.block(store, blocker="u3", blocked="u0")
-            await controls.mute(store, muter="u0", muted="u4")
+            await store.block(blocker="u3", blocked="u0")
+            await store.mute(muter="u0", muted="u4")
             compiled = await stack.enter_async_context(serve(settings, client))
             general = await stack.enter_async_context(
                 serve(replace(settings, compiled_queries=False), client)

@@ -21,7 +21,6 @@ from followgraph.executor.execute import Executor
 from followgraph.executor.mutation_plan import MutationPlan
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore
-from followgraph.store.graph import controls
 from followgraph.store.redis.lua import Client
 from followgraph.transport.auth import mint_token
 from tests.served import serve
@@ -66,8 +65,8 @@ async def seed(redis: Client) -> None:
     for user in USERS:
         await store.upsert_user(user, name=f"User {user}", avatar_url=f"https://a.example/{user}.png")
     await store.follow(follower="bob", followee="ann", at=1_700_000_000_000)
-    await controls.update_settings(store, "cat", locked=True)
-    await controls.block(store, blocker="dan", blocked="eve")
+    await store.update_settings("cat", locked=True)
+    await store.block(blocker="dan", blocked="eve")
 
 
 class Side:

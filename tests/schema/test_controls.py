@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from followgraph.store.graph import controls
 from tests.served import Served
 
 PAYLOAD = """
@@ -322,7 +321,7 @@ async def test_unlocking_again_finishes_an_acceptance_cut_short(graph: Served) -
     for user_id in ("bob", "dan"):
         await act(graph, "follow", user_id, "cat")
     # The settings changed, but the acceptance never ran (as if the process died right then).
-    await controls.update_settings(graph.store, "cat", locked=False)
+    await graph.store.update_settings("cat", locked=False)
     assert (await lists(graph, "cat", "cat"))["followRequestCount"] == 2
     unlocked = await settings(graph, "cat", locked=False)
     assert unlocked["viewer"]["followRequestCount"] == 0 and unlocked["viewer"]["fansCount"] == 3

@@ -27,7 +27,6 @@ from hypothesis import strategies as st
 
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
-from followgraph.store.graph import controls
 from tests.conftest import TEST_SECRET, clean_redis
 from tests.security.helpers import accepted, serve
 from tests.served import Served
@@ -118,9 +117,9 @@ class Harness:
             await self.app.store.follow(follower=follower, followee=followee)
         for user_id, values in graph.settings.items():
             chosen = dict(zip(SETTINGS, values, strict=True))
-            await controls.update_settings(self.app.store, user_id, **chosen)
+            await self.app.store.update_settings(user_id, **chosen)
         for blocker, blocked in sorted(graph.blocks):
-            await controls.block(self.app.store, blocker=blocker, blocked=blocked)
+            await self.app.store.block(blocker=blocker, blocked=blocked)
 
     async def answers(self, viewer: str | None) -> dict[str, Any]:
         """Everything `viewer` can ask about every user, and their suggestions."""

@@ -14,7 +14,6 @@ import pytest
 
 from followgraph.server.settings import ConfigError, Settings
 from followgraph.store import Keys
-from followgraph.store.graph import controls
 from followgraph.store.redis.lua import Client
 from tests.conftest import Backend
 from tests.security.helpers import graph_dump, serve
@@ -196,7 +195,7 @@ def test_several_rates_are_refused_not_cut_to_the_first(value: str) -> None:
 
 async def test_follow_requests_count_against_the_limit(app: Served, served_redis: Client) -> None:
     for target in TARGETS[:4]:
-        await controls.update_settings(app.store, target, locked=True)
+        await app.store.update_settings(target, locked=True)
     results = [await follow(app, "me", target) for target in TARGETS[:4]]
     assert [codes(r) for r in results] == [[], [], [], ["RATE_LIMITED"]]
     requested = set(cast("list[str]", await served_redis.zrange(app.store.keys.requests_out("me"), 0, -1)))

@@ -10,7 +10,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from followgraph.server.sync import GROUP, SqlSync
 from followgraph.store import BlockedError, FollowStore
-from followgraph.store.graph import controls as c
 from followgraph.store.sql import counts, mirror
 
 USERS = [f"u{i}" for i in range(12)]
@@ -34,19 +33,19 @@ async def random_changes(store: FollowStore, rng: random.Random, steps: int) -> 
             elif action < 0.5:
                 await store.remove_fan(user=a, fan=b)
             elif action < 0.56:
-                await c.block(store, blocker=a, blocked=b)
+                await store.block(blocker=a, blocked=b)
             elif action < 0.6:
-                await c.unblock(store, blocker=a, blocked=b)
+                await store.unblock(blocker=a, blocked=b)
             elif action < 0.66:
-                await c.mute(store, muter=a, muted=b, on=rng.random() < 0.7)
+                await store.mute(muter=a, muted=b, on=rng.random() < 0.7)
             elif action < 0.72:
-                await c.update_settings(
-                    store, a, locked=rng.random() < 0.5, hide_fans=rng.choice([None, True, False])
+                await store.update_settings(
+                    a, locked=rng.random() < 0.5, hide_fans=rng.choice([None, True, False])
                 )
             elif action < 0.8:
-                await c.accept_request(store, user=a, requester=b)
+                await store.accept_request(user=a, requester=b)
             elif action < 0.85:
-                await c.reject_request(store, user=a, requester=b)
+                await store.reject_request(user=a, requester=b)
             else:
                 await store.upsert_user(a, name=f"User {a} {rng.randrange(5)}")
         except BlockedError:

@@ -21,7 +21,6 @@ import redis.asyncio as aioredis
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore, ListKind
-from followgraph.store.graph import controls as c
 from followgraph.store.redis.lua import AnyPipeline, run_pipeline
 from followgraph.transport.auth import mint_token
 from tests.conftest import TEST_SECRET, clean_redis
@@ -256,7 +255,7 @@ REQUESTS = 50_000
 async def _locked_with_requests(client: aioredis.Redis, owner: str, requests: int) -> FollowStore:
     store = FollowStore(client)
     await store.upsert_user(owner)
-    await c.update_settings(store, owner, locked=True)
+    await store.update_settings(owner, locked=True)
     k = store.keys
     for start in range(0, requests, 10_000):
         chunk = range(start, min(start + 10_000, requests))
@@ -297,7 +296,7 @@ async def test_a_restart_takes_up_an_unlock_s_acceptance_where_it_stopped(
             interrupt(server.process, timeout=20)  # a deploy: the server stops mid-acceptance
             assert server.process.returncode == 0
             assert "still running at shutdown" not in server.log()
-        left = await c.pending_count(store, "owner")
+        left = await store.pending_count("owner")
         assert 0 < left < REQUESTS, left
         assert await store.redis.smembers(store.keys.accepting()) == {"owner"}
         # Each batch was finished on both sides: the follows made are whole.

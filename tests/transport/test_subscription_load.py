@@ -16,7 +16,6 @@ import pytest
 from followgraph.server.redis_client import connect
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
-from followgraph.store.graph.controls import mute
 from tests.conftest import TEST_SECRET
 from tests.live import Live, serve_live
 from tests.subscriber import EVENT_FIELDS, Raw, raw
@@ -51,7 +50,7 @@ async def test_a_burst_reaches_a_thousand_subscribers_each_event_once_in_order(l
     fans = [f"fan{n}" for n in range(SUBSCRIBERS)]
     await live.register("star", *fans)
     # A fan muted by the star: its events reach the fan, not the star.
-    await mute(live.store, muter="star", muted="fan0")
+    await live.store.mute(muter="star", muted="fan0")
     received: dict[str, list[dict[str, Any]]] = {user: [] for user in ["star", *fans]}
     expected = {"star": 2 * (SUBSCRIBERS - 1), **dict.fromkeys(fans, 2)}
 

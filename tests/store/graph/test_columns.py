@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from followgraph.store import FollowStore, Parts, UserColumns, UserFacts
-from followgraph.store.graph import controls
 from followgraph.store.graph.columns import PROFILE_WIDTH
 
 EVERYTHING = Parts(profile=True, relation=True, counts=True, controls=True)
@@ -36,14 +35,14 @@ async def graph(store: FollowStore) -> list[str]:
     for user_id in ("v", "a", "b", "c", "d", "e"):
         await store.upsert_user(user_id, name=f"User {user_id}")
     await store.upsert_user("a", name="Ann", avatar_url="https://example.com/a.png")
-    await controls.update_settings(store, "a", locked=True)
-    await controls.update_settings(store, "c", hide_fans=True)
+    await store.update_settings("a", locked=True)
+    await store.update_settings("c", hide_fans=True)
     await store.follow(follower="v", followee="b", at=10)
     await store.follow(follower="b", followee="v", at=20)
     await store.follow(follower="c", followee="v", at=30)
     await store.follow(follower="v", followee="d", at=40)
     await store.follow(follower="v", followee="e", at=50)
-    await controls.block(store, blocker="d", blocked="v")  # which ends v's follow of d
+    await store.block(blocker="d", blocked="v")  # which ends v's follow of d
     return ["a", "b", "v", "nobody", "c", "d", "e"]
 
 

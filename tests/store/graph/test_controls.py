@@ -22,10 +22,8 @@ from followgraph.store import (
     UserNotFoundError,
 )
 from followgraph.store.graph import control_scripts as cs
-from followgraph.store.graph import controls as c
 from followgraph.store.graph import scripts
 from followgraph.store.graph.repair import Problem, verify
-from followgraph.store.graph.suggestions import suggestions
 from followgraph.store.redis.lua import AnyPipeline, LuaScript, run_pipeline
 from tests.conftest import Backend
 
@@ -52,7 +50,7 @@ async def controls(store: FollowStore, viewer: str, other: str) -> Controls:
 
 
 async def lock(store: FollowStore, user_id: str, locked: bool = True) -> bool:
-    _, unlocked = await c.update_settings(store, user_id, locked=locked)
+    _, unlocked = await store.update_settings(user_id, locked=locked)
     return unlocked
 
 
@@ -81,9 +79,9 @@ async def test_a_block_ends_follows_and_requests_both_ways(users: FollowStore) -
     await lock(users, "cat")
     await users.follow(follower="bob", followee="cat")  # a request
 
-    first = await c.block(users, blocker="ann", blocked="bob")
-    again = await c.block(users, blocker="ann", blocked="bob")
-    await c.block(users, blocker="cat", blocked="bob")
+    first = await users.block(blocker="ann", blocked="bob")
+    again = await users.block(blocker="ann", blocked="bob")
+    await users.block(blocker="cat", blocked="bob")
 
     assert (first.changed, again.changed) == (True, False)
     for kind in (ListKind.FOLLOWING, ListKind.FANS, ListKind.MUTUAL):
@@ -100,7 +98,7 @@ async def test_a_block_ends_follows_and_requests_both_ways(users: FollowStore) -
 
 @pytest.mark.parametrize(("follower", "followee"), [("ann", "bob"), ("bob", "ann")])
 async def test_nobody_follows_across_a_block(users: FollowStore, follower: str, followee: str) -> None:
-    await c.block(users, blocker="ann", blocked="bob")
+    await users.block(blocker="ann", blocked="bob")
     with pytest.raises(BlockedError):
         await users.follow(follower=follower, followee=followee)
     await lock(users, followee)
@@ -112,32 +110,32 @@ async def test_nobody_follows_across_a_block(users: FollowStore, follower: str, 
 
 async def test_an_unblock_lets_follows_start_again_but_restores_none(users: FollowStore) -> None:
     await users.follow(follower="bob", followee="ann")
-    await c.block(users, blocker="ann", blocked="bob")
-    result = await c.unblock(users, blocker="ann", blocked="bob")
+    await users.block(blocker="ann", blocked="bob")
+    result = await users.unblock(blocker="ann", blocked="bob")
     assert (result.changed, result.relationship) == (True, Relationship.NONE)
-    assert not (await c.unblock(users, blocker="ann", blocked="bob")).changed
+    assert not (await users.unblock(blocker="ann", blocked="bob")).changed
     assert await members(users, ListKind.FANS, "ann") == []
     assert await controls(users, "bob", "ann") == Controls()
     assert (await users.follow(follower="bob", followee="ann")).changed
 
 
 async def test_only_the_blocker_lifts_a_block(users: FollowStore) -> None:
-    await c.block(users, blocker="ann", blocked="bob")
-    assert not (await c.unblock(users, blocker="bob", blocked="ann")).changed
+    await users.block(blocker="ann", blocked="bob")
+    assert not (await users.unblock(blocker="bob", blocked="ann")).changed
     with pytest.raises(BlockedError):
         await users.follow(follower="bob", followee="ann")
 
 
 async def test_a_mute_changes_nothing_else(users: FollowStore) -> None:
     await users.follow(follower="ann", followee="bob")
-    muted = await c.mute(users, muter="ann", muted="bob")
+    muted = await users.mute(muter="ann", muted="bob")
     assert (muted.changed, muted.relationship) == (True, Relationship.FOLLOWING)
-    assert not (await c.mute(users, muter="ann", muted="bob")).changed
+    assert not (await users.mute(muter="ann", muted="bob")).changed
     assert await members(users, ListKind.MUTING, "ann") == ["bob"]
     assert await members(users, ListKind.FOLLOWING, "ann") == ["bob"]
     assert await controls(users, "ann", "bob") == Controls(viewer_mutes=True)
     assert await controls(users, "bob", "ann") == Controls()  # a mute is not shown to the muted
-    assert (await c.mute(users, muter="ann", muted="bob", on=False)).changed
+    assert (await users.mute(muter="ann", muted="bob", on=False)).changed
     assert await members(users, ListKind.MUTING, "ann") == []
 
 
@@ -152,11 +150,11 @@ async def test_a_follow_of_a_locked_account_is_a_request_until_accepted(users: F
     assert await members(users, ListKind.FANS, "bob") == []
     assert await controls(users, "ann", "bob") == Controls(viewer_requested=True)
     assert await controls(users, "bob", "ann") == Controls(requested_viewer=True)
-    assert await c.pending_count(users, "bob") == 1
+    assert await users.pending_count("bob") == 1
 
-    accepted = await c.accept_request(users, user="bob", requester="ann")
+    accepted = await users.accept_request(user="bob", requester="ann")
     assert (accepted.changed, accepted.relationship) == (True, Relationship.FOLLOWED_BY)
-    assert not (await c.accept_request(users, user="bob", requester="ann")).changed
+    assert not (await users.accept_request(user="bob", requester="ann")).changed
     assert await members(users, ListKind.FANS, "bob") == ["ann"]
     assert await members(users, ListKind.FOLLOWING, "ann") == ["bob"]
     assert await members(users, ListKind.REQUESTS_IN, "bob") == []
@@ -169,8 +167,8 @@ async def test_a_rejected_or_withdrawn_request_leaves_nothing(users: FollowStore
     await lock(users, "bob")
     await users.follow(follower="ann", followee="bob")
     await users.follow(follower="cat", followee="bob")
-    assert (await c.reject_request(users, user="bob", requester="ann")).changed
-    assert not (await c.reject_request(users, user="bob", requester="ann")).changed
+    assert (await users.reject_request(user="bob", requester="ann")).changed
+    assert not (await users.reject_request(user="bob", requester="ann")).changed
     assert (await users.unfollow(follower="cat", followee="bob")).changed
     for user_id in ("ann", "bob", "cat"):
         for kind in ListKind:
@@ -191,13 +189,13 @@ async def test_unlocking_accepts_every_pending_request_in_batches(users: FollowS
         await users.upsert_user(fan)
         await users.follow(follower=fan, followee="dan")
     await users.follow(follower="dan", followee="fan3")
-    settings, unlocked = await c.update_settings(users, "dan", locked=False, hide_fans=True)
+    settings, unlocked = await users.update_settings("dan", locked=False, hide_fans=True)
     assert unlocked and not settings.locked and settings.hide_fans
-    steps = [n async for n in c.accept_pending(users, "dan", batch=3)]
+    steps = [n async for n in users.accept_pending("dan", batch=3)]
     assert steps == [3, 3, 1]
     assert sorted(await members(users, ListKind.FANS, "dan")) == fans
     assert await members(users, ListKind.MUTUAL, "dan") == ["fan3"]
-    assert await c.pending_count(users, "dan") == 0
+    assert await users.pending_count("dan") == 0
     for fan in fans:
         assert await members(users, ListKind.FOLLOWING, fan) == ["dan"]
         assert await members(users, ListKind.REQUESTS_OUT, fan) == []
@@ -209,8 +207,8 @@ async def test_a_lock_that_comes_back_stops_the_acceptance(users: FollowStore) -
         await users.follow(follower=user_id, followee="dan")
     assert await lock(users, "dan", locked=False)
     assert not await lock(users, "dan", locked=True)
-    assert [n async for n in c.accept_pending(users, "dan")] == []
-    assert await c.pending_count(users, "dan") == 2
+    assert [n async for n in users.accept_pending("dan")] == []
+    assert await users.pending_count("dan") == 2
 
 
 async def marked(store: FollowStore) -> list[str]:
@@ -225,7 +223,7 @@ async def test_an_unlock_is_marked_until_its_acceptance_ends(users: FollowStore)
     assert await marked(users) == []
     assert await lock(users, "dan", locked=False)
     assert await marked(users) == ["dan"]
-    assert await c.accept_all(users, "dan") == 2
+    assert await users.accept_all("dan") == 2
     assert await marked(users) == []
 
 
@@ -234,7 +232,7 @@ async def test_opening_an_open_account_leaves_no_mark_unless_an_acceptance_is_un
 ) -> None:
     # As updateSettings opens an account: the acceptance follows, whether it was locked or not.
     assert not await lock(users, "ann", locked=False)
-    assert await c.accept_all(users, "ann") == 0
+    assert await users.accept_all("ann") == 0
     assert await marked(users) == []
     with pytest.raises(UserNotFoundError):
         await lock(users, "ghost", locked=False)
@@ -245,7 +243,7 @@ async def test_opening_an_open_account_leaves_no_mark_unless_an_acceptance_is_un
     assert await lock(users, "dan", locked=False)
     assert not await lock(users, "dan", locked=False)
     assert await marked(users) == ["dan"]
-    assert await c.accept_all(users, "dan") == 1
+    assert await users.accept_all("dan") == 1
     assert await marked(users) == []
 
 
@@ -259,20 +257,20 @@ async def test_a_stopped_acceptance_ends_its_batch_and_the_next_start_accepts_th
         await users.follow(follower=requester, followee="dan")
     owner_done = pause_after_owner_steps(monkeypatch)
     assert await lock(users, "dan", locked=False)
-    acceptance = asyncio.create_task(c.accept_all(users, "dan", batch=2))
+    acceptance = asyncio.create_task(users.accept_all("dan", batch=2))
     await owner_done.wait()
-    assert await c.finish_acceptances(users, timeout=5.0) == 0
+    assert await users.finish_acceptances(timeout=5.0) == 0
     monkeypatch.undo()
     # The batch in flight was finished, both sides; the rest is pending, the owner still marked.
     assert await acceptance == 2
-    assert await c.pending_count(users, "dan") == 5
+    assert await users.pending_count("dan") == 5
     assert await marked(users) == ["dan"]
     assert dict((await verify(users)).problems) == {Problem.REQUEST_TO_UNLOCKED: 5}
 
     # The next server's store (a process of its own) takes it up.
     restarted = FollowStore(users.redis, keys=users.keys)
-    assert await c.resume_acceptances(restarted) == ["dan"]
-    assert await c.pending_count(restarted, "dan") == 0
+    assert await restarted.resume_acceptances() == ["dan"]
+    assert await restarted.pending_count("dan") == 0
     assert sorted(await members(restarted, ListKind.FANS, "dan")) == requesters
     assert await marked(restarted) == []
     assert (await verify(restarted)).clean
@@ -283,27 +281,27 @@ async def test_a_mark_of_an_account_locked_again_accepts_nothing(users: FollowSt
     await users.follow(follower="ann", followee="dan")
     # Marked, then the server stopped before the unlock (or the owner locked again since).
     await users.redis.sadd(users.keys.accepting(), "dan")
-    assert await c.resume_acceptances(users) == ["dan"]
-    assert await c.pending_count(users, "dan") == 1
+    assert await users.resume_acceptances() == ["dan"]
+    assert await users.pending_count("dan") == 1
     assert await marked(users) == []
 
 
 async def test_settings_are_read_with_the_profile(users: FollowStore) -> None:
-    settings, _ = await c.update_settings(users, "ann", hide_following=True)
+    settings, _ = await users.update_settings("ann", hide_following=True)
     [profile] = await users.profiles(["ann"])
     assert profile is not None and profile.settings == settings
     assert (settings.locked, settings.hide_following, settings.hide_fans) == (False, True, False)
     with pytest.raises(UserNotFoundError):
-        await c.update_settings(users, "ghost", locked=True)
+        await users.update_settings("ghost", locked=True)
 
 
 @pytest.mark.parametrize(
     "action",
     [
-        lambda s: c.block(s, blocker="ann", blocked="ghost"),
-        lambda s: c.mute(s, muter="ann", muted="ghost"),
-        lambda s: c.accept_request(s, user="ann", requester="ghost"),
-        lambda s: c.reject_request(s, user="ghost", requester="ann"),
+        lambda s: s.block(blocker="ann", blocked="ghost"),
+        lambda s: s.mute(muter="ann", muted="ghost"),
+        lambda s: s.accept_request(user="ann", requester="ghost"),
+        lambda s: s.reject_request(user="ghost", requester="ann"),
     ],
 )
 async def test_controls_name_registered_users(users: FollowStore, action: object) -> None:
@@ -356,7 +354,7 @@ async def test_a_block_between_the_steps_of_a_follow_undoes_it(
             scripts.FOLLOW_IN_SCRIPT,
             store.follow(follower="ann", followee="bob"),
             # bob blocks ann after ann's side of ann -> bob was written, before bob's side.
-            meanwhile=lambda: c.block(store, blocker="bob", blocked="ann"),
+            meanwhile=lambda: store.block(blocker="bob", blocked="ann"),
         )
     for kind in (ListKind.FOLLOWING, ListKind.FANS, ListKind.MUTUAL):
         assert await members(store, kind, "ann") == []
@@ -377,7 +375,7 @@ async def test_a_block_by_the_follower_between_the_steps_of_a_follow_undoes_it(
             scripts.FOLLOW_IN_SCRIPT,
             store.follow(follower="ann", followee="bob"),
             # ann blocks bob after ann's side of ann -> bob was written, before bob's side.
-            meanwhile=lambda: c.block(store, blocker="ann", blocked="bob"),
+            meanwhile=lambda: store.block(blocker="ann", blocked="bob"),
         )
     assert await state_of(store, "ann", "bob") == ([], [], [], [], [], [])
     assert await members(store, ListKind.BLOCKING, "ann") == ["bob"]
@@ -394,7 +392,7 @@ async def test_an_unlock_between_the_steps_of_a_request_makes_it_a_follow(
         # bob unlocks, and accepts every pending request, after ann's side of the request was
         # written, before bob's side: there is nothing to accept yet.
         assert await lock(store, "bob", locked=False)
-        assert [n async for n in c.accept_pending(store, "bob")] == []
+        assert [n async for n in store.accept_pending("bob")] == []
 
     result = await between_steps(
         monkeypatch, scripts.FOLLOW_IN_SCRIPT, store.follow(follower="ann", followee="bob"), meanwhile=unlock
@@ -417,12 +415,12 @@ async def test_a_withdrawal_or_block_between_the_steps_of_an_accept_wins(
         if between == "withdrawal":
             await store.unfollow(follower="ann", followee="bob")
         else:
-            await c.block(store, blocker="ann", blocked="bob")
+            await store.block(blocker="ann", blocked="bob")
 
     await between_steps(
         monkeypatch,
         cs.ACCEPT_IN_SCRIPT,
-        c.accept_request(store, user="bob", requester="ann"),
+        store.accept_request(user="bob", requester="ann"),
         meanwhile=end_the_request,
     )
     for kind in (ListKind.FOLLOWING, ListKind.FANS, ListKind.MUTUAL, ListKind.REQUESTS_OUT):
@@ -434,7 +432,7 @@ async def test_a_withdrawal_or_block_between_the_steps_of_an_accept_wins(
 
 async def test_verify_knows_blocks_and_requests_and_repair_converges(users: FollowStore) -> None:
     k, r = users.keys, users.redis
-    await c.block(users, blocker="ann", blocked="bob")
+    await users.block(blocker="ann", blocked="bob")
     await lock(users, "dan")
     await users.follow(follower="cat", followee="dan")
     assert (await verify(users)).clean
@@ -498,7 +496,7 @@ async def test_an_unlock_cancelled_between_a_batch_s_steps_still_finishes_the_ba
         await users.follow(follower=requester, followee="bob")
 
     async def accept_all() -> None:
-        async for _ in c.accept_pending(users, "bob"):
+        async for _ in users.accept_pending("bob"):
             pass
 
     owner_done = pause_after_owner_steps(monkeypatch)
@@ -535,13 +533,13 @@ async def test_an_unlock_s_acceptance_runs_to_its_end_when_its_caller_is_cancell
 
     monkeypatch.setattr(cs.ACCEPT_OLDEST_SCRIPT, "run", signal)
     assert await lock(users, "dan", locked=False)
-    acceptance = asyncio.create_task(c.accept_all(users, "dan", batch=1))
+    acceptance = asyncio.create_task(users.accept_all("dan", batch=1))
     await first_done.wait()
     acceptance.cancel()  # a request timeout, a disconnect
     with pytest.raises(asyncio.CancelledError):
         await acceptance
     for _ in range(500):
-        if await c.pending_count(users, "dan") == 0 and await members(users, ListKind.FOLLOWING, "cat"):
+        if await users.pending_count("dan") == 0 and await members(users, ListKind.FOLLOWING, "cat"):
             break
         await asyncio.sleep(0.01)
     monkeypatch.undo()
@@ -589,9 +587,9 @@ async def test_unlocking_100_000_requests_accepts_all_while_reads_go_on(real_red
             await reader
 
     assert await lock(store, "owner", locked=False)
-    during, accepted = await reads_while(c.accept_all(store, "owner"))
+    during, accepted = await reads_while(store.accept_all("owner"))
 
-    assert accepted == requests and await c.pending_count(store, "owner") == 0
+    assert accepted == requests and await store.pending_count("owner") == 0
     assert await real_redis.zcard(k.fans("owner")) == requests
     assert await members(store, ListKind.FOLLOWING, "r99999") == ["owner"]
     # The event loop ran the reader between batches (how long the acceptance and the reads took
@@ -618,7 +616,7 @@ async def graph(users: FollowStore) -> FollowStore:
 
 
 async def test_a_hidden_following_list_hides_the_mutual_list_too(graph: FollowStore) -> None:
-    await c.update_settings(graph, "ann", hide_following=True)
+    await graph.update_settings("ann", hide_following=True)
     for viewer in (None, "bob", "cat", "dan"):
         assert await page_as(graph, ListKind.FOLLOWING, "ann", viewer) == (True, 2, [])
         assert await page_as(graph, ListKind.MUTUAL, "ann", viewer) == (True, 1, [])
@@ -630,7 +628,7 @@ async def test_a_hidden_following_list_hides_the_mutual_list_too(graph: FollowSt
 
 async def test_hidden_fans_hide_the_mutual_list_too(graph: FollowStore) -> None:
     # A mutual is a fan: the mutual list would show some of the hidden fans by name.
-    await c.update_settings(graph, "ann", hide_fans=True)
+    await graph.update_settings("ann", hide_fans=True)
     for viewer in (None, "bob", "cat", "dan"):
         assert await page_as(graph, ListKind.FANS, "ann", viewer) == (True, 2, [])
         assert await page_as(graph, ListKind.MUTUAL, "ann", viewer) == (True, 1, [])
@@ -647,7 +645,7 @@ async def test_a_locked_account_shows_its_lists_to_its_fans_only(graph: FollowSt
 
 
 async def test_a_blocked_viewer_sees_no_list_of_the_blocker(graph: FollowStore) -> None:
-    await c.block(graph, blocker="ann", blocked="dan")
+    await graph.block(blocker="ann", blocked="dan")
     for kind in (ListKind.FOLLOWING, ListKind.FANS, ListKind.MUTUAL):
         hidden, _, entries = await page_as(graph, kind, "ann", "dan")
         assert hidden and entries == []
@@ -659,7 +657,7 @@ async def test_intersections_hide_what_would_reveal_a_hidden_list(graph: FollowS
     await graph.follow(follower="bob", followee="cat")
     common = await graph.common_following("ann", "bob", viewer="dan", viewer_checked=True)
     assert (common.hidden, common.total, [e.user_id for e in common.entries]) == (False, 1, ["cat"])
-    await c.update_settings(graph, "bob", hide_following=True)
+    await graph.update_settings("bob", hide_following=True)
     for user_id, other_id in (("ann", "bob"), ("bob", "ann")):
         common = await graph.common_following(user_id, other_id, viewer="dan", viewer_checked=True)
         # Hidden as a whole: its size would tell whether bob follows cat.
@@ -669,7 +667,7 @@ async def test_intersections_hide_what_would_reveal_a_hidden_list(graph: FollowS
 
     await graph.follow(follower="cat", followee="dan")
     assert [e.user_id for e in (await graph.fans_you_follow("cat", "ann")).entries] == ["dan"]
-    await c.update_settings(graph, "ann", hide_fans=True)
+    await graph.update_settings("ann", hide_fans=True)
     hidden = await graph.fans_you_follow("cat", "ann")
     assert (hidden.hidden, hidden.total, hidden.entries) == (True, 0, [])
     assert not (await graph.fans_you_follow("ann", "ann")).hidden
@@ -692,22 +690,22 @@ async def test_suggestions_rank_friends_of_friends_and_exclude_what_they_must(us
         ("bob", "ann"), ("dan", "cat"),  # the viewer herself, and someone she follows
     ]:  # fmt: skip
         await users.follow(follower=follower, followee=followee)
-    await c.block(users, blocker="hal", blocked="ann")
+    await users.block(blocker="hal", blocked="ann")
 
-    found = await suggestions(users, "ann", first=10)
+    found = await users.suggestions("ann", first=10)
     assert [(s.user_id, s.followed_by_count, s.followed_by) for s in found] == [
         ("eve", 3, ["dan", "cat", "bob"]),
         ("fay", 2, ["dan", "bob"]),
         ("gus", 1, ["cat"]),
     ]
-    assert [s.user_id for s in await suggestions(users, "ann", first=1)] == ["eve"]
+    assert [s.user_id for s in await users.suggestions("ann", first=1)] == ["eve"]
 
     # A user who hides whom they follow is no source of suggestions; a request excludes too.
-    await c.update_settings(users, "cat", hide_following=True)
+    await users.update_settings("cat", hide_following=True)
     await lock(users, "fay")
     await users.follow(follower="ann", followee="fay")
-    assert [(s.user_id, s.followed_by) for s in await suggestions(users, "ann")] == [("eve", ["dan", "bob"])]
-    assert await suggestions(users, "gus") == []
+    assert [(s.user_id, s.followed_by) for s in await users.suggestions("ann")] == [("eve", ["dan", "bob"])]
+    assert await users.suggestions("gus") == []
 
 
 # -- races ---------------------------------------------------------------------------------------------
@@ -738,7 +736,7 @@ async def test_an_accept_racing_a_withdrawal_leaves_a_follow_or_nothing(
     nothing: State = ([], [], [], [], [], [])
     for _ in range(4):
         assert (await users.follow(follower="ann", followee="bob")).pending
-        accept = c.accept_request(users, user="bob", requester="ann")
+        accept = users.accept_request(user="bob", requester="ann")
         withdraw = users.unfollow(follower="ann", followee="bob")
         await asyncio.gather(*((accept, withdraw) if accept_first else (withdraw, accept)))
         assert await state_of(users, "ann", "bob") in (follow, nothing)
@@ -754,7 +752,7 @@ async def test_a_lock_racing_a_follow_makes_a_follow_or_a_request(
     follow: State = (["bob"], ["ann"], [], [], [], [])
     request: State = ([], [], [], [], ["bob"], ["ann"])
     for _ in range(4):
-        lock_it = c.update_settings(users, "bob", locked=True)
+        lock_it = users.update_settings("bob", locked=True)
         ask = users.follow(follower="ann", followee="bob")
         if lock_first:
             _, result = await asyncio.gather(lock_it, ask)

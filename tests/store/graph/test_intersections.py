@@ -52,6 +52,6 @@ async def test_fans_you_follow(graph: FollowStore) -> None:
 
 
 async def test_intersection_walks_in_chunks(graph: FollowStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("followgraph.store.graph.follows.INTERSECTION_CHUNK", 2)
+    monkeypatch.setattr("followgraph.store.graph.reads.INTERSECTION_CHUNK", 2)
     page = await graph.common_following("a", "b", first=10)
     assert [e.user_id for e in page.entries] == ["x4", "x3", "x2", "x1"]

@@ -48,7 +48,6 @@ from followgraph.store import (
     UserNotFoundError,
     UserSettings,
 )
-from followgraph.store.graph import controls as c
 from followgraph.store.graph.repair import verify
 from followgraph.store.log.stream import EventLog
 from followgraph.store.redis.lua import Client
@@ -399,10 +398,10 @@ class FollowGraphMachine(RuleBasedStateMachine):
     def block(self, blocker: str, blocked: str) -> None:
         store, model = self.store, self.model
         if blocker == blocked:
-            self.unchanged_by(CannotFollowSelfError, c.block(store, blocker=blocker, blocked=blocked))
+            self.unchanged_by(CannotFollowSelfError, store.block(blocker=blocker, blocked=blocked))
             return
         changed = blocked not in model.blocks[blocker]
-        result = self.loop.run(c.block(store, blocker=blocker, blocked=blocked))
+        result = self.loop.run(store.block(blocker=blocker, blocked=blocked))
         for a, b in ((blocker, blocked), (blocked, blocker)):
             model.follows[a].pop(b, None)
             model.requests[a].pop(b, None)
@@ -414,20 +413,20 @@ class FollowGraphMachine(RuleBasedStateMachine):
     def unblock(self, blocker: str, blocked: str) -> None:
         store, model = self.store, self.model
         if blocker == blocked:
-            self.unchanged_by(CannotFollowSelfError, c.unblock(store, blocker=blocker, blocked=blocked))
+            self.unchanged_by(CannotFollowSelfError, store.unblock(blocker=blocker, blocked=blocked))
             return
         changed = model.blocks[blocker].pop(blocked, None) is not None
-        result = self.loop.run(c.unblock(store, blocker=blocker, blocked=blocked))
+        result = self.loop.run(store.unblock(blocker=blocker, blocked=blocked))
         assert result == FollowResult(changed, model.relation(blocker, blocked).relationship)
 
     @rule(muter=user_ids, muted=user_ids, on=st.booleans())
     def mute(self, muter: str, muted: str, on: bool) -> None:
         store, model = self.store, self.model
         if muter == muted:
-            self.unchanged_by(CannotFollowSelfError, c.mute(store, muter=muter, muted=muted, on=on))
+            self.unchanged_by(CannotFollowSelfError, store.mute(muter=muter, muted=muted, on=on))
             return
         changed = (muted in model.mutes[muter]) is not on
-        result = self.loop.run(c.mute(store, muter=muter, muted=muted, on=on))
+        result = self.loop.run(store.mute(muter=muter, muted=muted, on=on))
         if not on:
             model.mutes[muter].pop(muted, None)
         elif changed:
@@ -444,7 +443,7 @@ class FollowGraphMachine(RuleBasedStateMachine):
         changes = {"locked": locked, "hide_following": hide_following, "hide_fans": hide_fans}
         after = replace(before, **{name: value for name, value in changes.items() if value is not None})
         got, unlocked = self.loop.run(
-            c.update_settings(store, user, locked=locked, hide_following=hide_following, hide_fans=hide_fans)
+            store.update_settings(user, locked=locked, hide_following=hide_following, hide_fans=hide_fans)
         )
         model.settings[user] = after
         assert (got, unlocked) == (after, before.locked and not after.locked)
@@ -453,7 +452,7 @@ class FollowGraphMachine(RuleBasedStateMachine):
 
         # As updateSettings runs it, unlocked just now or not: to its end, the account's
         # acceptance mark cleared after it.
-        accepted = self.loop.run(c.accept_all(store, user))
+        accepted = self.loop.run(store.accept_all(user))
         if unlocked:
             event("an unlock accepted requests" if accepted else "an unlock found no request")
         requesters = [requester for owner, requester in model.pending() if owner == user]
@@ -484,12 +483,12 @@ class FollowGraphMachine(RuleBasedStateMachine):
         pending = model.pending()
         if existing and pending:
             user, requester = pending[pick % len(pending)]
-        answer = c.accept_request if accept else c.reject_request
+        answer = store.accept_request if accept else store.reject_request
         if user == requester:
-            self.unchanged_by(CannotFollowSelfError, answer(store, user=user, requester=requester))
+            self.unchanged_by(CannotFollowSelfError, answer(user=user, requester=requester))
             return
         changed = model.requested(requester, user)
-        result = self.loop.run(answer(store, user=user, requester=requester))
+        result = self.loop.run(answer(user=user, requester=requester))
         if changed:
             del model.requests[requester][user]
             if accept:
@@ -517,11 +516,11 @@ class FollowGraphMachine(RuleBasedStateMachine):
             "follow": lambda: store.follow(follower=first, followee=second, at=at),
             "unfollow": lambda: store.unfollow(follower=first, followee=second),
             "remove_fan": lambda: store.remove_fan(user=first, fan=second),
-            "block": lambda: c.block(store, blocker=first, blocked=second),
-            "unblock": lambda: c.unblock(store, blocker=first, blocked=second),
-            "mute": lambda: c.mute(store, muter=first, muted=second, on=at is None),
-            "accept": lambda: c.accept_request(store, user=first, requester=second),
-            "reject": lambda: c.reject_request(store, user=first, requester=second),
+            "block": lambda: store.block(blocker=first, blocked=second),
+            "unblock": lambda: store.unblock(blocker=first, blocked=second),
+            "mute": lambda: store.mute(muter=first, muted=second, on=at is None),
+            "accept": lambda: store.accept_request(user=first, requester=second),
+            "reject": lambda: store.reject_request(user=first, requester=second),
         }
         error = self.unchanged_by(UserNotFoundError, writes[op]())
         assert isinstance(error, UserNotFoundError)
@@ -529,7 +528,7 @@ class FollowGraphMachine(RuleBasedStateMachine):
             assert error.user_id in GHOSTS
         else:
             assert error.user_id == ghost
-        error = self.unchanged_by(UserNotFoundError, c.update_settings(store, ghost, locked=True))
+        error = self.unchanged_by(UserNotFoundError, store.update_settings(ghost, locked=True))
         assert isinstance(error, UserNotFoundError) and error.user_id == ghost
 
     @rule(user=user_ids)
@@ -726,7 +725,7 @@ class FollowGraphMachine(RuleBasedStateMachine):
 
         new_fans = await asyncio.gather(*(store.new_fans_count(user) for user in USERS))
         assert new_fans == [model.new_fans(u) for u in USERS]
-        pending = await asyncio.gather(*(c.pending_count(store, user) for user in USERS))
+        pending = await asyncio.gather(*(store.pending_count(user) for user in USERS))
         assert pending == [len(model.rows_of(ListKind.REQUESTS_IN, u)) for u in USERS]
 
         pairs = [(a, b) for a in USERS for b in USERS]

@@ -19,7 +19,6 @@ from followgraph.store import (
     Relationship,
     UserNotFoundError,
 )
-from followgraph.store.graph import controls
 from followgraph.store.redis.lua import Client
 
 LIMIT = FollowLimit.parse("3/minute")
@@ -61,8 +60,8 @@ async def test_the_fourth_follow_in_the_window_is_refused_writes_nothing_and_say
 
 
 async def test_requests_and_refused_follows_of_known_users_count(users: FollowStore) -> None:
-    await controls.update_settings(users, "t0", locked=True)
-    await controls.block(users, blocker="t1", blocked="me")
+    await users.update_settings("t0", locked=True)
+    await users.block(blocker="t1", blocked="me")
 
     assert (await users.follow(follower="me", followee="t0", limit=LIMIT)).pending
     with pytest.raises(BlockedError):

@@ -13,7 +13,7 @@ from redis.asyncio.connection import UnixDomainSocketConnection
 from followgraph.server.redis_server import RedisServer
 from followgraph.store import FollowStore
 from followgraph.store.graph import scripts
-from followgraph.store.graph.suggestions import FANOUT, SAMPLE_FOLLOWING, suggestions
+from followgraph.store.graph.suggestions import FANOUT, SAMPLE_FOLLOWING
 from followgraph.store.redis.lua import AnyPipeline, run_pipeline
 from tests.roundtrips import RoundTripCounter
 
@@ -52,7 +52,7 @@ async def test_suggestions_count_only_the_sample(store: FollowStore, monkeypatch
         return await exclusions(redis, keys, args)
 
     monkeypatch.setattr(scripts.CONTROLS_SCRIPT, "run", count_candidates)
-    found = await suggestions(store, "viewer", first=50)
+    found = await store.suggestions("viewer", first=50)
     sampled = {f"f{i}" for i in range(FOLLOWED - SAMPLE_FOLLOWING, FOLLOWED)}
     assert counted == [SAMPLE_FOLLOWING * FANOUT - 4]  # near is counted once for its five
     assert (found[0].user_id, found[0].followed_by) == ("near", ["f14", "f13", "f12", "f11", "f10"])
@@ -81,12 +81,12 @@ async def test_suggestions_take_three_round_trips_whatever_the_graph(counted_sto
     store = counted_store
     await store.redis.zadd(store.keys.following("viewer"), {"f0": 1})
     await store.redis.zadd(store.keys.following("f0"), {"c": 1})
-    await suggestions(store, "viewer")  # the scripts loaded once
+    await store.suggestions("viewer")  # the scripts loaded once
     CountingConnection.sent = 0
-    assert [s.user_id for s in await suggestions(store, "viewer")] == ["c"]
+    assert [s.user_id for s in await store.suggestions("viewer")] == ["c"]
     small = CountingConnection.sent
 
     await beyond_the_bound(store)
     CountingConnection.sent = 0
-    assert len(await suggestions(store, "viewer", first=50)) == 50
+    assert len(await store.suggestions("viewer", first=50)) == 50
     assert (small, CountingConnection.sent) == (3, 3)

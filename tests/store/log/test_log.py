@@ -7,7 +7,6 @@ import fakeredis
 import pytest
 
 from followgraph.store import FollowStore
-from followgraph.store.graph import controls as c
 from followgraph.store.graph.events import Event, EventKind
 from followgraph.store.graph.keys import Keys
 from followgraph.store.log.stream import EventLog
@@ -43,17 +42,17 @@ async def test_every_change_appends_one_event(users: FollowStore) -> None:
     await store.follow(follower="bob", followee="ann")
     await store.unfollow(follower="bob", followee="ann")
     await store.unfollow(follower="bob", followee="ann")  # no change
-    await c.block(store, blocker="cat", blocked="ann")
-    await c.block(store, blocker="cat", blocked="ann")
-    await c.unblock(store, blocker="cat", blocked="ann")
-    await c.mute(store, muter="ann", muted="cat")
-    await c.mute(store, muter="ann", muted="cat", on=False)
-    await c.update_settings(store, "cat", locked=True)
-    await c.update_settings(store, "cat", locked=True)  # no change
+    await store.block(blocker="cat", blocked="ann")
+    await store.block(blocker="cat", blocked="ann")
+    await store.unblock(blocker="cat", blocked="ann")
+    await store.mute(muter="ann", muted="cat")
+    await store.mute(muter="ann", muted="cat", on=False)
+    await store.update_settings("cat", locked=True)
+    await store.update_settings("cat", locked=True)  # no change
     await store.follow(follower="bob", followee="cat")
-    await c.accept_request(store, user="cat", requester="bob")
+    await store.accept_request(user="cat", requester="bob")
     await store.follow(follower="ann", followee="cat")
-    await c.reject_request(store, user="cat", requester="ann")
+    await store.reject_request(user="cat", requester="ann")
     await store.upsert_user("ann", name="Ann")  # the same name: no change
     await store.upsert_user("ann", name="Ann B.")
 
@@ -88,7 +87,7 @@ async def test_every_change_appends_one_event(users: FollowStore) -> None:
 async def test_refused_changes_append_nothing(users: FollowStore) -> None:
     log = EventLog(users)
     before = await log.length()
-    await c.block(users, blocker="ann", blocked="bob")
+    await users.block(blocker="ann", blocked="bob")
     with pytest.raises(Exception, match="block"):
         await users.follow(follower="bob", followee="ann")
     with pytest.raises(Exception, match="ghost"):

@@ -21,7 +21,6 @@ from followgraph.server.redis_client import connect
 from followgraph.server.redis_cluster import LocalCluster
 from followgraph.server.redis_server import RedisServer
 from followgraph.store import FollowStore
-from followgraph.store.graph import controls as c
 from followgraph.store.graph.events import EventKind
 from followgraph.store.graph.model import ListKind, Parts
 from followgraph.store.graph.repair import verify
@@ -286,16 +285,16 @@ async def test_an_unlock_s_steps_go_direct_and_each_accepts_once_when_a_slot_mov
     try:
         for user in ["owner", *requesters]:
             await store.upsert_user(user)
-        await c.update_settings(store, "owner", locked=True)
+        await store.update_settings("owner", locked=True)
         for requester in requesters:
             await store.follow(follower=requester, followee="owner")  # a request: the owner is locked
-        await c.update_settings(store, "owner", locked=False)
+        await store.update_settings("owner", locked=False)
         start = await log.last_id()
         moved = next(r for r in requesters if _node_index(redis_cluster, store.keys.profile(r)) == 0)
         with _moved(redis_cluster, store.keys.profile(moved)):
             # The steps on the other nodes ran on the channel; the moved one's node said MOVED, and
             # the whole part ran again through redis-py, where the steps already run did nothing.
-            assert await c.accept_all(store, "owner", batch=len(requesters)) == len(requesters)
+            assert await store.accept_all("owner", batch=len(requesters)) == len(requesters)
             assert channel.rerouted == 1
         accepted = [e.target for e in await log.read(start) if e.kind is EventKind.ACCEPT_FOLLOW_REQUEST]
         assert sorted(map(str, accepted)) == sorted(requesters)  # one event each

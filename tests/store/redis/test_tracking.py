@@ -16,7 +16,6 @@ from followgraph.server.redis_client import connect
 from followgraph.server.redis_cluster import LocalCluster
 from followgraph.server.settings import ConfigError, Settings
 from followgraph.store import FollowStore
-from followgraph.store.graph.controls import update_settings
 from followgraph.store.graph.model import Parts
 from followgraph.store.graph.scripts import PROFILE_READS
 from followgraph.store.redis.cluster_channel import ClusterReadChannel
@@ -119,7 +118,7 @@ async def test_settings_changed_reach_the_next_read(kept: FollowStore) -> None:
     facts = await kept.facts(None, ["u4"], Parts(profile=True))
     assert facts[0].profile is not None
     for locked in (True, False, True):
-        await update_settings(kept, "u4", locked=locked, hide_fans=not locked)
+        await kept.update_settings("u4", locked=locked, hide_fans=not locked)
         [columns] = [await kept.columns(None, ["u4"], Parts(profile=True))]
         assert columns.locked == [locked]
 
