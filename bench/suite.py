@@ -653,7 +653,7 @@ class Bench:
         workers: int = 1,
         pinned: bool = True,
     ) -> Child:
-        args = [sys.executable, "-m", "followgraph.server", "serve", "--port", str(port), "--redis-url", url]
+        args = [sys.executable, "-m", "followgraph.cli", "serve", "--port", str(port), "--redis-url", url]
         # As users run it: the access log at its default level (info), into the server's log file.
         return spawn(
             name,

@@ -1,4 +1,4 @@
-"""`python -m server` is the followgraph command."""
+"""`python -m followgraph.cli` is the followgraph command."""
 
 from followgraph.cli.main import main
 

@@ -16,6 +16,7 @@ import redis
 from typer.testing import CliRunner
 
 import followgraph.cli.main as cli
+from followgraph.cli import files
 from followgraph.cli.demo import DemoSpec, demo_edges
 from followgraph.cli.transfer import Format
 from followgraph.resolvers.context import ADMIN_SCOPE
@@ -358,7 +359,7 @@ def test_cluster_runs_a_local_cluster_until_terminated(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "server",
+            "followgraph.cli",
             "cluster",
             "--masters",
             "2",
@@ -457,7 +458,7 @@ def test_messages_are_not_wrapped_when_piped(redis_server: RedisServer, tmp_path
     args = [
         sys.executable,
         "-m",
-        "followgraph.server",
+        "followgraph.cli",
         "import",
         str(source),
         "--redis-url",
@@ -550,13 +551,13 @@ def test_import_progress_counts_data_rows_only(target: Target, tmp_path: Path, c
     result = invoke("import", str(source), *target.options())
     assert result.exit_code == 0, console.getvalue()
     assert "6/6 rows" in console.getvalue()
-    assert cli._count_rows(str(source), Format.CSV, "follower") == 6
+    assert files._count_rows(str(source), Format.CSV, "follower") == 6
     headless = tmp_path / "headless.csv"
     headless.write_text("a,b,1\n\nb,c,2")  # a blank line, no final newline
-    assert cli._count_rows(str(headless), Format.CSV, "follower") == 2
+    assert files._count_rows(str(headless), Format.CSV, "follower") == 2
     jsonl = tmp_path / "edges.jsonl"
     jsonl.write_text('{"follower": "a", "followee": "b"}\n')
-    assert cli._count_rows(str(jsonl), Format.JSONL, "follower") == 1
+    assert files._count_rows(str(jsonl), Format.JSONL, "follower") == 1
 
 
 def test_token_for_an_unregistered_user_warns(target: Target, console: io.StringIO) -> None:

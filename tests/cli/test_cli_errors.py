@@ -20,6 +20,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from typer.testing import CliRunner, Result
 
 import followgraph.cli.main as cli
+from followgraph.cli import serve
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
 from followgraph.transport.auth import Principal, authenticate
@@ -117,7 +118,7 @@ def test_an_unreachable_redis_as_a_subprocess_prints_no_traceback(tmp_path: Path
     url = f"redis://127.0.0.1:{closed_port()}/0"
     env = {k: v for k, v in os.environ.items() if not k.startswith("FOLLOWGRAPH_")}
     result = subprocess.run(
-        [sys.executable, "-m", "followgraph.server", "verify", "--redis-url", url],
+        [sys.executable, "-m", "followgraph.cli", "verify", "--redis-url", url],
         capture_output=True,
         text=True,
         timeout=60,
@@ -291,7 +292,7 @@ def test_demo_without_a_private_key_says_there_is_no_token(
 
 def test_serve_welcome_gives_the_address(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     settings = Settings(data_dir=tmp_path, jwt_secret=SECRET, host="0.0.0.0", port=8123)
-    cli._print_welcome(settings, serving=True)
+    serve._print_welcome(settings, serving=True)
     out = capsys.readouterr().out
     assert "FollowGraph on http://127.0.0.1:8123/ (the web app; GraphiQL at /graphql)" in out
     assert out.strip().splitlines()[-1].count(".") == 2
@@ -301,7 +302,7 @@ def test_serve_welcome_on_port_zero_prints_no_wrong_address(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     settings = Settings(data_dir=tmp_path, jwt_secret=SECRET, port=0)
-    cli._print_welcome(settings, serving=True)
+    serve._print_welcome(settings, serving=True)
     out = capsys.readouterr().out
     assert ":0/" not in out
     assert "FollowGraph on 127.0.0.1, on a port the system chooses" in out
@@ -312,7 +313,7 @@ def test_serve_refuses_the_api_port_for_metrics(redis_server: RedisServer, tmp_p
     env = {k: v for k, v in os.environ.items() if not k.startswith("FOLLOWGRAPH_")}
     args = ["serve", "--port", str(port), "--metrics-port", str(port), "--redis-url", redis_server.url]
     result = subprocess.run(
-        [sys.executable, "-m", "followgraph.server", *args, "--data-dir", str(tmp_path)],
+        [sys.executable, "-m", "followgraph.cli", *args, "--data-dir", str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=60,

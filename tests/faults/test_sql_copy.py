@@ -30,7 +30,7 @@ from tests.server.copies import caught_up, copied_between, differences, poll, ra
 def sync_process(redis_url: str, sql_url: str, data_dir: Path) -> subprocess.Popen[bytes]:
     """`followgraph sync` as its own process; what it prints goes to data_dir/sync.log."""
     env = {**os.environ, "FOLLOWGRAPH_SYNC_BATCH": "200", "FOLLOWGRAPH_LOG_LEVEL": "warning"}
-    command = [sys.executable, "-m", "followgraph.server", "sync", "--consumer", "killed"]
+    command = [sys.executable, "-m", "followgraph.cli", "sync", "--consumer", "killed"]
     command += ["--redis-url", redis_url, "--database-url", sql_url, "--data-dir", str(data_dir)]
     with (data_dir / "sync.log").open("ab") as output:
         return subprocess.Popen(command, env=env, stdout=output, stderr=subprocess.STDOUT)

@@ -83,7 +83,7 @@ def serve(
     """`followgraph serve --port P --data-dir tmp_path/data ARGS` until the block ends (SIGINT)."""
     port = free_port()
     log_path = tmp_path / f"serve-{port}.log"
-    command = [sys.executable, "-m", "followgraph.server", "serve", "--port", str(port)]
+    command = [sys.executable, "-m", "followgraph.cli", "serve", "--port", str(port)]
     command += ["--data-dir", str(tmp_path / "data"), *args]
     with log_path.open("wb") as log:
         process = subprocess.Popen(

@@ -26,7 +26,7 @@ from tests.server.processes import clean_env, free_port, redis_pids, serve
 
 def followgraph(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     """`followgraph ARGS` run to its end (killed, and the test failed, if it runs on)."""
-    command = [sys.executable, "-m", "followgraph.server", *args]
+    command = [sys.executable, "-m", "followgraph.cli", *args]
     process = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env(), text=True
     )

@@ -64,7 +64,7 @@ class Process:
 
     def start(self) -> None:
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        args = [sys.executable, "-m", "followgraph.server", "serve", "--port", str(self.port)]
+        args = [sys.executable, "-m", "followgraph.cli", "serve", "--port", str(self.port)]
         args += ["--data-dir", str(self.data_dir), "--redis-url", self.redis_url]
         with self.log_path.open("wb") as out:
             self.process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=environment())

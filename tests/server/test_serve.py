@@ -29,7 +29,7 @@ from tests.subscriber import raw
 
 
 def followgraph(*args: str, env: dict[str, str] | None = None) -> list[str]:
-    return [sys.executable, "-m", "followgraph.server", *args]
+    return [sys.executable, "-m", "followgraph.cli", *args]
 
 
 class Served:

@@ -100,7 +100,7 @@ def demo_server(node: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
         log = directory / "serve.log"
         with log.open("wb") as out:
             process = subprocess.Popen(
-                [sys.executable, "-m", "followgraph.server", "serve"], stdout=out, stderr=out, env=env
+                [sys.executable, "-m", "followgraph.cli", "serve"], stdout=out, stderr=out, env=env
             )
         served = DemoServer(f"http://127.0.0.1:{port}", log)
         try:
