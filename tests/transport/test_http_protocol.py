@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 from followgraph.server.redis_server import RedisServer
-from followgraph.transport.http_protocol import PROBE_SLOTS, _JoinedWrites, _ProbeSlots
+from followgraph.transport.http_cycle import JoinedWrites
+from followgraph.transport.http_protocol import PROBE_SLOTS, _ProbeSlots
 from tests.conftest import TEST_SECRET
 from tests.server.processes import ServeProcess, serve
 
@@ -161,8 +162,8 @@ class Recorded:
         return f"info {name}"
 
 
-def joined(transport: Recorded) -> _JoinedWrites:
-    return _JoinedWrites(transport, asyncio.get_running_loop())  # type: ignore[arg-type]
+def joined(transport: Recorded) -> JoinedWrites:
+    return JoinedWrites(transport, asyncio.get_running_loop())  # type: ignore[arg-type]
 
 
 async def test_a_head_and_body_written_in_one_turn_go_out_in_one_write() -> None:
