@@ -11,6 +11,7 @@ from contextlib import asynccontextmanager
 
 from redis.exceptions import RedisError
 from starlette.applications import Starlette
+from starlette.datastructures import State
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
@@ -76,7 +77,6 @@ def create_app(
     metrics = Metrics()
     if watchdog is not None:
         metrics.registry.register(watchdog)
-    keeper = watchdog or shared
     endpoint = GraphQLEndpoint(schema, config, metrics)
     subscriptions = SubscriptionEndpoint(
         schema,
@@ -86,103 +86,6 @@ def create_app(
         executor=endpoint.executor,
         allowed_origins=settings.cors_origins,
     )
-
-    @asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        client = (
-            redis if redis is not None else connect(settings.redis_url or "", timeout=settings.redis_timeout)
-        )
-        keys = settings.keys
-        app.state.redis = client
-        app.state.endpoint = endpoint
-        reads = (
-            open_reads(client, timeout=settings.redis_timeout, cache=settings.profile_cache)
-            if settings.read_channel
-            else None
-        )
-        app.state.store = FollowStore(client, keys=keys, reads=reads)
-        app.state.follow_limit = settings.follow_limit
-        endpoint.serve(app.state.store, settings.follow_limit)
-        await warm_up(client)
-        # The SQL copy's consumer and the subscriptions' reader share what they know of the log.
-        events = EventLog(app.state.store)
-        url = settings.sql_url if settings.sync else None
-        app.state.sync = (
-            None
-            if url is None
-            else SqlSync(
-                app.state.store,
-                url,
-                registry=metrics.registry,
-                batch=settings.sync_batch,
-                keep_seconds=settings.event_log_keep,
-                events=events,
-            )
-        )
-        # One reader of the change log per process feeds every subscription it holds; the
-        # first subscription starts it.
-        app.state.hub = EventHub(
-            events,
-            buffer=settings.subscription_buffer,
-            observe=metrics.dispatch_delay.observe,
-        )
-        # Everything built so far lives as long as the process: out of the collector's sight. And
-        # collect less often: with 1,000 sockets open, the default thresholds stalled the process
-        # for 0.4-0.7 s at a time under 200 follows/s (delivery p99 353-626 ms); with these,
-        # p99 21-28 ms, max 58 ms (make bench, subscriptions, on a quiet machine).
-        gc.freeze()
-        gc.set_threshold(50_000, 50, 100)
-        # Each process adds its cluster read channel's counts to the metrics now and then (with
-        # several workers, each writes its own values; /metrics adds them up).
-        exporting: asyncio.Task[None] | None = None
-        if isinstance(reads, ClusterReadChannel):
-            metrics.watch_cache(reads.cache_stats)
-            exporting = asyncio.create_task(_export_cache(metrics))
-        # The acceptances of unlocked accounts' requests that the last stop or a crash cut short.
-        resuming = asyncio.create_task(_resume_acceptances(app.state.store))
-        try:
-            async with running(app.state.sync):
-                yield
-        finally:
-            # An acceptance stops between its batches; what it leaves, the next start takes up.
-            late = await app.state.store.finish_acceptances(ACCEPTANCE_GRACE)
-            if late:
-                log.warning(
-                    "%d acceptance(s) of follow requests still running at shutdown: a batch may be "
-                    "left half done (`followgraph repair` completes it)",
-                    late,
-                )
-            resuming.cancel()
-            if exporting is not None:
-                exporting.cancel()
-            await app.state.hub.stop()
-            if reads is not None:
-                await reads.aclose()
-            if redis is None:
-                await client.aclose()
-
-    async def healthz(request: Request) -> JSONResponse:
-        problem = keeper.problem() if keeper is not None else None
-        if problem is not None:
-            return JSONResponse({"status": "failing", "problem": problem}, status_code=503)
-        return JSONResponse({"status": "ok"})
-
-    async def readyz(request: Request) -> JSONResponse:
-        try:
-            async with asyncio.timeout(READY_TIMEOUT):
-                await request.app.state.redis.ping()
-        except (RedisError, OSError, TimeoutError) as exc:
-            return JSONResponse({"status": "unavailable", "redis": type(exc).__name__}, status_code=503)
-        body: dict[str, object] = {"status": "ok", "redis": "ok"}
-        # The SQL copy's state is reported, not judged: a lagging copy does not stop the API.
-        sync: SqlSync | None = request.app.state.sync
-        if sync is not None:
-            body["sync"] = sync.state.body()
-        return JSONResponse(body)
-
-    async def metrics_endpoint(request: Request) -> Response:
-        return Response(metrics.render(), media_type=metrics.content_type)
-
     routes = [
         # FollowGraphApp answers /graphql's HTTP requests before the router; the router's route
         # redirects /graphql/ here and names the path beside the WebSocket route.
@@ -194,23 +97,153 @@ def create_app(
     ]
     if settings.metrics_port is None:
         routes.append(Route("/metrics", metrics_endpoint, methods=["GET"]))
-    middleware: list[Middleware] = []
-    graphql: ASGIApp = endpoint
-    if settings.cors_origins:
-        cors = Middleware(
-            CORSMiddleware,
-            allow_origins=list(settings.cors_origins),
-            allow_methods=["GET", "POST"],
-            allow_headers=["authorization", "content-type", "x-request-id"],
-            expose_headers=["x-request-id"],
-            max_age=600,
-        )
-        middleware.append(cors)
-        graphql = cors.cls(endpoint, *cors.args, **cors.kwargs)
+    middleware = _middleware(settings)
     app = FollowGraphApp(routes=routes, middleware=middleware, lifespan=lifespan)
-    app.graphql = graphql
+    # /graphql's fast route goes through the same middleware as every other route.
+    app.graphql = _wrapped(endpoint, middleware)
+    app.state.settings = settings
+    app.state.given_redis = redis
+    app.state.endpoint = endpoint
     app.state.metrics = metrics
+    app.state.keeper = watchdog or shared
     return app
+
+
+def _middleware(settings: Settings) -> list[Middleware]:
+    if not settings.cors_origins:
+        return []
+    cors = Middleware(
+        CORSMiddleware,
+        allow_origins=list(settings.cors_origins),
+        allow_methods=["GET", "POST"],
+        allow_headers=["authorization", "content-type", "x-request-id"],
+        expose_headers=["x-request-id"],
+        max_age=600,
+    )
+    return [cors]
+
+
+def _wrapped(app: ASGIApp, middleware: list[Middleware]) -> ASGIApp:
+    """`app` behind `middleware`, the first outermost, as Starlette builds its stack."""
+    for layer in reversed(middleware):
+        app = layer.cls(app, *layer.args, **layer.kwargs)
+    return app
+
+
+@asynccontextmanager
+async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    """The process's Redis client, store, SQL copy feeder and change log hub, from start to stop."""
+    state = app.state
+    settings: Settings = state.settings
+    given: Client | None = state.given_redis
+    client = given if given is not None else connect(settings.redis_url or "", timeout=settings.redis_timeout)
+    state.redis = client
+    reads = (
+        open_reads(client, timeout=settings.redis_timeout, cache=settings.profile_cache)
+        if settings.read_channel
+        else None
+    )
+    state.store = store = FollowStore(client, keys=settings.keys, reads=reads)
+    state.follow_limit = settings.follow_limit
+    state.endpoint.serve(store, settings.follow_limit)
+    await warm_up(client)
+    _start_log_readers(state, settings)
+    _collect_less()
+    metrics: Metrics = state.metrics
+    # Each process adds its cluster read channel's counts to the metrics now and then (with
+    # several workers, each writes its own values; /metrics adds them up).
+    exporting: asyncio.Task[None] | None = None
+    if isinstance(reads, ClusterReadChannel):
+        metrics.watch_cache(reads.cache_stats)
+        exporting = asyncio.create_task(_export_cache(metrics))
+    # The acceptances of unlocked accounts' requests that the last stop or a crash cut short.
+    resuming = asyncio.create_task(_resume_acceptances(store))
+    try:
+        async with running(state.sync):
+            yield
+    finally:
+        await _finish_acceptances(store)
+        resuming.cancel()
+        if exporting is not None:
+            exporting.cancel()
+        await state.hub.stop()
+        if reads is not None:
+            await reads.aclose()
+        if given is None:
+            await client.aclose()
+
+
+def _start_log_readers(state: State, settings: Settings) -> None:
+    """The SQL copy's consumer and the subscriptions' hub, sharing what they know of the log."""
+    events = EventLog(state.store)
+    url = settings.sql_url if settings.sync else None
+    state.sync = (
+        None
+        if url is None
+        else SqlSync(
+            state.store,
+            url,
+            registry=state.metrics.registry,
+            batch=settings.sync_batch,
+            keep_seconds=settings.event_log_keep,
+            events=events,
+        )
+    )
+    # One reader of the change log per process feeds every subscription it holds; the first
+    # subscription starts it.
+    state.hub = EventHub(
+        events, buffer=settings.subscription_buffer, observe=state.metrics.dispatch_delay.observe
+    )
+
+
+def _collect_less() -> None:
+    # Everything built so far lives as long as the process: out of the collector's sight. And
+    # collect less often: with 1,000 sockets open, the default thresholds stalled the process
+    # for 0.4-0.7 s at a time under 200 follows/s (delivery p99 353-626 ms); with these,
+    # p99 21-28 ms, max 58 ms (make bench, subscriptions, on a quiet machine).
+    gc.freeze()
+    gc.set_threshold(50_000, 50, 100)
+
+
+async def _finish_acceptances(store: FollowStore) -> None:
+    # An acceptance stops between its batches; what it leaves, the next start takes up.
+    late = await store.finish_acceptances(ACCEPTANCE_GRACE)
+    if late:
+        log.warning(
+            "%d acceptance(s) of follow requests still running at shutdown: a batch may be "
+            "left half done (`followgraph repair` completes it)",
+            late,
+        )
+
+
+async def healthz(request: Request) -> JSONResponse:
+    """Liveness: 503 when the embedded Redis is gone for good (its watchdog gave up, or the process
+    that owned it has exited)."""
+    keeper: RedisWatchdog | SharedRedis | None = request.app.state.keeper
+    problem = keeper.problem() if keeper is not None else None
+    if problem is not None:
+        return JSONResponse({"status": "failing", "problem": problem}, status_code=503)
+    return JSONResponse({"status": "ok"})
+
+
+async def readyz(request: Request) -> JSONResponse:
+    """Readiness: Redis answers; the SQL copy's state is reported, not judged."""
+    try:
+        async with asyncio.timeout(READY_TIMEOUT):
+            await request.app.state.redis.ping()
+    except (RedisError, OSError, TimeoutError) as exc:
+        return JSONResponse({"status": "unavailable", "redis": type(exc).__name__}, status_code=503)
+    body: dict[str, object] = {"status": "ok", "redis": "ok"}
+    # A lagging copy does not stop the API.
+    sync: SqlSync | None = request.app.state.sync
+    if sync is not None:
+        body["sync"] = sync.state.body()
+    return JSONResponse(body)
+
+
+async def metrics_endpoint(request: Request) -> Response:
+    metrics: Metrics = request.app.state.metrics
+    return Response(metrics.render(), media_type=metrics.content_type)
 
 
 class FollowGraphApp(Starlette):
