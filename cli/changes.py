@@ -123,8 +123,8 @@ def tail(
     redis_url: RedisUrl = None,
     data_dir: DataDir = None,
 ) -> None:
-    """Print the change log's events as JSON lines on standard output (see the README for the
-    format). Stop with Ctrl-C."""
+    """Print the change log's events as JSON lines on standard output (the format: the change
+    log page of the docs). Stop with Ctrl-C."""
     if from_id is not None and from_id != "0":
         try:
             parse_id(from_id)

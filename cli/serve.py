@@ -46,6 +46,7 @@ from followgraph.server.embedded import OWNER_ENV, DataDirInUseError, Embedded, 
 from followgraph.server.private import make_private, private_directory
 from followgraph.server.redis_server import RedisServerError
 from followgraph.server.settings import ConfigError, Settings
+from followgraph.server.watchdog import RedisWatchdog
 from followgraph.store import FollowStore
 from followgraph.transport.auth import AuthConfigError, mint_token
 from followgraph.transport.http_protocol import GuardedHttpToolsProtocol, connection_cap
@@ -181,15 +182,7 @@ def serve(
         metrics_port=metrics_port,
     )
     configure_logging(settings.log_level)
-    # Said now, before the embedded Redis starts and the demo loads, rather than after.
-    _check_port(settings.host, settings.port, "--port or FOLLOWGRAPH_PORT")
-    if settings.metrics_port is not None:
-        _check_metrics_port(settings)
-        _check_port(settings.host, settings.metrics_port, "--metrics-port or FOLLOWGRAPH_METRICS_PORT")
-    dist = settings.web_dist or WEB_PROJECT / "dist"
-    notice = build_notice(dist, WebBuild.find(dist))
-    if notice:
-        console.print(notice, style="yellow")
+    _check_before_start(settings)
     # A data directory an earlier version made (0755) holds the AOF, the SQL copy and the secret.
     make_private(settings.data_dir)
     with _watched_redis(settings) as (settings, embedded):
@@ -202,62 +195,85 @@ def serve(
             console.print("The store already has users: the demo graph was not loaded again.")
         if settings.demo:
             _print_welcome(settings, serving=True)
-        limits = settings.read_limits
-        cap = connection_cap(limits.max_connections)
-        if cap < limits.max_connections:
-            log.warning(
-                "open-file limit: at most %d connections per process, not %d", cap, limits.max_connections
-            )
-            limits = dataclasses.replace(limits, max_connections=cap)
-        options: dict[str, Any] = {
-            "host": settings.host,
-            "port": settings.port,
-            "log_config": None,
-            "access_log": False,
-            "lifespan": "on",
-            "loop": "uvloop",
-            # httptools with header and body deadlines and a header size limit (transport/http_protocol.py).
-            "http": GuardedHttpToolsProtocol.with_limits(limits),
-            # Sockets close with 1001 (going away) when the server stops (transport/ws_protocol.py).
-            "ws": GoingAwayWebSocketProtocol,
-            # Events are a few hundred bytes: compressing them saves little, and each socket's
-            # compressor and decompressor cost about 45 KB (of about 100 KB per subscription).
-            "ws_per_message_deflate": False,
-            # A WebSocket message may be as large as an HTTP body, no larger (1009 beyond it).
-            "ws_max_size": settings.max_body_bytes,
-            # Requests beyond this many connections (or requests in progress) are answered 503.
-            "limit_concurrency": limits.max_connections,
-            "timeout_graceful_shutdown": 10,
-        }
+        options = _uvicorn_options(settings)
         _log_serving(settings)
         # uvicorn re-raises the signal that stopped it; as an exception it lets the embedded
         # Redis be shut down cleanly below instead of dying with the process.
         signal.signal(signal.SIGTERM, exit_on_signal)
         watchdog = embedded.watchdog
         if settings.workers == 1:
-            from followgraph.server.app import create_app
-
-            application = create_app(settings, watchdog=watchdog)
-            with _metrics_port(settings, application.state.metrics.registry):
-                uvicorn.run(application, **options)
+            _serve_one(settings, watchdog, options)
         else:
-            os.environ.update(settings.to_env())
-            # Every worker writes its metrics here and /metrics adds them up.
-            metrics_dir = settings.data_dir.resolve() / "metrics"
-            shutil.rmtree(metrics_dir, ignore_errors=True)
-            private_directory(metrics_dir)
-            os.environ[MULTIPROC_ENV] = str(metrics_dir)
-            if watchdog is not None:  # the workers use the embedded Redis this process owns
-                os.environ[OWNER_ENV] = str(os.getpid())
-            registry = workers_registry()
-            if watchdog is not None:
-                registry.register(watchdog)
-            with _metrics_port(settings, registry):
-                uvicorn.run(
-                    "followgraph.server.app:app_from_env", factory=True, workers=settings.workers, **options
-                )
+            _serve_workers(settings, watchdog, options)
         if watchdog is not None and watchdog.problem() is not None:
             raise fail(f"Stopped: {watchdog.problem()}.", 1)
+
+
+def _check_before_start(settings: Settings) -> None:
+    """What can be said before the embedded Redis starts and the demo loads, rather than after."""
+    _check_port(settings.host, settings.port, "--port or FOLLOWGRAPH_PORT")
+    if settings.metrics_port is not None:
+        _check_metrics_port(settings)
+        _check_port(settings.host, settings.metrics_port, "--metrics-port or FOLLOWGRAPH_METRICS_PORT")
+    dist = settings.web_dist or WEB_PROJECT / "dist"
+    notice = build_notice(dist, WebBuild.find(dist))
+    if notice:
+        console.print(notice, style="yellow")
+
+
+def _uvicorn_options(settings: Settings) -> dict[str, Any]:
+    limits = settings.read_limits
+    cap = connection_cap(limits.max_connections)
+    if cap < limits.max_connections:
+        log.warning(
+            "open-file limit: at most %d connections per process, not %d", cap, limits.max_connections
+        )
+        limits = dataclasses.replace(limits, max_connections=cap)
+    return {
+        "host": settings.host,
+        "port": settings.port,
+        "log_config": None,
+        "access_log": False,
+        "lifespan": "on",
+        "loop": "uvloop",
+        # httptools with header and body deadlines and a header size limit (transport/http_protocol.py).
+        "http": GuardedHttpToolsProtocol.with_limits(limits),
+        # Sockets close with 1001 (going away) when the server stops (transport/ws_protocol.py).
+        "ws": GoingAwayWebSocketProtocol,
+        # Events are a few hundred bytes: compressing them saves little, and each socket's
+        # compressor and decompressor cost about 45 KB (of about 100 KB per subscription).
+        "ws_per_message_deflate": False,
+        # A WebSocket message may be as large as an HTTP body, no larger (1009 beyond it).
+        "ws_max_size": settings.max_body_bytes,
+        # Requests and WebSocket upgrades beyond this many connections are answered 503 (but for
+        # the probes: transport/http_protocol.py).
+        "limit_concurrency": limits.max_connections,
+        "timeout_graceful_shutdown": 10,
+    }
+
+
+def _serve_one(settings: Settings, watchdog: RedisWatchdog | None, options: dict[str, Any]) -> None:
+    from followgraph.server.app import create_app
+
+    application = create_app(settings, watchdog=watchdog)
+    with _metrics_port(settings, application.state.metrics.registry):
+        uvicorn.run(application, **options)
+
+
+def _serve_workers(settings: Settings, watchdog: RedisWatchdog | None, options: dict[str, Any]) -> None:
+    os.environ.update(settings.to_env())
+    # Every worker writes its metrics here and /metrics adds them up.
+    metrics_dir = settings.data_dir.resolve() / "metrics"
+    shutil.rmtree(metrics_dir, ignore_errors=True)
+    private_directory(metrics_dir)
+    os.environ[MULTIPROC_ENV] = str(metrics_dir)
+    if watchdog is not None:  # the workers use the embedded Redis this process owns
+        os.environ[OWNER_ENV] = str(os.getpid())
+    registry = workers_registry()
+    if watchdog is not None:
+        registry.register(watchdog)
+    with _metrics_port(settings, registry):
+        uvicorn.run("followgraph.server.app:app_from_env", factory=True, workers=settings.workers, **options)
 
 
 def _log_serving(settings: Settings) -> None:
