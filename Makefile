@@ -21,7 +21,8 @@ NODE_OK    := $(shell node -e 'const [a, b] = process.versions.node.split(".").m
 # With Node.js present, the web suites must run: a missing build or browser fails them.
 REQUIRE_WEB := $(if $(NODE_OK),FOLLOWGRAPH_REQUIRE_WEB=1)
 
-.PHONY: install run test lint typecheck pytest pytest-redis bench node-peer fmt schema clean web web-test chromium wrk
+.PHONY: install run test lint typecheck pytest pytest-redis bench node-peer fmt schema clean web web-test chromium wrk \
+	docs docs-build
 
 ## install: create the virtualenv and install the project with its dev tools
 install: $(STAMP)
@@ -78,8 +79,8 @@ wrk:
 	  echo "wrk could not be installed: make bench uses bench/loadgen.py"
 
 ## test: lint, type-check and run the whole test suite (real Redis, the web build, its unit tests,
-## and the client and browser suites against a real server)
-test: lint typecheck web-test pytest
+## and the client and browser suites against a real server), and build the docs with --strict
+test: lint typecheck web-test pytest docs-build
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -122,11 +123,23 @@ fmt: $(STAMP)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
+# The documentation site (mkdocs.yml, docs/); Material's banner about its successor is left out.
+MKDOCS := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs
+
+## docs: serve the documentation site with live reload on http://127.0.0.1:8001/
+docs: $(STAMP)
+	$(MKDOCS) serve
+
+## docs-build: build the documentation site into site/, failing on any warning (a broken link or
+## anchor, a page missing from the nav)
+docs-build: $(STAMP)
+	$(MKDOCS) build --strict
+
 ## schema: write the served schema to schema/schema.graphql (a test fails when it is stale)
 schema: $(STAMP)
 	$(BIN)/followgraph export-schema -o schema/schema.graphql
 
 ## clean: remove the virtualenv and caches
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build *.egg-info
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build *.egg-info site
 	rm -rf $(WEB)/node_modules $(WEB)/dist bench/peers/node/node_modules

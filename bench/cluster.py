@@ -1,9 +1,9 @@
 """The cluster part of the run: the same pages and the same typical graph on a 3-master Redis Cluster.
 
 Memory per edge and the fans page are measured on a real cluster (server.redis_cluster, the same
-redis-server binary) beside the single-Redis figures of the same run, for the README's sizing.
-The cluster's nodes share the single Redis' CPU, so the comparison shows the cost of cluster mode
-(per-slot script calls, one connection per node), not the gain of more machines.
+redis-server binary) beside the single-Redis figures of the same run, for the sizing in
+docs/scaling-out.md. The cluster's nodes share the single Redis' CPU, so the comparison shows the
+cost of cluster mode (per-slot script calls, one connection per node), not the gain of more machines.
 """
 
 from __future__ import annotations

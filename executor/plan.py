@@ -219,8 +219,8 @@ async def _root_and_list(
 
     This is the usual document (a user's fans or following page), so it goes to the store itself
     rather than through _page, list_page and the users' resolvers: each call is cheap, but with
-    many requests in flight a page's distinct code and data are what its time goes to (README,
-    "Instructions understate what A's layers cost")."""
+    many requests in flight a page's distinct code and data are what its time goes to (the figures:
+    docs/performance.md, "Where A's CPU goes beyond B's")."""
     store = context.store
     query = lists.list_query(context, field.kind, user_id, **_arguments(field, variables))
     try:

@@ -1,4 +1,4 @@
-"""GraphQL errors with the `extensions.code` clients rely on (see the README's error table)."""
+"""GraphQL errors with the `extensions.code` clients rely on (see docs/api.md, "Errors")."""
 
 from __future__ import annotations
 

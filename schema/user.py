@@ -2,7 +2,7 @@
 
 Plain fields are declared with `value(...)` (schema/declared.py): their value from what was
 loaded, and what they need loaded. Both the general executor and compiled plans read those
-declarations; see the README's architecture section for adding a field.
+declarations; docs/architecture.md shows how to add a field.
 """
 
 from collections.abc import Callable, Sequence

@@ -110,7 +110,7 @@ class Event:
         return parse_id(self.id)
 
     def json(self) -> dict[str, Any]:
-        """The event as the JSON the README documents (`followgraph events tail`)."""
+        """The event as the JSON the docs' change log page documents (`followgraph events tail`)."""
         out: dict[str, Any] = {"id": self.id, "kind": self.kind.value, "actor": self.actor}
         if self.target is not None:
             out["target"] = self.target
