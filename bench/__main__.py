@@ -137,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     console = Console(width=None if sys.stdout.isatty() else 160)
     # Imported here so that --help is instant.
     from bench.report import write
+    from bench.run import run_all
     from bench.suite import Bench
 
     signal.signal(signal.SIGTERM, _terminate)
@@ -145,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     console.print(f"Load generator: {bench.loader.description}", highlight=False)
     console.print(f"CPU pinning: {bench.layout.describe()}", highlight=False)
     try:
-        results = bench.run()
+        results = run_all(bench)
     except KeyboardInterrupt:
         console.print("Interrupted: every process the harness started has been stopped.")
         return 130

@@ -38,6 +38,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bench.cpu import meter, own_seconds, process_seconds
+from bench.eventlog_results import BATCH, CatchUp, Drain, EventLogResults
 from bench.graph import fan_id, open_pipe, profile_command
 from bench.loadgen import FollowCycle, LoadSpec, RequestSpec, summarize
 from bench.model import Group, Row
@@ -47,7 +48,6 @@ from bench.queries import FOLLOW_MUTATION, UNFOLLOW_MUTATION
 from bench.redisstats import RedisWork, Snapshot
 from followgraph.server.redis_client import connect
 from followgraph.server.redis_server import RedisServer, find_redis_server
-from followgraph.server.settings import Settings
 from followgraph.server.sync import GROUP
 from followgraph.store import FollowStore, Keys
 from followgraph.store.graph import scripts
@@ -67,8 +67,6 @@ SERVERS = {
     "PostgreSQL": os.environ.get("FOLLOWGRAPH_BENCH_POSTGRES", "postgresql://postgres@127.0.0.1:5432"),
     "MariaDB": os.environ.get("FOLLOWGRAPH_BENCH_MYSQL", "mysql://root@127.0.0.1:3306"),
 }
-# The consumer's batch: the server's default (Settings.sync_batch).
-BATCH: int = next(f.default for f in dataclasses.fields(Settings) if f.name == "sync_batch")  # type: ignore[assignment]
 # Targets of each write loop: the script loop and the mutations each walk their own slice.
 TARGETS = 10_000
 # The pre-filled log: FOLLOWERS users following the next FOLLOWS_EACH users each (no pair twice,
@@ -106,51 +104,6 @@ def scripts_without_log() -> Iterator[None]:
         yield
     finally:
         scripts.FOLLOW_SCRIPT, scripts.UNFOLLOW_SCRIPT = saved
-
-
-@dataclass
-class Drain:
-    """One database's drain of the pre-filled log."""
-
-    database: str
-    events: int = 0
-    seconds: float = 0.0
-    batches: int = 0
-    harness_cpu_seconds: float = 0.0
-    follows_in_copy: int | None = None
-    note: str = ""
-
-    @property
-    def events_per_second(self) -> float:
-        return self.events / self.seconds if self.seconds else 0.0
-
-
-@dataclass
-class CatchUp:
-    """One round of mutations with the consumer on: its lag, and its catch-up once the load stopped."""
-
-    round: int
-    events_written: int
-    batches: int  # XACK calls in the round: one per batch the consumer applied
-    max_lag_events: int
-    lag_events: int
-    lag_seconds: float
-    catch_up_seconds: float | None
-    catch_up_server_cpu_seconds: float | None
-
-
-@dataclass
-class EventLogResults:
-    batch: int = BATCH
-    rounds: int = 2
-    on_database: str = ""
-    catch_ups: list[CatchUp] = field(default_factory=list)
-    prefilled: int = 0
-    prefill_seconds: float = 0.0
-    drains: list[Drain] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    # py-spy's summary of the server with the consumer on under the same load (--profile).
-    profile: list[str] = field(default_factory=list)
 
 
 # The rows of the section's groups: a name per variant, a row per round (", round N").

@@ -16,6 +16,7 @@ from bench.cluster import run_cluster
 from bench.graph import TypicalGraph, load_fan_graph
 from bench.memory import measure_memory, redis_binaries
 from bench.processes import child_env, free_port, pin, spawn, wait_http
+from bench.rawfollow import writes
 from bench.verify import raw_loader_matches_store
 from followgraph.server.redis_server import RedisServer, find_redis_server
 
@@ -102,6 +103,8 @@ def run_pages_and_memory(bench: Bench) -> None:
         bench.results.checks["C (seed) under concurrency"] = uvloop.run(bench._race_c(mid))
         bench._check_over_http(stats, mid, counts)
         single = bench._scenarios(stats, counts, url)
+        if bench.options.runs("writes"):
+            writes(bench, stats, counts, url)
         for child in bench.children:
             child.stop()
     binaries = redis_binaries(bench.options.redis_binary)

@@ -12,8 +12,9 @@ import uvloop
 
 from bench.cpu import meter, own_seconds
 from bench.graph import fan_id
-from bench.loadgen import LoadResult, summarize
+from bench.loadgen import FollowCycle, LoadResult, RequestSpec, summarize
 from bench.model import Row
+from bench.queries import FOLLOW_MUTATION, UNFOLLOW_MUTATION
 from bench.redisstats import RedisWork, Snapshot, Stats
 from followgraph.server.redis_client import connect
 from followgraph.server.settings import Settings
@@ -86,3 +87,31 @@ def raw_follow(bench: Bench, stats: Stats, url: str, first: int, targets: int, r
     )
     own_ms = 1000 * own / load.total if load.total else None
     return Row("FOLLOW/UNFOLLOW script loop", load, work, round_trips, "no HTTP, no GraphQL", others, own_ms)
+
+
+def writes(bench: Bench, stats: Stats, counts: dict[str, float], url: str) -> None:
+    """A's follow/unfollow mutations beside the FOLLOW script alone, in the harness process."""
+    writes = bench._group("writes", "Writes: follow/unfollow mutations through A vs the FOLLOW script alone")
+    half = bench.graph.population // 2
+    cycle = FollowCycle(bench.writer_tokens, "f", 1, half, FOLLOW_MUTATION, UNFOLLOW_MUTATION)
+    writes.rows.append(
+        bench.measure(
+            stats,
+            "A follow/unfollow mutations",
+            bench._a,
+            bench.port_a,
+            RequestSpec("/graphql", "", {}, follow_cycle=cycle),
+            counts["A:mutation"],
+            f"{len(bench.writer_tokens)} viewer tokens, alternating follow X / unfollow X",
+        )
+    )
+    writes.rows.append(raw_follow(bench, stats, url, half + 1, half, counts["raw:follow"]))
+    writes.notes += [
+        "The script loop runs FollowStore.follow/unfollow in the harness process (pinned to the "
+        "server's CPU), with the same concurrency, on the server's client settings "
+        "(server.redis_client), with the server's follow rate limit (400/day) counted in the "
+        "script as A counts it.",
+        "A's mutations run from their compiled plans (executor/mutation_plan.py) after each document's "
+        "first request; A's in-process SQL consumer (FOLLOWGRAPH_SYNC, on by default) copies every "
+        "follow to SQLite in the same process meanwhile.",
+    ]

@@ -20,16 +20,16 @@ from bench.eventlog import (
     DRAIN_HEADERS,
     FOLLOWS_EACH,
     NOTES,
-    EventLogResults,
     catch_up_rows,
     drain_rows,
 )
+from bench.eventlog_results import EventLogResults
 from bench.layers import Layer
 from bench.model import Group, MemoryRow, Row
+from bench.subscription_results import SubscriptionResults
 from bench.subscriptions import (
     DELIVERY_HEADERS,
     MEMORY_HEADERS,
-    SubscriptionResults,
     delivery_notes,
     delivery_rows,
     memory_notes,

@@ -31,7 +31,6 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +46,7 @@ from bench.cpu import meter, own_seconds, process_seconds
 from bench.graph import open_pipe, profile_command
 from bench.loadgen import build_request, percentile
 from bench.processes import Child, child_env, free_port, pin, spawn, wait_http
+from bench.subscription_results import SERVED, SUBSCRIBERS, Delivery, MemoryStep, SubscriptionResults
 from followgraph.server.redis_server import RedisServer, find_redis_server
 from followgraph.store import Keys
 from followgraph.transport.auth import AuthConfig, mint_token
@@ -54,8 +54,6 @@ from followgraph.transport.auth import AuthConfig, mint_token
 if TYPE_CHECKING:
     from bench.suite import Bench
 
-# Subscribers of the latency part, and the counts of the memory part.
-SUBSCRIBERS = 1_000
 # Subscriptions opened at each step of the memory part, and whether they offer permessage-deflate.
 MEMORY_STEPS = ((1_000, True), (1_000, True), (1_000, False))
 # Follows per second: a light rate and a heavier one (at ~3 ms of server CPU per follow with two
@@ -84,7 +82,6 @@ GC_OFF = (
     "import gc, sys; gc.disable(); sys.argv = ['followgraph', *sys.argv[1:]]; "
     "from followgraph.cli.main import main; main()"
 )
-SERVED = "followgraph serve"
 GC_DISABLED = "the same, gc.disable()"
 SUBPROTOCOL = Subprotocol("graphql-transport-ws")
 EVENT_FIELDS = "eventId kind actor { userId } target { userId } at"
@@ -95,80 +92,6 @@ CHANGED = b'"changed":true'
 
 def user(i: int) -> str:
     return f"s{i:05d}"
-
-
-@dataclass
-class MemoryStep:
-    """The server and Redis with `subscriptions` idle subscriptions open."""
-
-    label: str
-    subscriptions: int
-    server_rss_kb: int
-    redis_used_memory: int
-    redis_clients: int
-    open_seconds: float = 0.0  # time to open this step's new sockets (init, ack, subscribe)
-    added: int = 0  # sockets opened at this step (0: a baseline, or sockets closed)
-    extensions: str = ""  # the WebSocket extensions agreed for this step's sockets
-
-
-@dataclass
-class Delivery:
-    """One rate of follows with SUBSCRIBERS subscriptions open (or none: the reference)."""
-
-    subscribers: int
-    rate: float  # follows/s asked
-    seconds: float  # from the first follow sent to the last
-    follows: int
-    mutation_errors: int  # not 200, or not `changed: true`
-    expected: int  # deliveries: two per follow (the actor's and the target's subscriptions)
-    delivered: int  # distinct (follow, subscriber) deliveries received
-    lost: int
-    doubled: int  # deliveries received more than once
-    unexpected: int  # events received that no follow of this rate explains
-    p50_ms: float
-    p90_ms: float
-    p99_ms: float
-    max_ms: float
-    mutation_p50_ms: float
-    mutation_p99_ms: float
-    behind_schedule_max_ms: float  # how late the sender wrote a follow, at worst
-    server_cpu_ms_per_follow: float
-    server_cpu_percent: float
-    client_cpu_percent: float
-    redis_cpu_percent: float
-    others_cpu_percent: float
-    # Spells of slow deliveries (over SLOW_MS): [seconds into the round, seconds long, deliveries]
-    slow_spells: list[list[float]] = field(default_factory=list)
-    server: str = SERVED
-
-    @property
-    def achieved_rate(self) -> float:
-        return self.follows / self.seconds if self.seconds else 0.0
-
-
-@dataclass
-class SubscriptionResults:
-    subscribers: int = SUBSCRIBERS
-    client: str = ""
-    open_files: str = ""
-    memory: list[MemoryStep] = field(default_factory=list)
-    deliveries: list[Delivery] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    failures: list[str] = field(default_factory=list)  # the first failed mutations' answers
-    server_log: str = ""  # the server's log tail, when a mutation failed
-
-    def per_subscription_kb(self, step: MemoryStep) -> float:
-        """(RSS - RSS with none) / subscriptions."""
-        base = self.memory[0]
-        n = step.subscriptions - base.subscriptions
-        return (step.server_rss_kb - base.server_rss_kb) / n if n else 0.0
-
-    def added_kb(self, step: MemoryStep) -> float | None:
-        """RSS growth over the step before, per subscription opened at this step."""
-        i = self.memory.index(step)
-        if i == 0 or not step.added:
-            return None
-        return (step.server_rss_kb - self.memory[i - 1].server_rss_kb) / step.added
 
 
 def raise_open_files(needed: int) -> str:

@@ -18,28 +18,23 @@ import redis
 
 from bench.answers import RULE_OWNERS, Asker, Live, add_rule_owners, rules_followed, same_subset
 from bench.cpu import descendants, meter, tree_seconds
-from bench.eventlog import EventLogResults, run_eventlog
+from bench.eventlog_results import EventLogResults
 from bench.graph import VIEWER, FanGraph, LoadReport, fan_id
 from bench.layers import Layer, LayerSpec
 from bench.loaders import Loader, pick_loader
-from bench.loadgen import FollowCycle, LoadSpec, RequestSpec
+from bench.loadgen import LoadSpec, RequestSpec
 from bench.model import CpuLayout, Group, MemoryRow, Options, Ratio, Row
 from bench.nodepeer import DESCRIPTION as NODE_PEER
 from bench.nodepeer import NodePeer, locked_versions
-from bench.pages import run_pages_and_memory
 from bench.processes import Child, child_env, child_setup, free_port, spawn, wait_http
 from bench.queries import (
-    FOLLOW_MUTATION,
-    UNFOLLOW_MUTATION,
     bearer,
     fans_query_body,
     raw_body,
 )
-from bench.ratios import ratios
-from bench.rawfollow import raw_follow
 from bench.redisstats import RedisWork, Snapshot, Stats
 from bench.roundtrips import InProcess
-from bench.subscriptions import SubscriptionResults, run_subscriptions
+from bench.subscription_results import SubscriptionResults
 from followgraph.transport.auth import AuthConfig, mint_token
 
 SECRET = "bench-secret-0123456789abcdefghijklmnopqrstuvwxyz"
@@ -112,21 +107,6 @@ class Bench:
         self.redis_pids: list[int] = []
         self.secret = SECRET
         self.tmp: Path | None = None
-
-    # -- the whole run ----------------------------------------------------------------------------
-
-    def run(self) -> Results:
-        with open("/proc/loadavg") as f:
-            self.results.loadavg_start = " ".join(f.read().split()[:3])
-        only_one = self.options.eventlog_only or self.options.subscriptions_only
-        if not only_one:
-            run_pages_and_memory(self)
-        if self.options.eventlog and not self.options.subscriptions_only:
-            run_eventlog(self)
-        if self.options.subscriptions and not self.options.eventlog_only:
-            run_subscriptions(self)
-        self.results.ratios = ratios(self.results.groups, self.results.memory)
-        return self.results
 
     # -- in-process: round trips and the answers compared ------------------------------------------
 
@@ -335,7 +315,6 @@ class Bench:
             ("pages", lambda: self._by_page_size(stats, counts, a_mid)),
             ("connections", lambda: self._connections(stats, counts)),
             ("workers", lambda: self._workers(stats, counts, url)),
-            ("writes", lambda: self._writes(stats, counts, url)),
         ]
         for key, run in scenarios:
             if opts.runs(key):
@@ -612,34 +591,6 @@ class Bench:
             "so the ratio shows what a second worker gains when the load generator shares the CPUs, "
             "not what it gains on a machine with cores to spare.",
             "Server CPU per request counts the master and its workers.",
-        ]
-
-    def _writes(self, stats: Stats, counts: dict[str, float], url: str) -> None:
-        writes = self._group(
-            "writes", "Writes: follow/unfollow mutations through A vs the FOLLOW script alone"
-        )
-        half = self.graph.population // 2
-        cycle = FollowCycle(self.writer_tokens, "f", 1, half, FOLLOW_MUTATION, UNFOLLOW_MUTATION)
-        writes.rows.append(
-            self.measure(
-                stats,
-                "A follow/unfollow mutations",
-                self._a,
-                self.port_a,
-                RequestSpec("/graphql", "", {}, follow_cycle=cycle),
-                counts["A:mutation"],
-                f"{len(self.writer_tokens)} viewer tokens, alternating follow X / unfollow X",
-            )
-        )
-        writes.rows.append(raw_follow(self, stats, url, half + 1, half, counts["raw:follow"]))
-        writes.notes += [
-            "The script loop runs FollowStore.follow/unfollow in the harness process (pinned to the "
-            "server's CPU), with the same concurrency, on the server's client settings "
-            "(server.redis_client), with the server's follow rate limit (400/day) counted in the "
-            "script as A counts it.",
-            "A's mutations run from their compiled plans (executor/mutation_plan.py) after each document's "
-            "first request; A's in-process SQL consumer (FOLLOWGRAPH_SYNC, on by default) copies every "
-            "follow to SQLite in the same process meanwhile.",
         ]
 
     def spawn_server(
