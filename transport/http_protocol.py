@@ -1,11 +1,11 @@
 """uvicorn's httptools protocol with the read limits it lacks: header and body deadlines, header size.
 
-uvicorn (0.54) arms its only timer, `timeout_keep_alive`, when a response completes, and cancels
-it whenever a byte arrives. So a connection that never completes its first request's headers has
-no timer at all and stays open for ever; so does one that trickles a byte now and then, headers or
-a body that no route reads; and httptools joins the pieces of an unfinished header in memory,
-however large it grows. `limit_concurrency` answers 503 only once a request's headers are in.
-This protocol adds, per connection:
+uvicorn (0.55, pinned) arms its only timer, `timeout_keep_alive`, when a response completes, and
+cancels it whenever a byte arrives. So a connection that never completes its first request's headers
+has no timer at all and stays open for ever; so does one that trickles a byte now and then, headers
+or a body that no route reads; and httptools joins the pieces of an unfinished header in memory,
+however large it grows. `limit_concurrency` answers 503 only once a request's headers are in. This
+protocol adds, per connection:
 
 - a header deadline: a request's headers (the first one's counted from the connection) must arrive
   within `header_timeout`, or the connection is closed (408 when part of a request came);

@@ -1,9 +1,8 @@
 """uvicorn's WebSocket protocol, closing with 1001 (going away) when the server shuts down.
 
-uvicorn (0.54) closes open sockets with 1012 (service restart) on shutdown. A server process
-that stops is going away, and clients (graphql-ws, Apollo) reconnect on either code; 1001 is the
-one RFC 6455 names for it, and what this service documents.
-"""
+uvicorn (0.55, pinned) closes open sockets with 1012 (service restart) on shutdown. A server process
+that stops is going away, and clients (graphql-ws, Apollo) reconnect on either code; 1001 is the one
+RFC 6455 names for it, and what this service documents."""
 
 from __future__ import annotations
 
