@@ -1,0 +1,8 @@
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, false} end
+if redis.call('EXISTS', KEYS[2]) == 0 then return {-2, 0, false} end
+local followed = unfollow_step(KEYS[3], KEYS[4], ARGV[2])
+local changed = followed + redis.call('ZREM', KEYS[8], ARGV[2])
+if changed > 0 then log_unfollow(ARGV[2], ARGV[3], followed) end
+unfollow_step(KEYS[6], KEYS[7], ARGV[1])
+redis.call('ZREM', KEYS[9], ARGV[1])
+return {0, changed, redis.call('ZSCORE', KEYS[5], ARGV[2])}
