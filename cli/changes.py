@@ -29,7 +29,7 @@ from followgraph.cli.support import (
 from followgraph.server.settings import Settings
 from followgraph.server.sync import GROUP, SqlSync
 from followgraph.store import FollowStore
-from followgraph.store.graph.events import parse_id
+from followgraph.store.graph.events import parse_after
 from followgraph.store.log.stream import EventLog
 from followgraph.store.sql import counts, create_engine, migrate, mirror
 from followgraph.store.sql.mirror import RebuildReport
@@ -127,7 +127,7 @@ def tail(
     log page of the docs). Stop with Ctrl-C."""
     if from_id is not None and from_id != "0":
         try:
-            parse_id(from_id)
+            parse_after(from_id)
         except ValueError as exc:
             raise fail(f"--from: {exc}.") from None
     after = "0-0" if from_id == "0" else from_id

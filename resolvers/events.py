@@ -13,7 +13,7 @@ from contextlib import aclosing
 
 from followgraph.resolvers.context import Context
 from followgraph.resolvers.errors import ApiError, bad_user_input, unauthenticated
-from followgraph.store.graph.events import ID_PART_LIMIT, Event, EventKind, parse_id
+from followgraph.store.graph.events import Event, EventKind, parse_after
 from followgraph.store.log.hub import EventHub, FellBehindError
 from followgraph.store.log.stream import EventLog
 
@@ -21,7 +21,6 @@ from followgraph.store.log.stream import EventLog
 FELL_BEHIND = "SUBSCRIPTION_FELL_BEHIND"
 # Done to the viewer by someone else, these are never pushed (a block or mute is not announced).
 _SILENT_TO_TARGET = frozenset({EventKind.BLOCK, EventKind.UNBLOCK, EventKind.MUTE, EventKind.UNMUTE})
-_LAST_ID = (ID_PART_LIMIT - 1, ID_PART_LIMIT - 1)
 
 
 class Muting:
@@ -48,16 +47,13 @@ def checked_after(after: str | None) -> str | None:
     if after is None:
         return None
     try:
-        version: tuple[int, int] | None = parse_id(after)
+        parse_after(after)
     except ValueError:
-        version = None
-    # No id can follow the largest one, and Redis refuses a range that starts after it.
-    if version is None or version == _LAST_ID:
         raise bad_user_input(
             "`after` must be an eventId from viewerEvents (ms-seq, two whole numbers below 2^64, "
             f"e.g. 1764556800000-0), got {after[:48]!r}.",
             argument="after",
-        )
+        ) from None
     return after
 
 

@@ -104,31 +104,27 @@ class SocketLimits:
 
 
 class Sockets:
-    """The open sockets of this process, per user, and the gauges that count them."""
+    """The open sockets of this process, per user (None: the sockets without a token, under a cap
+    of their own), and the gauges that count them."""
 
     def __init__(self, limits: SocketLimits, metrics: Metrics) -> None:
         self.limits = limits
-        self.by_user: Counter[str] = Counter()
-        self.anonymous = 0
+        self.by_user: Counter[str | None] = Counter()
         self.connections: Gauge = metrics.ws_connections
         self.subscriptions: Gauge = metrics.subscriptions
 
-    def admit(self, user_id: str) -> bool:
-        if self.by_user[user_id] >= self.limits.max_connections_per_user:
+    def admit(self, user_id: str | None) -> bool:
+        limits = self.limits
+        most = limits.max_anonymous if user_id is None else limits.max_connections_per_user
+        if self.by_user[user_id] >= most:
             return False
         self.by_user[user_id] += 1
         return True
 
-    def release(self, user_id: str) -> None:
+    def release(self, user_id: str | None) -> None:
         self.by_user[user_id] -= 1
         if self.by_user[user_id] <= 0:
             del self.by_user[user_id]
-
-    def admit_anonymous(self) -> bool:
-        if self.anonymous >= self.limits.max_anonymous:
-            return False
-        self.anonymous += 1
-        return True
 
 
 def _token(payload: dict[str, Any]) -> str | None:
@@ -151,7 +147,7 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.user_id: str | None = None
-        self._anonymous = False  # counted among the process's sockets without a token
+        self._admitted = False  # counted among the sockets of user_id (None: without a token)
         self._tasks: list[asyncio.Task[None]] = []
         # Every operation's task until it ends, those a `complete` cancelled included.
         self._running: set[asyncio.Task[None]] = set()
@@ -164,10 +160,8 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
         finally:
             for task in self._tasks:
                 task.cancel()
-            if self.user_id is not None:
+            if self._admitted:
                 sockets.release(self.user_id)
-            if self._anonymous:
-                sockets.anonymous -= 1
             sockets.connections.dec()
 
     async def handle_connection_init(self, message: ConnectionInitMessage) -> None:
@@ -186,14 +180,14 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
                 if limits.anonymous_seconds <= 0:
                     await self._refuse(UNAUTHORIZED, f"A token is needed to stay connected: {SEND_TOKEN}")
                     return
-                if not self.view.sockets.admit_anonymous():
+                if not self.view.sockets.admit(None):
                     await self._refuse(
                         TOO_MANY,
                         f"Too many connections without a token: at most {limits.max_anonymous} per "
                         f"server process: {SEND_TOKEN}",
                     )
                     return
-                self._anonymous = True
+                self._admitted = True
                 self._start(self._end_grace(limits.anonymous_seconds))
             elif not self._admit(principal):
                 await self._refuse(
@@ -215,6 +209,7 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
     def _admit(self, principal: Principal) -> bool:
         if not self.view.sockets.admit(principal.user_id):
             return False
+        self._admitted = True
         self.user_id = principal.user_id
         context = self.context
         context.viewer_id = principal.user_id

@@ -79,6 +79,15 @@ def parse_id(event_id: str) -> tuple[int, int]:
     return parts
 
 
+def parse_after(event_id: str) -> tuple[int, int]:
+    """An id to read the log after, as parse_id reads it; ValueError for the largest id too, which
+    no event can follow (Redis refuses a range that starts after it)."""
+    parts = parse_id(event_id)
+    if parts == (ID_PART_LIMIT - 1, ID_PART_LIMIT - 1):
+        raise ValueError(f"{event_id!r} is the largest event id: no event can follow it")
+    return parts
+
+
 @dataclass(frozen=True, slots=True)
 class Event:
     id: str

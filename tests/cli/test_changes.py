@@ -46,6 +46,15 @@ def test_events_tail_refuses_a_malformed_id(target: Target, console: io.StringIO
     assert "--from: 'yesterday' is not an event id (ms-seq)." in console.getvalue()
 
 
+def test_events_tail_refuses_the_largest_id_which_no_event_follows(
+    target: Target, console: io.StringIO
+) -> None:
+    largest = f"{2**64 - 1}-{2**64 - 1}"
+    result = invoke("events", "tail", "--from", largest, "--no-follow", *target.options())
+    assert result.exit_code == 2
+    assert f"--from: '{largest}' is the largest event id: no event can follow it." in console.getvalue()
+
+
 def test_reconcile_repair_and_rebuild(
     target: Target, loaded: list[str], console: io.StringIO, tmp_path: Path
 ) -> None:
