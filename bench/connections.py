@@ -2,8 +2,7 @@
 
 1. The protocol alone, in process: CPU time per keep-alive request fed to uvicorn's stock
    httptools protocol and to the guarded one, with an app that answers at once (no sockets, so
-   the difference is the guards' own work, less what the guarded protocol's lean request cycle
-   saves).
+   the difference is the guards' own work and the joined writes').
 2. Hot path: the same app under the stock protocol and under the guarded one,
    alternated over several rounds, keep-alive connections posting `{ __typename }` to /graphql.
 3. Idle connections: the guarded server with 0 and with 1,000 idle connections held open (each

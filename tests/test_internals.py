@@ -1,8 +1,9 @@
 """The private internals of other libraries that FollowGraph leans on, checked against the installed
 versions, so that a release that moves them fails here, loudly, rather than in production.
 
-- transport/http_protocol.py and transport/http_cycle.py subclass uvicorn's httptools protocol and
-  its request cycle (the guards, and a leaner cycle that sets every attribute uvicorn's sets);
+- transport/http_protocol.py subclasses uvicorn's httptools protocol (the guards), runs a probe's
+  request beyond the cap through uvicorn's on_headers_complete, and points each request's cycle at
+  the connection's joined writes;
 - transport/ws_protocol.py changes the close code of uvicorn's WebSocket protocol on shutdown;
 - store/redis/channel.py parses replies with hiredis and redis-py's error parser, and
   store/redis/cluster_channel.py reads redis-py's slot and node caches.
@@ -23,11 +24,9 @@ from packaging.requirements import Requirement
 from redis._parsers.base import BaseParser
 from redis.asyncio.cluster import NodesManager
 from redis.exceptions import ResponseError
-from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT, service_unavailable
+from uvicorn.protocols.http.flow_control import service_unavailable
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol, RequestResponseCycle
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
-
-from followgraph.transport.http_cycle import Cycle
 
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 
@@ -43,6 +42,16 @@ def assigned(function: object) -> set[str]:
                 if target.value.id == "self":
                     names.add(target.attr)
     return names
+
+
+def used(function: object) -> set[str]:
+    """The attributes `function` (a method) reads or writes on self."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(function)))  # type: ignore[arg-type]
+    return {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+    }
 
 
 def pinned(name: str) -> Requirement:
@@ -63,18 +72,18 @@ def test_uvicorn_and_redis_py_are_pinned_to_the_installed_minor_versions() -> No
         assert upper[0].version in (f"{major}.{int(minor) + 1}", f"{major}.{int(minor) + 1}.0"), name
 
 
-def test_the_lean_cycle_sets_every_attribute_uvicorns_cycle_sets() -> None:
-    # Cycle does not call RequestResponseCycle.__init__: an attribute uvicorn adds there, and uses
-    # in a method Cycle inherits, would be missing.
-    theirs = assigned(RequestResponseCycle.__init__)
-    # Cycle's own instead: message_event is a property, and receive() reads `chunks`, not `body`.
-    ours = assigned(Cycle.__init__) | {"message_event", "body"}
-    assert theirs <= ours, f"uvicorn's cycle now sets {sorted(theirs - ours)}"
+def test_the_request_cycle_is_made_from_what_the_probes_and_joined_writes_set() -> None:
+    # A probe beyond the cap swaps the protocol's app and cap for one on_headers_complete call.
+    assert {"app", "limit_concurrency", "cycle", "transport"} <= used(HttpToolsProtocol.on_headers_complete)
+    # Each cycle's transport is replaced by the connection's joined writes before its task runs.
+    assert "transport" in assigned(RequestResponseCycle.__init__)
+    for method in (RequestResponseCycle.send, RequestResponseCycle.receive):
+        assert "transport" in used(method), method
+    assert "keep_alive" in used(RequestResponseCycle.send)
 
 
 def test_the_httptools_protocol_internals_the_guards_use_are_there() -> None:
     for name in (
-        "_unset_keepalive_if_required",
         "_should_upgrade",
         "_unsupported_upgrade_warning",
         "handle_websocket_upgrade",
@@ -85,7 +94,7 @@ def test_the_httptools_protocol_internals_the_guards_use_are_there() -> None:
     ):
         assert callable(getattr(HttpToolsProtocol, name, None)), name
     assert STATUS_LINE[200].startswith(b"HTTP/1.1 200")
-    assert HIGH_WATER_LIMIT > 0 and callable(service_unavailable)
+    assert callable(service_unavailable)
     for method in ("send", "receive"):
         assert callable(getattr(RequestResponseCycle, method)), method
 

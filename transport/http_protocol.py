@@ -29,23 +29,16 @@ costs a clock read and a few attribute writes, not a timer of its own.
 
 It also sends a response's head and body in one write. uvicorn writes the head when the app sends
 `http.response.start` and the body at `http.response.body`: two send() calls, and two TCP segments
-for the client to read, where /graphql sends both in the same turn of the event loop. The
-responses of a connection are written through its `JoinedWrites` (transport/http_cycle.py; one
-per connection: they follow one another), which holds the head until the next write of that turn
-and sends them together; at the end of the turn it sends whatever it still holds (a streamed
-response, a 100 Continue), so nothing waits longer than the turn it was written in.
+for the client to read, where /graphql sends both in the same turn of the event loop. Each request's
+cycle (uvicorn's own RequestResponseCycle) writes through its connection's `JoinedWrites`, which
+holds the head until the next write of that turn and sends them together; at the end of the turn it
+sends whatever it still holds (a streamed response, a 100 Continue), so nothing waits longer than the
+turn it was written in.
 
-And it runs each request through a leaner request-response cycle than uvicorn's (`Cycle`, in
-transport/http_cycle.py), with
-the same ASGI events and the same bytes on the wire (tests/transport/test_http_cycle.py compares the
-two). Per request, uvicorn arms a keep-alive timer when the response completes and cancels it when
-the next request's first byte arrives; here the connection's one timer carries the keep-alive
-deadline too. uvicorn makes an asyncio.Event for the body and checks each response header with two
-regular expressions; here the body is waited for only when it has not arrived, the headers' names
-and values are each checked in one search, and the server's own headers (date, server) are encoded
-once a second, not once a request (uvicorn's own send cost a /graphql request about 4 µs more:
-docs/performance.md, "The HTTP protocol"). One difference on purpose: a response header uvicorn refuses
-is answered 500, where uvicorn closes the connection without an answer.
+The request cycle is uvicorn's: a leaner copy of it saved 1 to 1.5 µs of a request's CPU
+(docs/architecture.md, "The HTTP protocol guards"), not enough to own a copy of uvicorn's response
+code. What this module relies on of uvicorn's internals (the protocol's callbacks and attributes,
+the cycle's `transport`) is pinned by the minor version and checked by tests/test_internals.py.
 """
 
 from __future__ import annotations
@@ -59,11 +52,9 @@ from urllib.parse import unquote
 
 import httptools
 from uvicorn.config import Config
-from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT, service_unavailable
+from uvicorn.protocols.http.flow_control import service_unavailable
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 from uvicorn.server import ServerState
-
-from followgraph.transport.http_cycle import Cycle, JoinedWrites
 
 # A connection beyond the cap may wait this long for its request (to answer it 503), not longer.
 OVER_CAP_GRACE = 1.0
@@ -138,7 +129,6 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def data_received(self, data: bytes) -> None:
         if self._discarding:
             return
-        self._unset_keepalive_if_required()
         self._message_done = False
         self._chunk_bytes = len(data)
         try:
@@ -184,67 +174,41 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._in_headers = False
         self._header_bytes = 0
         self._deadline = self._began + self.limits.body_timeout
-        # What uvicorn's on_headers_complete does, with a Cycle for the request.
-        parser, scope = self.parser, self.scope
-        http_version = parser.get_http_version()
-        scope["method"] = parser.get_method().decode("ascii")
-        if http_version != "1.1":
-            scope["http_version"] = http_version
-        if parser.should_upgrade() and self._should_upgrade():
-            return
-        url = httptools.parse_url(self.url)
-        raw_path = url.path
-        path = raw_path.decode("ascii")
-        if "%" in path:
-            path = unquote(path)
-        scope["path"] = self.root_path + path
-        scope["raw_path"] = self.root_path.encode("ascii") + raw_path if self.root_path else raw_path
-        scope["query_string"] = url.query or b""
-        app: Any = self.app
-        keep_alive = http_version != "1.0" and parser.should_keep_alive()
-        limit = self.limit_concurrency
-        # _over_cap(), inline: this runs for every request.
-        if limit is not None and (len(self.connections) >= limit or len(self.tasks) >= limit):
-            if path in PROBE_PATHS:
-                app, keep_alive = functools.partial(self._probes.run, app), False
-            else:
-                app = service_unavailable
-                self.logger.warning("Exceeded concurrency limit.")
-        existing = self.cycle
-        self.cycle = cycle = Cycle(self, keep_alive=keep_alive)
-        if existing is None or existing.response_complete:
-            self._start_asgi_task(cycle, app)
-        else:  # a pipelined request waits for the one before to be answered
-            self.flow.pause_reading()
-            self.pipeline.appendleft((cycle, app))
+        if self._over_cap() and self._probe_path():
+            self._admit_probe()
+        else:
+            super().on_headers_complete()
+        if self.cycle is not None:
+            # Made just now (its task has not run yet), or the one before (an upgrade makes none).
+            self.cycle.transport = self._joined  # type: ignore[assignment]
 
-    def on_body(self, body: bytes) -> None:
-        if self.parser.should_upgrade() and self._should_upgrade():
-            return  # a WebSocket's first bytes, not a body (and no cycle was made)
-        cycle = self.cycle
-        if cycle.response_complete:
-            return
-        assert isinstance(cycle, Cycle)
-        cycle.chunks.append(body)
-        cycle.size += len(body)
-        if cycle.size > HIGH_WATER_LIMIT:
-            self.flow.pause_reading()
-        cycle.set()
+    def _probe_path(self) -> bool:
+        """Whether the request whose headers are in asks for a probe's path."""
+        path = httptools.parse_url(self.url).path.decode("ascii")
+        return (unquote(path) if "%" in path else path) in PROBE_PATHS
+
+    def _admit_probe(self) -> None:
+        """Run a probe's request beyond the cap: in a probe slot, on a connection closed after it.
+        uvicorn's on_headers_complete reads the cap and the app as it makes the request's cycle."""
+        app, limit, before = self.app, self.limit_concurrency, self.cycle
+        self.app, self.limit_concurrency = functools.partial(self._probes.run, app), None
+        try:
+            super().on_headers_complete()
+        finally:
+            self.app, self.limit_concurrency = app, limit
+        if self.cycle is not before:  # an upgrade makes no cycle
+            self.cycle.keep_alive = False
 
     def on_message_complete(self) -> None:
         self._deadline = None
         self._in_headers = True
         self._header_bytes = 0
         self._message_done = True
-        if self.parser.should_upgrade() and self._should_upgrade():
-            return  # no cycle was made: the connection becomes a WebSocket
         cycle = self.cycle
-        if cycle.response_complete:  # answered before its body was read: the connection rests
+        upgrade = self.parser.should_upgrade() and self._should_upgrade()
+        super().on_message_complete()
+        if not upgrade and cycle.response_complete:  # answered before its body was read
             self._rest()
-            return
-        assert isinstance(cycle, Cycle)
-        cycle.more_body = False
-        cycle.set()
 
     def on_response_complete(self) -> None:
         """The response is sent: start the next pipelined request, or wait `timeout_keep_alive`
@@ -324,6 +288,40 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
                 self.loop.call_later(LINGER, self.transport.close)
                 return
         self.transport.close()
+
+
+class JoinedWrites:
+    """The view of a connection's transport its responses write through: a write is held until the
+    next one of the same turn of the event loop, and sent with it (a response's head with its body),
+    or at the end of the turn. Everything else is the transport's own."""
+
+    __slots__ = ("_held", "_loop", "_transport")
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._held: bytes | None = None
+
+    def write(self, data: bytes) -> None:
+        held = self._held
+        if held is None:
+            self._held = bytes(data)
+            self._loop.call_soon(self._send_held)
+            return
+        self._held = None
+        self._transport.write(held + data)
+
+    def _send_held(self) -> None:
+        held, self._held = self._held, None
+        if held is not None and not self._transport.is_closing():
+            self._transport.write(held)
+
+    def close(self) -> None:
+        self._send_held()
+        self._transport.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
 
 
 class _ProbeSlots:

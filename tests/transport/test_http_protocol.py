@@ -18,8 +18,7 @@ from typing import Any
 import pytest
 
 from followgraph.server.redis_server import RedisServer
-from followgraph.transport.http_cycle import JoinedWrites
-from followgraph.transport.http_protocol import PROBE_SLOTS, _ProbeSlots
+from followgraph.transport.http_protocol import PROBE_SLOTS, JoinedWrites, _ProbeSlots
 from tests.conftest import TEST_SECRET
 from tests.server.processes import ServeProcess, serve
 
