@@ -1,5 +1,5 @@
-"""The operator's commands: `verify` and `repair` of the derived sets, `token` for a user,
-`cluster` (a local Redis Cluster) and `export-schema`."""
+"""The operator's commands: `verify` and `repair` of the derived sets, `reindex` of search, `token`
+for a user, `cluster` (a local Redis Cluster) and `export-schema`."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ from followgraph.cli.support import (
 from followgraph.server.embedded import redis_url as resolve_redis_url
 from followgraph.server.redis_cluster import LocalCluster
 from followgraph.server.redis_server import RedisServerError
+from followgraph.server.search import build_index
 from followgraph.server.settings import ConfigError, Settings
 from followgraph.store import FollowStore, StoreError
 from followgraph.store.graph.repair import Report, verify
@@ -75,6 +76,28 @@ def repair(redis_url: RedisUrl = None, data_dir: DataDir = None) -> None:
     report = _check_graph(True, redis_url, data_dir)
     repaired = counted(report.repaired, "entry", "entries")
     console.print(f"Repaired {repaired}." if report.repaired else "Nothing to repair.")
+
+
+def reindex(redis_url: RedisUrl = None, data_dir: DataDir = None) -> None:
+    """Rebuild the search index (searchUsers) from every registered user.
+
+    serve builds it the first time and keeps it from the change log; run this after the log's cap
+    dropped events the index had not read, or to mend an index that disagrees with the names.
+    Best run when writes are quiet: a user renamed while it runs may be indexed under the old name
+    until the next change (or a second run).
+    """
+    settings = settings_from(redis_url=redis_url, data_dir=data_dir)
+    with redis_for(settings) as settings, progress_bar("users") as bar:
+        task = bar.add_task("index", total=None)
+
+        async def advance(users: int) -> None:
+            bar.advance(task, users)
+
+        async def work(store: FollowStore) -> int:
+            return await build_index(store, progress=advance)
+
+        users = asyncio.run(with_store(settings, work))
+    console.print(f"Indexed {counted(users, 'user')} for search.")
 
 
 def token(

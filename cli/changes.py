@@ -114,23 +114,33 @@ def tail(
         str | None,
         typer.Option(
             "--from",
-            help="Print events after this id (0 for the whole log); default: only new ones.",
+            help="Print events after this id (0 for the whole log); default: only new ones, or with "
+            "--no-follow every event the log keeps.",
         ),
     ] = None,
     follow: Annotated[
-        bool, typer.Option("--follow/--no-follow", help="Keep printing new events as they come.")
+        bool,
+        typer.Option(
+            "--follow/--no-follow",
+            help="Keep printing new events as they come, or print those there are and exit.",
+        ),
     ] = True,
     redis_url: RedisUrl = None,
     data_dir: DataDir = None,
 ) -> None:
     """Print the change log's events as JSON lines on standard output (the format: the change
-    log page of the docs). Stop with Ctrl-C."""
+    log page of the docs). Stop with Ctrl-C.
+
+    Without --from it prints only the events that come after it starts, or with --no-follow the
+    ones the log keeps, oldest first, and exits.
+    """
     if from_id is not None and from_id != "0":
         try:
             parse_after(from_id)
         except ValueError as exc:
             raise fail(f"--from: {exc}.") from None
-    after = "0-0" if from_id == "0" else from_id
+    # Only new events, without following, would be none at all: --no-follow alone reads the log.
+    after = "0-0" if from_id == "0" or (from_id is None and not follow) else from_id
     settings = settings_from(redis_url=redis_url, data_dir=data_dir)
     out = sys.stdout.buffer
 

@@ -13,7 +13,7 @@ import stat
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Annotated
 
@@ -36,7 +36,9 @@ from followgraph.cli.transfer import (
     EDGE_FIELDS,
     USER_FIELDS,
     Format,
+    HeaderError,
     OnError,
+    Progress,
     Summary,
     control_rows,
     edge_rows,
@@ -59,10 +61,6 @@ class Kind(enum.Enum):
     CONTROLS = "controls"
 
     @property
-    def fields(self) -> tuple[str, ...]:
-        return {Kind.EDGES: EDGE_FIELDS, Kind.USERS: USER_FIELDS, Kind.CONTROLS: CONTROL_FIELDS}[self]
-
-    @property
     def noun(self) -> str:
         """What the import summary counts, in the singular."""
         return {Kind.EDGES: "follow", Kind.USERS: "user", Kind.CONTROLS: "control"}[self]
@@ -78,27 +76,65 @@ KindOption = Annotated[
 ]
 
 
+HeaderOption = Annotated[
+    bool,
+    typer.Option(
+        "--header/--no-header",
+        help="CSV: the first line names the columns, in any order, and each row's values are read by "
+        "those names (an export writes one); a header that names a column the kind lacks, or lacks "
+        "a required one, is refused before anything is written. --no-header: every line is a row, "
+        "its columns in the order --kind lists them.",
+    ),
+]
+
+
 _EXPORTERS = {Kind.EDGES: export_edges, Kind.USERS: export_users, Kind.CONTROLS: export_controls}
 
 
-def _count_rows(path: str, file_format: Format, first_column: str) -> int | None:
+def _count_rows(path: str, file_format: Format, header: bool) -> int | None:
     """The data rows of the file, for the progress bar: blank lines and a CSV header do not count.
     NotUtf8 when the file is not UTF-8 text, before anything is imported."""
     if path == "-":
         return None
     rows = offset = 0
+    unread_header = header and file_format is Format.CSV
     with open(path, "rb") as f:
         for number, line in enumerate(f):
             _check_utf8(path, line, offset, number + 1)
             offset += len(line)
             if not line.strip():
                 continue
-            if number == 0 and file_format is Format.CSV:
-                first = line.removeprefix(b"\xef\xbb\xbf").split(b",", 1)[0].strip()
-                if first == first_column.encode():
-                    continue
+            if unread_header:
+                unread_header = False
+                continue
             rows += 1
     return rows
+
+
+Importer = Callable[[FollowStore, Progress], Awaitable[Summary]]
+
+
+def _importer(
+    kind: Kind,
+    lines: Iterable[str],
+    file_format: Format,
+    header: bool,
+    on_error: OnError,
+    register_missing: bool,
+) -> Importer:
+    """The import of `lines`, whose CSV header is read now: HeaderError when it does not fit."""
+    if kind is Kind.USERS:
+        users = user_rows(lines, file_format, header=header)
+        return lambda store, progress: import_users(store, users, on_error=on_error, progress=progress)
+    if kind is Kind.CONTROLS:
+        controls = control_rows(lines, file_format, header=header)
+        return lambda store, progress: import_controls(
+            store, controls, on_error=on_error, register_missing=register_missing, progress=progress
+        )
+    edges = edge_rows(lines, file_format, header=header)
+    return lambda store, progress: import_edges(
+        store, edges, on_error=on_error, register_missing=register_missing, progress=progress
+    )
 
 
 @contextlib.contextmanager
@@ -171,19 +207,21 @@ def import_(
         bool,
         typer.Option(help="Register users that edges or controls name but that are not registered yet."),
     ] = True,
+    header: HeaderOption = True,
     redis_url: RedisUrl = None,
     data_dir: DataDir = None,
 ) -> None:
     """Import follows, users or controls (blocks, mutes, pending requests): streaming, pipelined,
     with a progress bar; safe to re-run.
 
-    Exits 1 when any row was rejected, 0 when every row was imported.
+    Exits 1 when any row was rejected, 0 when every row was imported, 2 when the file was refused
+    before anything was written (its CSV header does not fit, for one).
     """
     settings = settings_from(redis_url=redis_url, data_dir=data_dir)
     source: contextlib.AbstractContextManager[IO[str]]
     try:
         file_format = fmt or Format.of(path, "csv" if path == "-" else None)
-        total = _count_rows(path, file_format, kind.fields[0])
+        total = _count_rows(path, file_format, header)
         source = _stdin_text() if path == "-" else open(path, encoding=TEXT_ENCODING, newline="")
     except NotUtf8 as exc:
         raise fail(str(exc), 1) from None
@@ -191,36 +229,23 @@ def import_(
         raise fail(str(exc)) from None
     except OSError as exc:
         raise fail(f"Cannot read {path}: {exc.strerror}.") from None
-    with source as lines, redis_for(settings) as settings, progress_bar("rows", total) as bar:
-        task = bar.add_task(f"import {kind.value}", total=total)
-
-        def progress(rows: int) -> None:
-            bar.update(task, completed=rows)
-
-        async def work(store: FollowStore) -> Summary:
-            if kind is Kind.USERS:
-                rows = user_rows(lines, file_format)
-                return await import_users(store, rows, on_error=on_error, progress=progress)
-            if kind is Kind.CONTROLS:
-                return await import_controls(
-                    store,
-                    control_rows(lines, file_format),
-                    on_error=on_error,
-                    register_missing=register_missing,
-                    progress=progress,
-                )
-            return await import_edges(
-                store,
-                edge_rows(lines, file_format),
-                on_error=on_error,
-                register_missing=register_missing,
-                progress=progress,
-            )
-
+    with source as lines:
         try:
-            summary = asyncio.run(with_store(settings, work))
+            run = _importer(kind, lines, file_format, header, on_error, register_missing)
+        except HeaderError as exc:
+            raise fail(f"Cannot import {'standard input' if path == '-' else path}: {exc}.") from None
         except UnicodeDecodeError as exc:
             raise fail(_not_utf8(path, exc), 1) from None
+        with redis_for(settings) as settings, progress_bar("rows", total) as bar:
+            task = bar.add_task(f"import {kind.value}", total=total)
+
+            def progress(rows: int) -> None:
+                bar.update(task, completed=rows)
+
+            try:
+                summary = asyncio.run(with_store(settings, lambda store: run(store, progress)))
+            except UnicodeDecodeError as exc:
+                raise fail(_not_utf8(path, exc), 1) from None
     _report(summary, kind.noun)
     if summary.stopped_at is not None:
         raise typer.Exit(1)

@@ -23,6 +23,7 @@ app.command("verify", short_help="Check the fans and mutual sets against the fol
     admin.verify_command
 )
 app.command(short_help="Rewrite the fans and mutual sets from the following sets.")(admin.repair)
+app.command(short_help="Rebuild the search index from every user.")(admin.reindex)
 app.command(short_help="Print a bearer token for a user id.")(admin.token)
 app.command("cluster", short_help="Run a local Redis Cluster in the foreground.")(admin.cluster_command)
 app.command("export-schema")(admin.export_schema)

@@ -1,17 +1,23 @@
 """Import and export of follows and users as CSV or JSON Lines, streaming and pipelined.
 
 Edges: `follower,followee,followed_at` (followed_at in epoch ms or ISO-8601; empty means now).
-Users: `userId,name,avatarUrl[,createdAt[,locked,hideFollowing,hideFans]]` (the settings true or
-false; empty or absent leaves one as it is).
+Users: `userId,name,avatarUrl,createdAt,locked,hideFollowing,hideFans` (the settings true or false;
+empty or absent leaves one as it is).
 Controls: `kind,actor,target,at`: BLOCK (actor blocks target), MUTE (actor mutes target) or REQUEST
 (actor asked to follow target, pending); `at` as followed_at.
-JSON Lines use the same names as object keys (the settings as JSON booleans).
+A CSV file starts with a header naming its columns, in any order, and the values of a row are read
+by those names: a header that names a column the kind lacks, or lacks a required one, stops the
+import before anything is written. Without a header (`header=False`) the columns are the ones
+above in that order, the optional ones at the end free to be left out.
+JSON Lines use the same names as object keys (the settings as JSON booleans); an object with a key
+the kind lacks is a bad row.
 """
 
 from __future__ import annotations
 
 import csv
 import enum
+import itertools
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
@@ -125,29 +131,129 @@ def parse_time(raw: Any) -> int | None:
     )
 
 
-def _records(
-    lines: Iterable[str], fmt: Format, fields: tuple[str, ...]
-) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    """(line number, record or a parse error message) for every data line."""
+# A data line's number, and its values by name or a parse error message.
+Record = tuple[int, dict[str, Any] | str]
+
+
+class HeaderError(Exception):
+    """A CSV file's first line does not name the columns its kind has; the message says what it
+    should name (a clause to follow "Cannot import FILE: ")."""
+
+
+# The kind of row each set of fields describes, and how many of its fields, from the first, every
+# row must have.
+_KIND = {EDGE_FIELDS: "edges", USER_FIELDS: "users", CONTROL_FIELDS: "controls"}
+_REQUIRED = {EDGE_FIELDS: 2, USER_FIELDS: 1, CONTROL_FIELDS: 3}
+
+
+def _listed(names: Iterable[str]) -> str:
+    """a; a and b; a, b and c."""
+    items = list(names)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _described(fields: tuple[str, ...]) -> str:
+    """follower and followee, and optionally followed_at."""
+    required = _REQUIRED[fields]
+    return f"{_listed(fields[:required])}, and optionally {_listed(fields[required:])}"
+
+
+def _records(lines: Iterable[str], fmt: Format, fields: tuple[str, ...], header: bool) -> Iterator[Record]:
+    """(line number, record or a parse error message) for every data line. A CSV file's header
+    is read at once (HeaderError when it does not fit `fields`) and names each row's values;
+    without `header` they are `fields` in their order."""
     if fmt is Format.JSONL:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                yield number, f"not JSON: {exc.msg}"
-                continue
-            yield number, record if isinstance(record, dict) else "not a JSON object"
-        return
+        return _json_records(lines, fields)
+    rows = _csv_rows(lines)
+    first = next(rows, None)
+    if first is None:
+        return iter(())
+    if header:
+        return _named(rows, _columns(first[1], fields))
+    if _is_header(first[1], fields):
+        raise HeaderError(
+            f"its first line, {_shown(first[1])}, is a header, but --no-header says it has none: "
+            "drop --no-header"
+        )
+    return _named(itertools.chain([first], rows), fields)
+
+
+def _json_records(lines: Iterable[str], fields: tuple[str, ...]) -> Iterator[Record]:
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield number, f"not JSON: {exc.msg}"
+            continue
+        if not isinstance(record, dict):
+            yield number, "not a JSON object"
+            continue
+        unknown = [repr(key[:40]) for key in record if key not in fields]
+        if unknown:
+            keys = "unknown key" if len(unknown) == 1 else "unknown keys"
+            yield number, f"{keys} {_listed(unknown)} (the keys of {_KIND[fields]} are {_described(fields)})"
+            continue
+        yield number, record
+
+
+def _csv_rows(lines: Iterable[str]) -> Iterator[tuple[int, list[str]]]:
+    """(line number, values) of every CSV row that is not blank."""
     reader = csv.reader(lines)
     for row in reader:
-        number = reader.line_num
-        if not row or (len(row) == 1 and not row[0].strip()):
+        if row and not (len(row) == 1 and not row[0].strip()):
+            yield reader.line_num, row
+
+
+def _named(rows: Iterable[tuple[int, list[str]]], names: tuple[str, ...]) -> Iterator[Record]:
+    """Each row's values by column name; a short row lacks the last columns, a long one is an error
+    (an unquoted comma in a value would otherwise move every later value into the wrong column)."""
+    for number, row in rows:
+        if len(row) > len(names):
+            yield number, f"{len(row)} values for {len(names)} columns ({','.join(names)})"
             continue
-        if number == 1 and row[0].strip() == fields[0]:
-            continue  # the header
-        yield number, dict(zip(fields, row, strict=False))
+        yield number, dict(zip(names, row, strict=False))
+
+
+def _shown(row: list[str]) -> str:
+    """A CSV line as a message quotes it."""
+    return repr(",".join(row)[:60])
+
+
+def _is_header(row: list[str], fields: tuple[str, ...]) -> bool:
+    """Whether the row names columns of `fields`, the required ones among them, and nothing else."""
+    names = {cell.strip() for cell in row}
+    return names <= set(fields) and set(fields[: _REQUIRED[fields]]) <= names
+
+
+def _columns(row: list[str], fields: tuple[str, ...]) -> tuple[str, ...]:
+    """The column names a CSV header gives, in its order; HeaderError when they are not columns of
+    `fields` (each once, the required ones included)."""
+    names = tuple(cell.strip() for cell in row)
+    kind = _KIND[fields]
+    if not set(names) & set(fields):
+        raise HeaderError(
+            f"its first line, {_shown(row)}, names none of the columns of {kind} ({_described(fields)}): "
+            "start the file with a header naming them, in any order, or pass --no-header if its rows "
+            f"hold {','.join(fields)} in that order"
+        )
+    problems = []
+    unknown = [repr(name[:40]) for name in names if name not in fields]
+    if unknown:
+        columns = "an unknown column" if len(unknown) == 1 else "unknown columns"
+        problems.append(f"names {columns} {_listed(unknown)}")
+    twice = [name for name in fields if names.count(name) > 1]
+    if twice:
+        problems.append(f"names {_listed(twice)} more than once")
+    missing = [name for name in fields[: _REQUIRED[fields]] if name not in names]
+    if missing:
+        problems.append(f"lacks {_listed(missing)}")
+    if problems:
+        raise HeaderError(
+            f"its header {_listed(problems)}; the columns of {kind} are {_described(fields)}, in any order"
+        )
+    return names
 
 
 def parse_flag(raw: Any, name: str) -> bool | None:
@@ -179,65 +285,65 @@ def _required(record: dict[str, Any], name: str, fields: tuple[str, ...], fmt: F
     """A text field that every row of `fields` must have; a row without it (a short CSV row, a JSON
     object without the key) is an error naming it."""
     if name not in record:
-        raise ValueError(f"no {name} ({_needs(fields, fmt)})")
+        if fmt is Format.CSV:
+            raise ValueError(f"no {name}: the row ends before its {name} column")
+        raise ValueError(f"no {name} (an object needs {_listed(fields[: _REQUIRED[fields]])})")
     return _text(record, name)
 
 
-# How many of the fields, from the first, every row must have.
-_REQUIRED = {EDGE_FIELDS: 2, USER_FIELDS: 1, CONTROL_FIELDS: 3}
+Parse = Callable[[dict[str, Any], Format], T]
 
 
-def _needs(fields: tuple[str, ...], fmt: Format) -> str:
-    """What a row of `fields` must hold: follower,followee[,followed_at] in CSV."""
-    required, optional = fields[: _REQUIRED[fields]], fields[_REQUIRED[fields] :]
-    if fmt is Format.CSV:
-        return f"a row needs {','.join(required)}[,{','.join(optional)}]"
-    names = ", ".join(required[:-1]) + " and " + required[-1] if len(required) > 1 else required[0]
-    return f"an object needs {names}"
-
-
-def _row_error(number: int, exc: Exception) -> RowError:
-    return RowError(number, str(exc))
-
-
-def edge_rows(lines: Iterable[str], fmt: Format) -> Iterator[tuple[int, Edge | RowError]]:
-    for number, record in _records(lines, fmt, EDGE_FIELDS):
+def _parsed(records: Iterator[Record], fmt: Format, parse: Parse[T]) -> Iterator[tuple[int, T | RowError]]:
+    """Each record parsed, or the RowError that says why it cannot be."""
+    for number, record in records:
         if isinstance(record, str):
             yield number, RowError(number, record)
             continue
         try:
-            follower = validate_user_id(_required(record, "follower", EDGE_FIELDS, fmt), field="follower")
-            followee = validate_user_id(_required(record, "followee", EDGE_FIELDS, fmt), field="followee")
-            if follower == followee:
-                raise ValueError("a user cannot follow themselves")
-            yield number, Edge(follower, followee, parse_time(record.get("followed_at")))
+            row: T | RowError = parse(record, fmt)
         except (InvalidInputError, ValueError) as exc:
-            yield number, _row_error(number, exc)
+            row = RowError(number, str(exc))
+        yield number, row
 
 
-def user_rows(lines: Iterable[str], fmt: Format) -> Iterator[tuple[int, UserRow | RowError]]:
-    for number, record in _records(lines, fmt, USER_FIELDS):
-        if isinstance(record, str):
-            yield number, RowError(number, record)
-            continue
-        try:
-            user_id = validate_user_id(_required(record, "userId", USER_FIELDS, fmt))
-            name = _text(record, "name") or None
-            avatar = _text(record, "avatarUrl") or None
-            yield (
-                number,
-                UserRow(
-                    user_id,
-                    name=None if name is None else validate_name(name),
-                    avatar_url=None if avatar is None else validate_avatar_url(avatar),
-                    created_at=parse_time(record.get("createdAt")),
-                    locked=parse_flag(record.get("locked"), "locked"),
-                    hide_following=parse_flag(record.get("hideFollowing"), "hideFollowing"),
-                    hide_fans=parse_flag(record.get("hideFans"), "hideFans"),
-                ),
-            )
-        except (InvalidInputError, ValueError) as exc:
-            yield number, _row_error(number, exc)
+def edge_rows(
+    lines: Iterable[str], fmt: Format, *, header: bool = True
+) -> Iterator[tuple[int, Edge | RowError]]:
+    """The edges of `lines`, or why each row is not one; HeaderError at once when a CSV header does
+    not fit (see _records)."""
+    return _parsed(_records(lines, fmt, EDGE_FIELDS, header), fmt, _edge)
+
+
+def _edge(record: dict[str, Any], fmt: Format) -> Edge:
+    follower = validate_user_id(_required(record, "follower", EDGE_FIELDS, fmt), field="follower")
+    followee = validate_user_id(_required(record, "followee", EDGE_FIELDS, fmt), field="followee")
+    if follower == followee:
+        raise ValueError("a user cannot follow themselves")
+    return Edge(follower, followee, parse_time(record.get("followed_at")))
+
+
+def user_rows(
+    lines: Iterable[str], fmt: Format, *, header: bool = True
+) -> Iterator[tuple[int, UserRow | RowError]]:
+    """The users of `lines`, or why each row is not one; HeaderError at once when a CSV header does
+    not fit (see _records)."""
+    return _parsed(_records(lines, fmt, USER_FIELDS, header), fmt, _user)
+
+
+def _user(record: dict[str, Any], fmt: Format) -> UserRow:
+    user_id = validate_user_id(_required(record, "userId", USER_FIELDS, fmt))
+    name = _text(record, "name") or None
+    avatar = _text(record, "avatarUrl") or None
+    return UserRow(
+        user_id,
+        name=None if name is None else validate_name(name),
+        avatar_url=None if avatar is None else validate_avatar_url(avatar),
+        created_at=parse_time(record.get("createdAt")),
+        locked=parse_flag(record.get("locked"), "locked"),
+        hide_following=parse_flag(record.get("hideFollowing"), "hideFollowing"),
+        hide_fans=parse_flag(record.get("hideFans"), "hideFans"),
+    )
 
 
 _SELF = {
@@ -247,24 +353,25 @@ _SELF = {
 }
 
 
-def control_rows(lines: Iterable[str], fmt: Format) -> Iterator[tuple[int, Control | RowError]]:
-    for number, record in _records(lines, fmt, CONTROL_FIELDS):
-        if isinstance(record, str):
-            yield number, RowError(number, record)
-            continue
-        try:
-            raw_kind = _required(record, "kind", CONTROL_FIELDS, fmt)
-            try:
-                kind = ControlKind(raw_kind.strip().upper())
-            except ValueError:
-                raise ValueError(f"unknown kind {raw_kind[:40]!r}: use BLOCK, MUTE or REQUEST") from None
-            actor = validate_user_id(_required(record, "actor", CONTROL_FIELDS, fmt), field="actor")
-            target = validate_user_id(_required(record, "target", CONTROL_FIELDS, fmt), field="target")
-            if actor == target:
-                raise ValueError(_SELF[kind])
-            yield number, Control(kind, actor, target, parse_time(record.get("at")))
-        except (InvalidInputError, ValueError) as exc:
-            yield number, _row_error(number, exc)
+def control_rows(
+    lines: Iterable[str], fmt: Format, *, header: bool = True
+) -> Iterator[tuple[int, Control | RowError]]:
+    """The controls of `lines`, or why each row is not one; HeaderError at once when a CSV header
+    does not fit (see _records)."""
+    return _parsed(_records(lines, fmt, CONTROL_FIELDS, header), fmt, _control)
+
+
+def _control(record: dict[str, Any], fmt: Format) -> Control:
+    raw_kind = _required(record, "kind", CONTROL_FIELDS, fmt)
+    try:
+        kind = ControlKind(raw_kind.strip().upper())
+    except ValueError:
+        raise ValueError(f"unknown kind {raw_kind[:40]!r}: use BLOCK, MUTE or REQUEST") from None
+    actor = validate_user_id(_required(record, "actor", CONTROL_FIELDS, fmt), field="actor")
+    target = validate_user_id(_required(record, "target", CONTROL_FIELDS, fmt), field="target")
+    if actor == target:
+        raise ValueError(_SELF[kind])
+    return Control(kind, actor, target, parse_time(record.get("at")))
 
 
 Progress = Callable[[int], None]

@@ -25,7 +25,7 @@ from graphql import (
 from graphql.execution.values import get_variable_values
 from strawberry.extensions import SchemaExtension
 
-from followgraph.resolvers import social
+from followgraph.resolvers import search, social
 from followgraph.resolvers.errors import ApiError
 from followgraph.resolvers.paging import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, page_size_error
 from followgraph.schema.document import (
@@ -35,6 +35,7 @@ from followgraph.schema.document import (
     operation,
     provided_operation_name,
 )
+from followgraph.store.graph.search import MAX_RESULTS
 from followgraph.store.graph.suggestions import MAX_SUGGESTIONS
 
 CONNECTION_TYPE = "FollowConnection"
@@ -42,6 +43,7 @@ CONNECTION_TYPE = "FollowConnection"
 SIZED_LISTS = {
     ("User", "suggestions"): (social.DEFAULT_SUGGESTIONS, MAX_SUGGESTIONS),
     ("Suggestion", "followedBy"): (social.DEFAULT_FOLLOWED_BY, social.MAX_FOLLOWED_BY),
+    ("Query", "searchUsers"): (search.DEFAULT_RESULTS, MAX_RESULTS),
 }
 
 

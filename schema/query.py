@@ -5,11 +5,13 @@ from typing import TypeAlias
 
 import strawberry
 
-from followgraph.resolvers import users
+from followgraph.resolvers import search, users
 from followgraph.resolvers.context import Context
 from followgraph.schema.node import Node
+from followgraph.schema.search import UserSearchConnection
 from followgraph.schema.selection import selected
 from followgraph.schema.user import USER, User
+from followgraph.store.graph.search import MAX_RESULTS
 
 Info: TypeAlias = strawberry.Info[Context, None]
 
@@ -50,3 +52,14 @@ class Query:
     )
     async def nodes(self, info: Info, ids: list[strawberry.ID]) -> list[Node | None]:
         return list(await _users(info, users.node_user_ids(ids)))
+
+    @strawberry.field(
+        description="People whose name or userId matches query (case- and accent-insensitive; each "
+        "word of the query matches the start of a word of the name, or the whole userId), best first: "
+        "users the viewer follows, then by fans. Never a user who blocks the viewer or whom the viewer "
+        f"blocks. first defaults to {search.DEFAULT_RESULTS}, at most {MAX_RESULTS}."
+    )
+    async def search_users(
+        self, info: Info, query: str, first: int | None = None, after: str | None = None
+    ) -> UserSearchConnection:
+        return await UserSearchConnection.load(info, query, first, after)

@@ -20,10 +20,12 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from followgraph.schema import build_schema
+from followgraph.server.background import Worker, running
 from followgraph.server.embedded import SharedRedis
 from followgraph.server.redis_client import connect, warm_up
+from followgraph.server.search import SearchIndexer
 from followgraph.server.settings import Settings
-from followgraph.server.sync import SqlSync, running
+from followgraph.server.sync import SqlSync
 from followgraph.server.watchdog import RedisWatchdog
 from followgraph.store import FollowStore
 from followgraph.store.log.hub import EventHub
@@ -34,7 +36,7 @@ from followgraph.transport.graphql_http import EndpointConfig, GraphQLEndpoint
 from followgraph.transport.logs import configure_logging
 from followgraph.transport.metrics import Metrics
 from followgraph.transport.subscriptions import SubscriptionEndpoint
-from followgraph.transport.web import WEB_PROJECT, WebBuild, web_routes
+from followgraph.transport.web import WEB_PROJECT, WebBuild, graphiql_page, web_routes
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +70,7 @@ def create_app(
     config = EndpointConfig(
         auth=auth,
         graphiql=settings.graphiql,
-        graphiql_html=web.page("graphiql.html") if web is not None else None,
+        graphiql_html=graphiql_page(web),
         compiled_queries=settings.compiled_queries,
         max_body_bytes=settings.max_body_bytes,
         max_batch=settings.max_batch,
@@ -159,7 +161,8 @@ async def lifespan(app: Starlette) -> AsyncIterator[None]:
     # The acceptances of unlocked accounts' requests that the last stop or a crash cut short.
     resuming = asyncio.create_task(_resume_acceptances(store))
     try:
-        async with running(state.sync):
+        workers: list[Worker] = [w for w in (state.sync, state.indexer) if w is not None]
+        async with running(workers):
             yield
     finally:
         await _finish_acceptances(store)
@@ -174,7 +177,8 @@ async def lifespan(app: Starlette) -> AsyncIterator[None]:
 
 
 def _start_log_readers(state: State, settings: Settings) -> None:
-    """The SQL copy's consumer and the subscriptions' hub, sharing what they know of the log."""
+    """The SQL copy's and the search index's consumers and the subscriptions' hub, sharing what
+    they know of the log."""
     events = EventLog(state.store)
     url = settings.sql_url if settings.sync else None
     state.sync = (
@@ -188,6 +192,11 @@ def _start_log_readers(state: State, settings: Settings) -> None:
             keep_seconds=settings.event_log_keep,
             events=events,
         )
+    )
+    state.indexer = (
+        SearchIndexer(state.store, keep_seconds=settings.event_log_keep, events=events)
+        if settings.search_index
+        else None
     )
     # One reader of the change log per process feeds every subscription it holds; the first
     # subscription starts it.

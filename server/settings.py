@@ -190,6 +190,8 @@ class Settings:
     # Whether this server process also feeds the SQL copy (off when `followgraph sync` does apart).
     sync: bool = True
     sync_batch: int = 500
+    # Whether this server process also feeds the search index (store/graph/search_index.py).
+    search_index: bool = True
     # Approximate cap of the change log per stream (per slot on a cluster), in events.
     event_log_max: int = DEFAULT_LOG_CAP
     # Events every consumer has read are kept this long (seconds) for readers that catch up by id.

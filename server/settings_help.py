@@ -53,6 +53,8 @@ HELP: dict[str, str] = {
     "mysql://user:pass@host/db (MySQL or MariaDB) or sqlite:///path/file.db; off for none.",
     "sync": "Whether each server process also feeds the SQL copy; 0 when followgraph sync does it.",
     "sync_batch": "Events applied to the SQL copy per transaction.",
+    "search_index": "Whether each server process also keeps the search index (searchUsers) from the "
+    "change log; at least one process must.",
     "event_log_max": "Approximate cap of the change log per stream (per slot on a cluster), in "
     "events; past it the oldest go even if a consumer has not read them (logged and counted).",
     "event_log_keep": "Seconds the change log keeps events that every consumer has read, for "

@@ -11,7 +11,6 @@ import logging
 import os
 import socket
 import time
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
@@ -200,22 +199,3 @@ class SqlSync:
     async def aclose(self) -> None:
         if self.engine is not None:
             await self.engine.dispose()
-
-
-@contextlib.asynccontextmanager
-async def running(sync: SqlSync | None) -> AsyncIterator[None]:
-    """Run `sync` in the background for the duration of the block, then stop it cleanly."""
-    if sync is None:
-        yield
-        return
-    stop = asyncio.Event()
-    task = asyncio.create_task(sync.run(stop))
-    try:
-        yield
-    finally:
-        stop.set()
-        try:
-            await asyncio.wait_for(task, timeout=10)
-        except TimeoutError:
-            log.warning("the SQL copy's consumer did not stop within 10 s")
-        await sync.aclose()

@@ -132,8 +132,11 @@ TEST_SECRET = "test-secret-that-is-long-enough-for-hs256!"
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    # The SQL copy has suites of its own (tests/server/test_sync.py); apps here run without it.
-    return Settings(data_dir=tmp_path / "data", jwt_secret=TEST_SECRET, database_url="off")
+    # The SQL copy and the search index have suites of their own (tests/server/test_sync.py,
+    # tests/resolvers/test_search.py); apps here run without their consumers.
+    return Settings(
+        data_dir=tmp_path / "data", jwt_secret=TEST_SECRET, database_url="off", search_index=False
+    )
 
 
 @pytest.fixture

@@ -228,7 +228,7 @@ class GraphQLEndpoint:
         started = time.perf_counter()
         request_id_var.set(request_id)
         media_type = JSON
-        operation = "anonymous"
+        operation_name: str | None = None  # once known
         reading = True
         try:
             if self._wants_graphiql(scope, headers):
@@ -245,12 +245,12 @@ class GraphQLEndpoint:
                         for params in payload:
                             context = self._context(principal, request_id, due)
                             bodies.append(await self._run_one(scope, params, context, media_type))
-                        self._finish(scope, 200, "batch", "batch", started, request_id)
+                        self._finish(scope, 200, "batch", None, started, request_id, label="batch")
                         return self._respond(200, bodies, media_type, request_id)
                     run = self._context(principal, request_id, due)
-                    operation = self.metrics.operation(payload.operation_name)
+                    operation_name = payload.operation_name
                     status, body, outcome = await self._execute(scope, payload, run, media_type)
-                    operation = self.metrics.operation(run.operation_name or payload.operation_name)
+                    operation_name = run.operation_name or payload.operation_name
             except TimeoutError:
                 raise self._late(reading) from None
         except RequestError as exc:
@@ -258,9 +258,9 @@ class GraphQLEndpoint:
             outcome = "unauthenticated" if exc.status == 401 else "rejected"
             answer = self._respond(status, body, media_type, request_id)
             answer[2].extend((name.encode(), value.encode()) for name, value in exc.headers.items())
-            self._finish(scope, status, outcome, operation, started, request_id)
+            self._finish(scope, status, outcome, operation_name, started, request_id)
             return answer
-        self._finish(scope, status, outcome, operation, started, request_id)
+        self._finish(scope, status, outcome, operation_name, started, request_id)
         return self._respond(status, body, media_type, request_id)
 
     def _context(self, principal: Principal | None, request_id: str, due: float) -> Context:
@@ -407,10 +407,20 @@ class GraphQLEndpoint:
         return status, orjson.dumps(body), _response_headers(_CONTENT_TYPES[media_type], request_id)
 
     def _finish(
-        self, scope: Scope, status: int, outcome: str, operation: str, started: float, request_id: str
+        self,
+        scope: Scope,
+        status: int,
+        outcome: str,
+        operation_name: str | None,
+        started: float,
+        request_id: str,
+        label: str | None = None,
     ) -> None:
+        """Count the request under `label`, else under its operation's name made a bounded label, and
+        log its access line with the name as it is (None: the document names no operation; a name
+        longer than MAX_OPERATION_NAME was refused before it got here)."""
         seconds = time.perf_counter() - started
-        self.metrics.observe_request(operation, outcome, seconds)
+        self.metrics.observe_request(label or self.metrics.operation(operation_name), outcome, seconds)
         self.access(
             scope["method"],
             scope["path"],
@@ -418,7 +428,7 @@ class GraphQLEndpoint:
             outcome,
             seconds,
             request_id=request_id,
-            operation=operation,
+            operation_name=operation_name,
         )
 
 

@@ -1,4 +1,5 @@
-"""Logging: one JSON object per line, with the request id where there is one.
+"""Logging: one compact JSON object per line (no space after `,` or `:`, as orjson writes them),
+with the request id where there is one.
 
 The access log (one line per HTTP request) is written by `AccessLog`: the same JSON object as any
 other line, but built with orjson, without a LogRecord and a formatter call, and buffered: the
@@ -13,6 +14,8 @@ killed outright loses the lines of its last FLUSH_SECONDS at most.
 from __future__ import annotations
 
 import asyncio
+import functools
+import json
 import logging
 import sys
 import time
@@ -46,8 +49,8 @@ _LINE_BYTES = 180
 
 
 # An access line's fields: the logger, then the request's method, path, status, outcome, seconds,
-# request id and operation.
-_Entry = tuple[str, str, str, int, str, float, str, str]
+# request id and GraphQL operation name (None when the document names none).
+_Entry = tuple[str, str, str, int, str, float, str, str | None]
 
 
 class _Lines:
@@ -101,11 +104,11 @@ class _Lines:
                         "logger": logger,
                         "message": f"{method} {path} {status} {outcome} {seconds * 1000:.1f}ms",
                         "request_id": rid,
-                        "operation": operation,
+                        "operation_name": name,
                     },
                     option=newline,
                 )
-                for stamp, (logger, method, path, status, outcome, seconds, rid, operation) in self.pending
+                for stamp, (logger, method, path, status, outcome, seconds, rid, name) in self.pending
             ]
         ).decode()
         self.pending.clear()
@@ -140,9 +143,9 @@ _lines: _Lines | None = None
 
 class AccessLog:
     """Writes the access line of a request at INFO on `logger`, "METHOD PATH STATUS OUTCOME 12.3ms"
-    with the request id and operation: held and written with others when configure_logging set
-    up the output, through the logging module otherwise (an embedding application's own
-    logging)."""
+    with the request id and the GraphQL operation's name (null when the document names none): held
+    and written with others when configure_logging set up the output, through the logging module
+    otherwise (an embedding application's own logging)."""
 
     def __init__(self, logger: str) -> None:
         self.logger = logging.getLogger(logger)
@@ -157,7 +160,7 @@ class AccessLog:
         seconds: float,
         *,
         request_id: str,
-        operation: str,
+        operation_name: str | None,
     ) -> None:
         if not self.logger.isEnabledFor(logging.INFO):
             return
@@ -171,10 +174,14 @@ class AccessLog:
                 status,
                 outcome,
                 seconds * 1000,
-                extra={"request_id": request_id, "operation": operation},
+                extra={"request_id": request_id, "operation_name": operation_name},
             )
             return
-        lines.add((self.name, method, path, status, outcome, seconds, request_id, operation))
+        lines.add((self.name, method, path, status, outcome, seconds, request_id, operation_name))
+
+
+# The separators orjson writes the access lines with, so that every line reads the same.
+_compact = functools.partial(json.dumps, separators=(",", ":"))
 
 
 def configure_logging(level: str = "info") -> None:
@@ -187,6 +194,7 @@ def configure_logging(level: str = "info") -> None:
             style="{",
             rename_fields={"asctime": "time", "levelname": "level", "name": "logger"},
             datefmt=DATE_FORMAT,
+            json_serializer=_compact,
             # uvicorn adds an ANSI-coloured copy of each message; JSON logs want the plain one only.
             reserved_attrs=[*RESERVED_ATTRS, "color_message"],
         )

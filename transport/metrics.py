@@ -172,9 +172,10 @@ class Metrics:
         self._series: dict[tuple[str, str], tuple[Counter, Histogram]] = {}
 
     def operation(self, name: str | None) -> str:
-        """A bounded label for a client-chosen operation name."""
+        """A bounded label for a client-chosen operation name: "unnamed" when the document names
+        none, "other" past MAX_OPERATION_NAMES or for a name that is not a GraphQL name."""
         if not name:
-            return "anonymous"
+            return "unnamed"
         if not _OPERATION_NAME.fullmatch(name):
             return "other"
         if name not in self._names:

@@ -139,6 +139,25 @@ class Keys:
         """The Redis Cluster slot holding every key of `user_id`."""
         return _user_slot(user_id)
 
+    def search_doc(self, user_id: str) -> str:
+        """Hash of what the search index holds for `user_id` (store/graph/search_index.py): `w`, the
+        indexed words of the name, space-separated; `s`, the score they were indexed with."""
+        return f"{self.prefix}{{u:{user_id}}}:search"
+
+    def search_prefix(self, prefix: str) -> str:
+        """Sorted set of the users a word of whose name starts with `prefix` (folded, see
+        store/graph/search.py); score = their fans count as last indexed. A hash tag of its own
+        per prefix: on a cluster the index spreads over the slots."""
+        return f"{self.prefix}{{s:{prefix}}}"
+
+    def search_id(self, folded_id: str) -> str:
+        """Sorted set of the users whose id, case folded, is `folded_id`; scored as search_prefix."""
+        return f"{self.prefix}{{i:{folded_id}}}"
+
+    def search_built(self) -> str:
+        """String: set once the search index was built from every user (server/search.py)."""
+        return f"{self.prefix}search:built"
+
     def rate_limit_prefix(self) -> str:
         """Prefix of the rate limiter's keys (one per limited user and action)."""
         return f"{self.prefix}limits"

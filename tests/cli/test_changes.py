@@ -40,6 +40,25 @@ def test_events_tail_prints_the_log_as_json_lines(target: Target, loaded: list[s
     assert (later.exit_code, later.stdout) == (0, "")
 
 
+def test_events_tail_without_following_prints_every_kept_event(target: Target, loaded: list[str]) -> None:
+    # --no-follow alone once started at the log's end and so printed nothing, whatever it held.
+    whole = invoke("events", "tail", "--from", "0", "--no-follow", *target.options())
+    assert whole.exit_code == 0
+    assert len(whole.stdout.splitlines()) > USERS
+    kept = invoke("events", "tail", "--no-follow", *target.options())
+    assert (kept.exit_code, kept.stdout) == (0, whole.stdout)
+
+
+def test_events_tail_without_following_an_empty_log_prints_nothing(target: Target) -> None:
+    result = invoke("events", "tail", "--no-follow", *target.options())
+    assert (result.exit_code, result.stdout) == (0, "")
+
+
+def test_events_tail_help_says_where_it_starts() -> None:
+    text = " ".join(invoke("events", "tail", "--help").stdout.split())
+    assert "default: only new ones, or with --no-follow every event the log keeps" in text
+
+
 def test_events_tail_refuses_a_malformed_id(target: Target, console: io.StringIO) -> None:
     result = invoke("events", "tail", "--from", "yesterday", *target.options())
     assert result.exit_code == 2

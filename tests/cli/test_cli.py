@@ -254,6 +254,7 @@ def test_unknown_file_extension(target: Target, tmp_path: Path, console: io.Stri
     assert "Cannot tell the format of" in console.getvalue()
     assert not out.exists()
 
+    source.write_text("follower,followee,followed_at\nalice,bob,1\n")
     explicit = invoke("import", str(source), "--format", "csv", *target.options())
     assert explicit.exit_code == 0, console.getvalue()
     assert target.following("alice") == {"bob": 1}
@@ -551,13 +552,13 @@ def test_import_progress_counts_data_rows_only(target: Target, tmp_path: Path, c
     result = invoke("import", str(source), *target.options())
     assert result.exit_code == 0, console.getvalue()
     assert "6/6 rows" in console.getvalue()
-    assert files._count_rows(str(source), Format.CSV, "follower") == 6
+    assert files._count_rows(str(source), Format.CSV, header=True) == 6
     headless = tmp_path / "headless.csv"
     headless.write_text("a,b,1\n\nb,c,2")  # a blank line, no final newline
-    assert files._count_rows(str(headless), Format.CSV, "follower") == 2
+    assert files._count_rows(str(headless), Format.CSV, header=False) == 2
     jsonl = tmp_path / "edges.jsonl"
     jsonl.write_text('{"follower": "a", "followee": "b"}\n')
-    assert files._count_rows(str(jsonl), Format.JSONL, "follower") == 1
+    assert files._count_rows(str(jsonl), Format.JSONL, header=True) == 1
 
 
 def test_token_for_an_unregistered_user_warns(target: Target, console: io.StringIO) -> None:

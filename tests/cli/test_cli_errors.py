@@ -381,7 +381,7 @@ def test_short_rows_name_what_they_lack(target: Target, tmp_path: Path, console:
     source.write_text("follower,followee\nalice,bob\n7\n")
     result = invoke("import", str(source), *target.options())
     assert result.exit_code == 1
-    assert "  line 3: no followee (a row needs follower,followee[,followed_at])" in console.getvalue()
+    assert "  line 3: no followee: the row ends before its followee column" in console.getvalue()
 
     console.truncate(0)
     console.seek(0)
@@ -394,7 +394,7 @@ def test_short_rows_name_what_they_lack(target: Target, tmp_path: Path, console:
 
 def test_counts_agree_with_their_nouns(target: Target, tmp_path: Path, console: io.StringIO) -> None:
     source = tmp_path / "edges.csv"
-    source.write_text("alice,bob,1\nbob,bob,2\n")
+    source.write_text("follower,followee,followed_at\nalice,bob,1\nbob,bob,2\n")
     result = invoke("import", str(source), *target.options())
     assert result.exit_code == 1
     text = console.getvalue()
@@ -405,7 +405,7 @@ def test_counts_agree_with_their_nouns(target: Target, tmp_path: Path, console: 
     console.truncate(0)
     console.seek(0)
     one = tmp_path / "one.csv"
-    one.write_text("carol,dave,3\n")
+    one.write_text("follower,followee,followed_at\ncarol,dave,3\n")
     assert invoke("import", str(one), *target.options()).exit_code == 0
     assert "1 row in " in console.getvalue()
 

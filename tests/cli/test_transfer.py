@@ -14,6 +14,7 @@ from followgraph.cli.transfer import (
     BATCH,
     MAX_REPORTED_ERRORS,
     Format,
+    HeaderError,
     OnError,
     RowError,
     Summary,
@@ -147,21 +148,83 @@ def test_edge_rows_csv_with_header_blank_lines_and_short_rows() -> None:
         "carol,dave,\n"  # 6: empty time -> now
         "  \n"  # 7
         "carol\n"  # 8: short row
-        "dave,erin,5,extra\n"  # 9: extra columns are ignored
+        "dave,erin,5,extra\n"  # 9: a value beyond the header's columns
     )
     assert list(edge_rows(lines(text), Format.CSV)) == [
         (2, Edge("alice", "bob", 1_700_000_000_000)),
         (4, Edge("bob", "alice", T2024)),
         (5, Edge("bob", "carol", None)),
         (6, Edge("carol", "dave", None)),
-        (8, RowError(8, "no followee (a row needs follower,followee[,followed_at])")),
-        (9, Edge("dave", "erin", 5)),
+        (8, RowError(8, "no followee: the row ends before its followee column")),
+        (9, RowError(9, "4 values for 3 columns (follower,followee,followed_at)")),
     ]
+
+
+@pytest.mark.parametrize(
+    ("header", "row", "edge"),
+    [
+        ("followee,follower,followed_at", "bob,alice,5", Edge("alice", "bob", 5)),
+        (" followed_at , followee,follower", "5,bob,alice", Edge("alice", "bob", 5)),
+        ("followee,follower", "bob,alice", Edge("alice", "bob", None)),
+    ],
+)
+def test_edge_rows_csv_read_the_columns_by_the_header_s_names(header: str, row: str, edge: Edge) -> None:
+    assert list(edge_rows(lines(f"\n{header}\n{row}\n"), Format.CSV)) == [(3, edge)]
+
+
+def test_user_and_control_rows_csv_read_the_columns_by_the_header_s_names() -> None:
+    users = "hideFans,name,userId,createdAt\ntrue,Ann,ann,5\n"
+    assert list(user_rows(lines(users), Format.CSV)) == [(2, UserRow("ann", "Ann", None, 5, hide_fans=True))]
+    controls = "at,target,actor,kind\n7,bob,ann,mute\n"
+    assert list(control_rows(lines(controls), Format.CSV)) == [
+        (2, Control(ControlKind.MUTE, "ann", "bob", 7))
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "a,b\n1,2\n",
+            "its first line, 'a,b', names none of the columns of edges (follower and followee, and "
+            "optionally followed_at): start the file with a header naming them, in any order, or pass "
+            "--no-header if its rows hold follower,followee,followed_at in that order",
+        ),
+        (
+            "follower,followee,at\n",
+            "its header names an unknown column 'at'; the columns of edges are follower and followee, "
+            "and optionally followed_at, in any order",
+        ),
+        (
+            "followee,followee,x,y\n",
+            "its header names unknown columns 'x' and 'y', names followee more than once and lacks "
+            "follower; the columns of edges are follower and followee, and optionally followed_at, in "
+            "any order",
+        ),
+    ],
+)
+def test_a_csv_header_that_does_not_fit_is_refused_at_once(text: str, message: str) -> None:
+    with pytest.raises(HeaderError) as refused:
+        edge_rows(lines(text), Format.CSV)  # before any row is asked for
+    assert str(refused.value) == message
+
+
+def test_without_a_header_a_first_line_that_is_one_is_refused() -> None:
+    with pytest.raises(HeaderError, match="its first line, 'userId,name', is a header, but --no-header"):
+        user_rows(lines("userId,name\nann,Ann\n"), Format.CSV, header=False)
+    # A user whose id merely looks like a column name is a row.
+    assert list(user_rows(lines("name,Ann\n"), Format.CSV, header=False)) == [(1, UserRow("name", "Ann"))]
+
+
+def test_an_empty_csv_file_has_no_rows() -> None:
+    assert list(edge_rows(lines(""), Format.CSV)) == []
+    assert list(edge_rows(lines("\n\n"), Format.CSV, header=False)) == []
+    assert list(edge_rows(lines("follower,followee\n"), Format.CSV)) == []
 
 
 def test_edge_rows_csv_without_header_starts_at_line_one() -> None:
     text = "alice,bob,1\nbob,alice,2\n"
-    assert list(edge_rows(lines(text), Format.CSV)) == [
+    assert list(edge_rows(lines(text), Format.CSV, header=False)) == [
         (1, Edge("alice", "bob", 1)),
         (2, Edge("bob", "alice", 2)),
     ]
@@ -297,7 +360,7 @@ def test_user_rows_csv() -> None:
 
 
 def test_user_rows_csv_without_header() -> None:
-    assert list(user_rows(lines("u1,Alice\nu2,Bob,,5\n"), Format.CSV)) == [
+    assert list(user_rows(lines("u1,Alice\nu2,Bob,,5\n"), Format.CSV, header=False)) == [
         (1, UserRow("u1", "Alice")),
         (2, UserRow("u2", "Bob", None, 5)),
     ]
@@ -396,7 +459,9 @@ async def test_import_edges_without_registering_missing_users(real_redis: aiored
     for user_id in ("alice", "bob"):
         await store.upsert_user(user_id)
     text = "alice,bob,10\nalice,xavier,11\nyves,alice,12\nbob,alice,13\n"
-    summary = await import_edges(store, edge_rows(lines(text), Format.CSV), register_missing=False)
+    summary = await import_edges(
+        store, edge_rows(lines(text), Format.CSV, header=False), register_missing=False
+    )
     assert (summary.rows, summary.written, summary.unchanged, summary.rejected) == (4, 2, 0, 2)
     assert summary.errors == [
         RowError(2, "user 'xavier' is not registered"),
@@ -413,7 +478,9 @@ async def test_import_edges_without_registering_missing_users(real_redis: aiored
 async def test_import_edges_registers_missing_users_by_default(real_redis: aioredis.Redis) -> None:
     store = FollowStore(real_redis)
     await store.upsert_user("alice", name="Alice", created_at=5)
-    summary = await import_edges(store, edge_rows(lines("alice,xavier,10\nyves,alice,12\n"), Format.CSV))
+    summary = await import_edges(
+        store, edge_rows(lines("alice,xavier,10\nyves,alice,12\n"), Format.CSV, header=False)
+    )
     assert (summary.rows, summary.written, summary.rejected) == (2, 2, 0)
     assert await store.registered(["xavier", "yves"]) == [True, True]
     # An existing profile is left as it was.
@@ -428,19 +495,21 @@ async def test_an_edge_to_a_locked_account_without_a_time_is_counted_as_a_reques
     await store.upsert_user("lea")
     await store.update_settings("lea", locked=True)
     text = "ann,lea,\nbob,lea,10\n"  # ann asks (as follow() would); bob's follow has its time
-    summary = await import_edges(store, edge_rows(lines(text), Format.CSV))
+    summary = await import_edges(store, edge_rows(lines(text), Format.CSV, header=False))
     assert (summary.rows, summary.written, summary.requested, summary.unchanged) == (2, 1, 1, 0)
     assert await lists(store, "lea") == ([], [("bob", 10)], [])
     assert await real_redis.zscore(store.keys.requests_out("ann"), "lea") is not None
 
-    again = await import_edges(store, edge_rows(lines(text), Format.CSV))
+    again = await import_edges(store, edge_rows(lines(text), Format.CSV, header=False))
     assert (again.written, again.requested, again.unchanged) == (0, 0, 2)
 
 
 async def test_on_error_stop_stops_at_the_first_bad_row(real_redis: aioredis.Redis) -> None:
     store = FollowStore(real_redis)
     text = "a,b,1\nb,c,2\n\nc,d,yesterday\nd,a,4\nc,c,5\n"
-    summary = await import_edges(store, edge_rows(lines(text), Format.CSV), on_error=OnError.STOP)
+    summary = await import_edges(
+        store, edge_rows(lines(text), Format.CSV, header=False), on_error=OnError.STOP
+    )
     assert (summary.rows, summary.written, summary.unchanged, summary.rejected) == (3, 2, 0, 1)
     assert summary.stopped_at == 4
     assert summary.errors == [
@@ -455,7 +524,9 @@ async def test_on_error_stop_after_more_than_a_batch(real_redis: aioredis.Redis)
     store = FollowStore(real_redis)
     good = [f"u{i},hub,{i}\n" for i in range(BATCH + 500)]
     text = "".join([*good, "hub,hub,1\n", "late,hub,1\n"])
-    summary = await import_edges(store, edge_rows(lines(text), Format.CSV), on_error=OnError.STOP)
+    summary = await import_edges(
+        store, edge_rows(lines(text), Format.CSV, header=False), on_error=OnError.STOP
+    )
     assert (summary.rows, summary.written, summary.rejected) == (BATCH + 501, BATCH + 500, 1)
     assert summary.stopped_at == BATCH + 501
     assert await store.counts(["hub", "late"]) == [Counts(0, BATCH + 500, 0), Counts(0, 0, 0)]
@@ -470,7 +541,7 @@ async def test_on_error_stop_also_stops_at_an_unregistered_user(real_redis: aior
         await store.upsert_user(user_id)
     text = "alice,bob,1\nalice,xavier,2\nbob,alice,3\n"
     summary = await import_edges(
-        store, edge_rows(lines(text), Format.CSV), on_error=OnError.STOP, register_missing=False
+        store, edge_rows(lines(text), Format.CSV, header=False), on_error=OnError.STOP, register_missing=False
     )
     assert summary.errors == [RowError(2, "user 'xavier' is not registered")]
     assert summary.rejected == 1
@@ -482,7 +553,9 @@ async def test_import_edges_reports_progress_per_batch(real_redis: aioredis.Redi
     store = FollowStore(real_redis)
     seen: list[int] = []
     text = "".join(f"u{i},hub,{i}\n" for i in range(2 * BATCH + 500))
-    summary = await import_edges(store, edge_rows(lines(text), Format.CSV), progress=seen.append)
+    summary = await import_edges(
+        store, edge_rows(lines(text), Format.CSV, header=False), progress=seen.append
+    )
     assert summary.written == 2 * BATCH + 500
     assert seen == [BATCH, 2 * BATCH, 2 * BATCH + 500]
     assert summary.seconds > 0
@@ -793,8 +866,10 @@ async def test_import_controls(served_redis: Client) -> None:
     store = FollowStore(served_redis)
     k = store.keys
     edges = "alice,bob,1\nbob,alice,2\ncarol,alice,3\ndave,erin,4\n"
-    await import_edges(store, edge_rows(lines(edges), Format.CSV))
-    pending = await import_controls(store, control_rows(lines("REQUEST,erin,dave,600\n"), Format.CSV))
+    await import_edges(store, edge_rows(lines(edges), Format.CSV, header=False))
+    pending = await import_controls(
+        store, control_rows(lines("REQUEST,erin,dave,600\n"), Format.CSV, header=False)
+    )
     assert (pending.written, pending.rejected) == (1, 0)
     assert await members(store, k.requests_in("dave")) == [("erin", 600)]
     text = (
@@ -843,7 +918,9 @@ async def test_import_controls_without_registering_missing_users(served_redis: C
     for user_id in ("alice", "bob"):
         await store.upsert_user(user_id)
     text = "BLOCK,alice,bob,1\nMUTE,alice,xavier,2\nREQUEST,yves,alice,3\nMUTE,bob,alice,4\n"
-    summary = await import_controls(store, control_rows(lines(text), Format.CSV), register_missing=False)
+    summary = await import_controls(
+        store, control_rows(lines(text), Format.CSV, header=False), register_missing=False
+    )
     assert (summary.rows, summary.written, summary.rejected) == (4, 2, 2)
     assert summary.errors == [
         RowError(2, "user 'xavier' is not registered"),
@@ -856,7 +933,9 @@ async def test_import_controls_without_registering_missing_users(served_redis: C
 async def test_import_controls_registers_missing_users_and_stops(served_redis: Client) -> None:
     store = FollowStore(served_redis)
     text = "MUTE,a,b,1\nBLOCK,b,b,2\nMUTE,c,d,3\n"
-    summary = await import_controls(store, control_rows(lines(text), Format.CSV), on_error=OnError.STOP)
+    summary = await import_controls(
+        store, control_rows(lines(text), Format.CSV, header=False), on_error=OnError.STOP
+    )
     assert (summary.rows, summary.written, summary.rejected, summary.stopped_at) == (2, 1, 1, 2)
     assert await store.registered(["a", "b", "c", "d"]) == [True, True, False, False]
 
@@ -865,7 +944,9 @@ async def test_import_controls_reports_progress_per_batch(real_redis: aioredis.R
     store = FollowStore(real_redis)
     seen: list[int] = []
     text = "".join(f"MUTE,u{i},hub,{i}\n" for i in range(BATCH + 10))
-    summary = await import_controls(store, control_rows(lines(text), Format.CSV), progress=seen.append)
+    summary = await import_controls(
+        store, control_rows(lines(text), Format.CSV, header=False), progress=seen.append
+    )
     assert (summary.written, seen) == (BATCH + 10, [BATCH, BATCH + 10])
 
 

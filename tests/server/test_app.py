@@ -63,7 +63,7 @@ async def test_metrics_count_requests_outcomes_and_batches(api: Served) -> None:
     assert 'followgraph_requests_total{operation="Follow",outcome="ok"} 1.0' in text
     assert 'followgraph_requests_total{operation="Fans",outcome="ok"} 1.0' in text
     assert 'followgraph_requests_total{operation="Broken",outcome="rejected"} 1.0' in text
-    assert 'followgraph_requests_total{operation="anonymous",outcome="unauthenticated"} 1.0' in text
+    assert 'followgraph_requests_total{operation="unnamed",outcome="unauthenticated"} 1.0' in text
     assert 'followgraph_request_duration_seconds_count{operation="Fans"} 1.0' in text
     assert 'followgraph_dataloader_batch_size_count{loader="page"}' in text
     # The Fans query: the user's registration, then its fans' names and relationships.

@@ -147,7 +147,7 @@ def test_metrics_on_their_own_port_are_not_on_the_api_port(served: Served) -> No
 
     assert httpx.get(f"{served.url}/metrics").status_code == 404
     metrics = httpx.get(f"http://127.0.0.1:{metrics_port}/metrics").text
-    assert 'followgraph_requests_total{operation="anonymous",outcome="ok"} 1.0' in metrics
+    assert 'followgraph_requests_total{operation="unnamed",outcome="ok"} 1.0' in metrics
     assert "followgraph_embedded_redis_restarts_total 0.0" in metrics
     served.stop()
 

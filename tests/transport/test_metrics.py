@@ -44,7 +44,7 @@ def test_the_counts_expose_what_prometheus_client_s_own_counter_and_histogram_wo
         for operation, outcome in [
             ("Fans", "ok"),
             ("Fans", "error" if n % 3 else "ok"),
-            ("anonymous", "rejected"),
+            ("unnamed", "rejected"),
         ]:
             metrics.observe_request(operation, outcome, seconds)
             requests.labels(operation, outcome).inc()
@@ -125,3 +125,11 @@ metrics.observe_request("Fans", "ok", 0.2)
     assert (
         counted["followgraph_request_duration_seconds_bucket", (("le", "0.005"), ("operation", "Fans"))] == 2
     )
+
+
+def test_an_operation_label_is_its_name_bounded() -> None:
+    metrics = Metrics()
+    assert metrics.operation("Fans") == "Fans"
+    # No name: "unnamed" says so, where "anonymous" read as a request without a token.
+    assert metrics.operation(None) == metrics.operation("") == "unnamed"
+    assert metrics.operation("not a name") == "other"
