@@ -154,6 +154,49 @@ async def follow_reading(
     )
 
 
+# followMany's ids per call.
+MAX_FOLLOW_MANY = 100
+
+
+@dataclass(frozen=True, slots=True)
+class ManyOutcome:
+    """followMany's outcome: one per id (none when the call as a whole failed), and the call's
+    own failures."""
+
+    viewer_id: str
+    outcomes: list[FollowOutcome]
+    failures: list[Failure] = field(default_factory=list)
+
+
+async def follow_many(context: Context, user_ids: list[str]) -> ManyOutcome:
+    """The viewer follows each of `user_ids`, in order; TOO_MANY past MAX_FOLLOW_MANY ids, and
+    RATE_LIMITED for the call when the limit was reached before its first follow."""
+    viewer_id = require_viewer(context)
+    if len(user_ids) > MAX_FOLLOW_MANY:
+        message = f"followMany takes at most {MAX_FOLLOW_MANY} ids; got {len(user_ids)}."
+        return ManyOutcome(viewer_id, [], [Failure("TOO_MANY", message, ["input", "userIds"])])
+    try:
+        results = await context.store.follow_many(
+            follower=viewer_id, followees=user_ids, limit=context.follow_limit
+        )
+    finally:
+        context.loaders.clear_all()
+    if results and isinstance(results[0], RateLimitedError):
+        return ManyOutcome(viewer_id, [], [_failure(results[0], viewer_id=viewer_id, input_field="userIds")])
+    outcomes = []
+    for i, (user_id, result) in enumerate(zip(user_ids, results, strict=True)):
+        if isinstance(result, StoreError):
+            failure = _failure(result, viewer_id=viewer_id, input_field="userIds")
+            if failure.field is not None:
+                failure = Failure(failure.code, failure.message, ["input", "userIds", str(i)])
+            outcomes.append(FollowOutcome(viewer_id, None, failures=[failure]))
+        else:
+            outcomes.append(
+                FollowOutcome(viewer_id, user_id, result.changed, result.relationship, pending=result.pending)
+            )
+    return ManyOutcome(viewer_id, outcomes)
+
+
 async def unfollow_reading(
     context: Context, user_id: str, parts: Parts
 ) -> tuple[FollowOutcome, UserFacts | None, UserFacts]:

@@ -46,3 +46,6 @@ class UserErrorCode(Enum):
     RATE_LIMITED = strawberry.enum_value("RATE_LIMITED", description="Too many follows: retry later.")
     INVALID_INPUT = strawberry.enum_value("INVALID_INPUT", description="An input field is malformed.")
     BLOCKED = strawberry.enum_value("BLOCKED", description="One of the two users blocks the other.")
+    TOO_MANY = strawberry.enum_value(
+        "TOO_MANY", description="The call asked for more than its limit (e.g. followMany's 100 ids)."
+    )

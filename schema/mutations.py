@@ -12,7 +12,7 @@ from followgraph.schema.enums import Relationship, UserErrorCode
 from followgraph.schema.scalars import EpochMillis
 from followgraph.schema.selection import selected
 from followgraph.schema.settings import UserSettings
-from followgraph.schema.user import USER, User, users_at
+from followgraph.schema.user import USER, User, load_facts, users_at
 from followgraph.store import Parts, UserFacts
 
 Info: TypeAlias = strawberry.Info[Context, None]
@@ -34,6 +34,13 @@ class UserError:
 @strawberry.input(description="Whom to follow.")
 class FollowInput:
     user_id: strawberry.ID
+
+
+@strawberry.input(description="Whom to follow, in order.")
+class FollowManyInput:
+    user_ids: list[strawberry.ID] = strawberry.field(
+        description=f"At most {mutations.MAX_FOLLOW_MANY} ids (TOO_MANY past it)."
+    )
 
 
 @strawberry.input(description="Whom to unfollow.")
@@ -137,6 +144,33 @@ class FollowPayload:
         )
 
 
+@strawberry.type(description="The result of followMany.")
+class FollowManyPayload:
+    results: list[FollowPayload] = strawberry.field(description="One per id of the input, in its order.")
+    viewer: User | None = strawberry.field(description="The viewer, counts as of after the call.")
+    errors: list[UserError] = strawberry.field(
+        description="Errors of the call as a whole (TOO_MANY, RATE_LIMITED before any follow); "
+        "per-id errors are in results."
+    )
+
+    @classmethod
+    async def load(cls, info: Info, many: mutations.ManyOutcome) -> "FollowManyPayload":
+        """The payload, with the users' selected fields loaded after the writes: the followed
+        users together, the viewer once."""
+        other_ids = list(dict.fromkeys(o.other_id for o in many.outcomes if o.other_id is not None))
+        other_needs = USER.needs(selected(info, "results", "user"))
+        viewer_needs = USER.needs(selected(info, "viewer") | selected(info, "results", "viewer"))
+        others, (viewer,) = await asyncio.gather(
+            load_facts(info, other_ids, other_needs), load_facts(info, [many.viewer_id], viewer_needs)
+        )
+        users = {facts.user_id: facts for facts in others}
+        results = [
+            FollowPayload.of(o, None if o.other_id is None else users[o.other_id], viewer)
+            for o in many.outcomes
+        ]
+        return cls(results=results, viewer=User.of(viewer), errors=[UserError.of(f) for f in many.failures])
+
+
 def payload_parts(info: Info) -> Parts:
     """What the payload's `user` and `viewer` selections need loaded (read with the write)."""
     return USER.needs(selected(info, "user")) | USER.needs(selected(info, "viewer"))
@@ -169,6 +203,16 @@ class Mutation:
     async def follow(self, info: Info, input: FollowInput) -> FollowPayload:
         parts = payload_parts(info)
         return FollowPayload.of(*await mutations.follow_reading(info.context, input.user_id, parts))
+
+    @strawberry.mutation(
+        description="The viewer follows each of userIds (at most 100), in order: one result per id, "
+        "as follow would give it (a locked account gets a request). Each counts against the follow "
+        "rate limit. Requires a token."
+    )
+    async def follow_many(self, info: Info, input: FollowManyInput) -> FollowManyPayload:
+        return await FollowManyPayload.load(
+            info, await mutations.follow_many(info.context, list(input.user_ids))
+        )
 
     @strawberry.mutation(description="The viewer unfollows userId. Requires a token.")
     async def unfollow(self, info: Info, input: UnfollowInput) -> FollowPayload:

@@ -147,6 +147,30 @@ class FollowOps(ReadOps):
         [reply] = await self.follow_edges([Edge(follower, followee, at)], limit=limit)
         return _follow_result(reply, follower, followee, limit)
 
+    async def follow_many(
+        self, *, follower: str, followees: Sequence[str], limit: FollowLimit | None = None
+    ) -> list[FollowResult | StoreError]:
+        """follow() of each of `followees` by `follower`, in order: each one's result, or the
+        StoreError it ended in (a bad or own id, an unknown user, a block, the rate limit, which
+        each follow counts against). In follow_edges' round trips, whatever the number."""
+        results: list[FollowResult | StoreError | None] = []
+        edges: list[tuple[int, Edge]] = []
+        for followee in followees:
+            try:
+                self.check_pair(follower, followee)
+            except StoreError as exc:
+                results.append(exc)
+                continue
+            edges.append((len(results), Edge(follower, followee)))
+            results.append(None)
+        replies = await self.follow_edges([edge for _, edge in edges], limit=limit) if edges else []
+        for (i, edge), reply in zip(edges, replies, strict=True):
+            try:
+                results[i] = _follow_result(reply, follower, edge.followee, limit)
+            except StoreError as exc:
+                results[i] = exc
+        return [result for result in results if result is not None]
+
     async def follow_reading(
         self, *, follower: str, followee: str, limit: FollowLimit | None, parts: Parts
     ) -> tuple[FollowResult | StoreError, list[UserFacts]]:

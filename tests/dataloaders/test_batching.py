@@ -48,8 +48,9 @@ async def counted(redis_server: RedisServer, tmp_path: Path) -> AsyncIterator[Co
             await store.follow(follower="star", followee=f"fan{i}")
         if i % 3:
             await store.follow(follower="viewer", followee=f"fan{i}")
-    # No SQL sync in the process: its background reads of the change log would be counted.
-    settings = Settings(data_dir=tmp_path, jwt_secret="x" * 40, sync=False)
+    # No SQL sync or search indexer in the process: their background reads of the change log would
+    # be counted.
+    settings = Settings(data_dir=tmp_path, jwt_secret="x" * 40, sync=False, search_index=False)
     async with serve(settings, client) as served:
         counted = Counted(served)
         # Load the scripts once, so that no count includes a first-use SCRIPT LOAD: one user's
