@@ -32,6 +32,7 @@ from followgraph.store.log.hub import EventHub
 from followgraph.store.log.stream import EventLog
 from followgraph.store.redis.cluster_channel import ClusterReadChannel, open_reads
 from followgraph.store.redis.lua import Client
+from followgraph.transport.account import account_routes
 from followgraph.transport.graphql_http import EndpointConfig, GraphQLEndpoint
 from followgraph.transport.logs import configure_logging
 from followgraph.transport.metrics import Metrics
@@ -95,6 +96,7 @@ def create_app(
         WebSocketRoute("/graphql", subscriptions),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
+        *account_routes(auth),
         *web_routes(web, demo_auth=auth if settings.demo else None),
     ]
     if settings.metrics_port is None:
