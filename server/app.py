@@ -96,7 +96,7 @@ def create_app(
         WebSocketRoute("/graphql", subscriptions),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
-        *account_routes(auth),
+        *account_routes(auth, max_bytes=settings.max_body_bytes),
         *web_routes(web, demo_auth=auth if settings.demo else None),
     ]
     if settings.metrics_port is None:

@@ -139,6 +139,10 @@ class Keys:
         """The Redis Cluster slot holding every key of `user_id`."""
         return _user_slot(user_id)
 
+    def import_job(self, user_id: str) -> str:
+        """Hash of the user's latest list import (transport/account.py): its state and counts."""
+        return f"{self.prefix}{{u:{user_id}}}:import"
+
     def search_doc(self, user_id: str) -> str:
         """Hash of what the search index holds for `user_id` (store/graph/search_index.py): `w`, the
         indexed words of the name, space-separated; `s`, the score they were indexed with."""

@@ -76,11 +76,19 @@ async def exported_csv(
     is in it once, whatever else changes meanwhile."""
     if which.header is not None:
         yield _lines([which.header])
+    async for accounts in members(store, user_id, which, batch=batch):
+        yield _lines([which.row(account) for account in accounts])
+
+
+async def members(
+    store: ReadOps, user_id: str, which: ExportedList, *, batch: int = MAX_LIMIT
+) -> AsyncIterator[list[str]]:
+    """The accounts of `user_id`'s list `which`, a page of `batch` at a time, newest first."""
     after: str | None = None
     while True:
         page = await store.page(which.kind, user_id, first=batch, after=after)
         if page.members:
-            yield _lines([which.row(member) for member in page.members])
+            yield page.members
         if not page.has_next:
             return
         after = page.end_cursor

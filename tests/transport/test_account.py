@@ -3,8 +3,13 @@ only."""
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
+import time
+from typing import Any
+
+import pytest
 
 from tests.served import Served
 
@@ -56,4 +61,67 @@ async def test_an_export_needs_the_users_token(api: Served) -> None:
 async def test_an_unknown_export_is_404_naming_the_files(api: Served) -> None:
     response = await api.client.get("/account/export/lists.csv", headers=api.auth("me"))
     assert response.status_code == 404
-    assert "following.csv, followers.csv, blocks.csv, mutes.csv" in response.json()["error"]
+    assert "there are following, followers, blocks, mutes" in response.json()["error"]
+
+
+async def imported(api: Served, path: str, text: str, user_id: str = "me") -> dict[str, Any]:
+    """Start an import and wait for it to end; its final status."""
+    started = await api.client.post(
+        path, content=text.encode(), headers={**api.auth(user_id), "content-type": "text/csv"}
+    )
+    assert started.status_code == 202, started.text
+    for _ in range(100):
+        status: dict[str, Any] = (await api.client.get("/account/import", headers=api.auth(user_id))).json()
+        if status["state"] != "running":
+            return status
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"the import did not end: {status}")
+
+
+async def test_an_import_runs_in_the_background_and_reports_its_rows(api: Served) -> None:
+    await api.register("me", "a", "b")
+    status = await imported(
+        api, "/account/import/following", "Account address\na,true\nnobody\nb@else.where\n"
+    )
+    assert status["state"] == "done"
+    assert (status["list"], status["mode"], status["rows"], status["applied"], status["failed"]) == (
+        "following",
+        "merge",
+        3,
+        1,
+        2,
+    )
+    assert [(p["line"], p["address"]) for p in status["problems"]] == [(4, "b@else.where"), (3, "nobody")]
+    assert [row[0] for row in (await exported(api, "following"))[1:]] == ["a"]
+    overwrite = await imported(api, "/account/import/following?mode=overwrite", "b\n")
+    assert (overwrite["applied"], overwrite["removed"]) == (1, 1)
+    assert [row[0] for row in (await exported(api, "following"))[1:]] == ["b"]
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "status", "message"),
+    [
+        ("/account/import/followers", b"a\n", 404, "following, blocks, mutes"),
+        ("/account/import/following?mode=replace", b"a\n", 400, "mode is merge"),
+        ("/account/import/following", b"\xff\xfe", 400, "not UTF-8"),
+        ("/account/import/following", b"".join(b"u%d\n" % i for i in range(10_001)), 400, "at most 10,000"),
+    ],
+)
+async def test_a_file_that_cannot_be_imported_is_refused_whole(
+    api: Served, path: str, body: bytes, status: int, message: str
+) -> None:
+    response = await api.client.post(path, content=body, headers=api.auth("me"))
+    assert response.status_code == status
+    assert message in response.json()["error"]
+    assert (await api.client.get("/account/import", headers=api.auth("me"))).status_code == 404
+
+
+async def test_one_import_at_a_time(api: Served) -> None:
+    await api.register("me")
+    key = api.store.keys.import_job("me")
+    await api.store.redis.hset(key, mapping={"state": "running", "beat": repr(time.time())})
+    busy = await api.client.post("/account/import/blocks", content=b"a\n", headers=api.auth("me"))
+    assert busy.status_code == 409
+    await api.store.redis.hset(key, mapping={"beat": repr(time.time() - 60)})  # its server is gone
+    assert (await api.client.get("/account/import", headers=api.auth("me"))).json()["state"] == "interrupted"
+    assert (await imported(api, "/account/import/blocks", "nobody\n"))["state"] == "done"
