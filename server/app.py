@@ -33,6 +33,7 @@ from followgraph.store.log.stream import EventLog
 from followgraph.store.redis.cluster_channel import ClusterReadChannel, open_reads
 from followgraph.store.redis.lua import Client
 from followgraph.transport.account import account_routes
+from followgraph.transport.jwks import JwksKeys
 from followgraph.transport.graphql_http import EndpointConfig, GraphQLEndpoint
 from followgraph.transport.logs import configure_logging
 from followgraph.transport.metrics import Metrics
@@ -238,7 +239,8 @@ async def healthz(request: Request) -> JSONResponse:
 
 
 async def readyz(request: Request) -> JSONResponse:
-    """Readiness: Redis answers; the SQL copy's state is reported, not judged."""
+    """Readiness: Redis answers; the SQL copy's state, and the identity provider's keys', are
+    reported, not judged (cached keys keep working while the provider is away)."""
     try:
         async with asyncio.timeout(READY_TIMEOUT):
             await request.app.state.redis.ping()
@@ -249,6 +251,9 @@ async def readyz(request: Request) -> JSONResponse:
     sync: SqlSync | None = request.app.state.sync
     if sync is not None:
         body["sync"] = sync.state.body()
+    jwks: JwksKeys | None = request.app.state.endpoint.config.auth.jwks
+    if jwks is not None:
+        body["keys"] = jwks.state()
     return JSONResponse(body)
 
 

@@ -30,6 +30,7 @@ from followgraph.store.redis.tracking import DEFAULT_CAPACITY as DEFAULT_PROFILE
 from followgraph.store.sql.urls import UnsupportedDatabaseError, database_url, hidden_url
 from followgraph.transport.auth import DEFAULT_MAX_LIFETIME, AuthConfig, AuthConfigError
 from followgraph.transport.http_protocol import ReadLimits
+from followgraph.transport.jwks import JwksKeys
 from followgraph.transport.subscriptions import SocketLimits
 
 ENV_PREFIX = "FOLLOWGRAPH_"
@@ -170,6 +171,11 @@ class Settings:
     jwt_private_key_file: Path | None = None
     jwt_issuer: str | None = None
     jwt_audience: str | None = None
+    # Tokens of an identity provider: its issuer (OpenID Connect discovery) or its JWKS URL.
+    oidc_issuer: str | None = None
+    jwks_url: str | None = None
+    jwt_subject_claim: str = "sub"
+    jwt_scope_claim: str | None = None
     max_body_bytes: int = 1_000_000
     max_batch: int = 0
     request_timeout: float = 10.0
@@ -293,10 +299,34 @@ class Settings:
                 f"{_env_name('jwt_private_key_file')} is set without {_env_name('jwt_public_key_file')}: "
                 "RS256 needs the public key to check tokens (the private key only signs them)."
             )
+        self._validate_identity_provider()
         if self.jwt_secret is not None and self.jwt_public_key_file is not None:
             raise ConfigError(
                 f"Set either {_named('jwt_secret')} (HS256) "
                 f"or {_named('jwt_public_key_file')} (RS256), not both."
+            )
+
+    def _validate_identity_provider(self) -> None:
+        if self.oidc_issuer is not None and self.jwks_url is not None:
+            raise ConfigError(f"Set {_env_name('oidc_issuer')} or {_env_name('jwks_url')}, not both.")
+        provider = self.oidc_issuer or self.jwks_url
+        if provider is None:
+            return
+        name = "oidc_issuer" if self.oidc_issuer is not None else "jwks_url"
+        if not (provider.startswith("https://") or _is_local_http(provider)):
+            raise ConfigError(
+                f"{_env_name(name)}={provider!r} must be an https:// URL (http:// only for localhost)."
+            )
+        if self.jwt_secret is not None or self.jwt_public_key_file is not None:
+            raise ConfigError(
+                f"Tokens come from the identity provider ({_env_name(name)}): unset "
+                f"{_env_name('jwt_secret')} and {_env_name('jwt_public_key_file')}."
+            )
+        if self.jwt_audience is None:
+            raise ConfigError(
+                f"{_env_name('jwt_audience')} is required with an identity provider: the aud its "
+                "tokens carry for this API (a token it issued for another application must not be "
+                "taken here)."
             )
 
     @property
@@ -366,11 +396,16 @@ class Settings:
     def auth_config(self) -> AuthConfig:
         """The JWT configuration: RS256 key files, an HS256 secret, or a secret kept in the data directory."""
         common: dict[str, Any] = {
-            "issuer": self.jwt_issuer,
+            "issuer": self.jwt_issuer or self.oidc_issuer,
             "audience": self.jwt_audience,
             "max_lifetime_seconds": self.jwt_max_lifetime,
+            "subject_claim": self.jwt_subject_claim,
+            "scope_claim": self.jwt_scope_claim,
         }
         try:
+            if self.oidc_issuer is not None or self.jwks_url is not None:
+                keys = JwksKeys(issuer=self.oidc_issuer, jwks_url=self.jwks_url)
+                return AuthConfig("JWKS", jwks=keys, **common)
             if self.jwt_public_key_file is not None:
                 public = _read(self.jwt_public_key_file, "jwt_public_key_file")
                 private = None
@@ -382,6 +417,11 @@ class Settings:
             return replace(load_or_create_secret(self.data_dir), **common)
         except AuthConfigError as exc:
             raise ConfigError(str(exc)) from None
+
+
+def _is_local_http(url: str) -> bool:
+    host = url.removeprefix("http://").split("/", 1)[0].rsplit(":", 1)[0]
+    return url.startswith("http://") and host in ("localhost", "127.0.0.1", "[::1]")
 
 
 def _read(path: Path, name: str) -> str:

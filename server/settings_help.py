@@ -33,7 +33,16 @@ HELP: dict[str, str] = {
     "jwt_private_key_file": "RS256 private key (PEM) that signs tokens, used only by followgraph "
     "token; needs the public key too.",
     "jwt_issuer": "The iss claim every token must carry; not checked when unset.",
-    "jwt_audience": "The aud claim every token must carry; not checked when unset.",
+    "jwt_audience": "The aud claim every token must carry; not checked when unset (required with an "
+    "identity provider).",
+    "oidc_issuer": "An OpenID Connect provider whose tokens are accepted: its issuer URL, whose "
+    "/.well-known/openid-configuration names its keys (JWKS); the iss claim is checked against it. "
+    "Not with a JWT secret or key file.",
+    "jwks_url": "The JWKS URL of an identity provider whose tokens are accepted (instead of "
+    "oidc_issuer); keys are picked by kid, RS256, ES256 or EdDSA.",
+    "jwt_subject_claim": "The token claim that holds the user id.",
+    "jwt_scope_claim": "The token claim that holds the scopes (space-separated or a list); unset, scope "
+    "and then scp are read.",
     "max_body_bytes": "Largest request body, and largest WebSocket message, in bytes (HTTP 413, close 1009).",
     "max_batch": "Operations in one JSON-array batch; 0 refuses batches (HTTP 400).",
     "request_timeout": "Seconds to read a request's body and answer it, from the end of its "

@@ -31,7 +31,7 @@ from followgraph.store.graph.account_import import (
     import_list,
 )
 from followgraph.store.graph.portability import ExportedList, exported_csv
-from followgraph.transport.auth import AuthConfig, AuthError, Principal, authenticate
+from followgraph.transport.auth import AuthConfig, AuthError, Principal, authenticate_async
 
 log = logging.getLogger(__name__)
 
@@ -60,9 +60,9 @@ class AccountFiles:
         self.max_bytes = max_bytes
         self._jobs: set[asyncio.Task[None]] = set()
 
-    def _principal(self, request: Request) -> Principal:
+    async def _principal(self, request: Request) -> Principal:
         try:
-            principal = authenticate(request.headers.get("authorization"), self.auth)
+            principal = await authenticate_async(request.headers.get("authorization"), self.auth)
         except AuthError as exc:
             raise _Refused(401, exc.reason, _CHALLENGE) from None
         if principal is None:
@@ -72,7 +72,7 @@ class AccountFiles:
     async def export(self, request: Request) -> Response:
         try:
             which = _list(request.path_params["name"], tuple(ExportedList))
-            principal = self._principal(request)
+            principal = await self._principal(request)
         except _Refused as refused:
             return refused.response()
         return StreamingResponse(
@@ -84,7 +84,7 @@ class AccountFiles:
     async def start_import(self, request: Request) -> Response:
         try:
             which = _list(request.path_params["name"], IMPORTABLE)
-            principal = self._principal(request)
+            principal = await self._principal(request)
             mode = _mode(request.query_params.get("mode", "merge"))
             text = await self._text(request)
             rows, problems = addresses(text)
@@ -112,7 +112,7 @@ class AccountFiles:
 
     async def status(self, request: Request) -> Response:
         try:
-            principal = self._principal(request)
+            principal = await self._principal(request)
         except _Refused as refused:
             return refused.response()
         store: FollowStore = request.app.state.store

@@ -36,6 +36,7 @@ from jwt.exceptions import (
 from followgraph.resolvers.context import ADMIN_SCOPE
 from followgraph.store.graph.errors import InvalidInputError
 from followgraph.store.graph.ids import validate_user_id
+from followgraph.transport.jwks import JwksKeys
 
 MIN_SECRET_BYTES = 32
 MIN_RSA_KEY_BITS = 2048
@@ -67,9 +68,10 @@ DEFAULT_MAX_LIFETIME = 30 * 86400
 
 @dataclass(frozen=True)
 class AuthConfig:
-    """How tokens are verified and minted: HS256 with a shared secret, or RS256 with a key pair."""
+    """How tokens are verified and minted: HS256 with a shared secret, RS256 with a key pair, or
+    (JWKS) with the keys of an identity provider, which mints them itself."""
 
-    algorithm: Literal["HS256", "RS256"]
+    algorithm: Literal["HS256", "RS256", "JWKS"]
     secret: bytes | None = field(default=None, repr=False)
     public_key: str | None = None
     private_key: str | None = field(default=None, repr=False)
@@ -79,7 +81,12 @@ class AuthConfig:
     max_token_bytes: int = 4096
     # Tokens whose exp lies further ahead than this are refused.
     max_lifetime_seconds: int = DEFAULT_MAX_LIFETIME
-    _verify_key: bytes | RSAPublicKey = field(init=False, repr=False, compare=False)
+    # The identity provider's keys (algorithm JWKS).
+    jwks: JwksKeys | None = field(default=None, repr=False, compare=False)
+    # The claim holding the user id, and the one holding the scopes (None: scope, else scp).
+    subject_claim: str = "sub"
+    scope_claim: str | None = None
+    _verify_key: bytes | RSAPublicKey | None = field(init=False, repr=False, compare=False)
     _signing_key: bytes | RSAPrivateKey | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -93,9 +100,11 @@ class AuthConfig:
             raise AuthConfigError(f"The token lifetime must be positive (got {self.max_lifetime_seconds}).")
         if self.max_token_bytes <= 0:
             raise AuthConfigError(f"The maximum token size must be positive (got {self.max_token_bytes}).")
-        verify_key: bytes | RSAPublicKey
+        verify_key: bytes | RSAPublicKey | None
         signing_key: bytes | RSAPrivateKey | None
-        if self.algorithm == "HS256":
+        if self.algorithm == "JWKS":
+            verify_key, signing_key = self._jwks_keys()
+        elif self.algorithm == "HS256":
             verify_key, signing_key = self._hs256_keys()
         elif self.algorithm == "RS256":
             verify_key, signing_key = self._rs256_keys()
@@ -103,6 +112,23 @@ class AuthConfig:
             raise AuthConfigError(f"Unsupported JWT algorithm {self.algorithm!r}: use HS256 or RS256.")
         object.__setattr__(self, "_verify_key", verify_key)
         object.__setattr__(self, "_signing_key", signing_key)
+
+    def _jwks_keys(self) -> tuple[None, None]:
+        if self.jwks is None:
+            raise AuthConfigError("Tokens of an identity provider need its issuer or JWKS URL.")
+        if self.secret is not None or self.public_key is not None:
+            raise AuthConfigError(
+                "Set an identity provider (FOLLOWGRAPH_OIDC_ISSUER or FOLLOWGRAPH_JWKS_URL) or a JWT "
+                "secret or key file, not both."
+            )
+        if self.audience is None:
+            # An identity provider issues tokens for many applications: without an audience, a
+            # token it issued for another one would be taken here.
+            raise AuthConfigError(
+                "FOLLOWGRAPH_JWT_AUDIENCE is required with an identity provider: the aud its tokens "
+                "carry for this API."
+            )
+        return None, None
 
     def _hs256_keys(self) -> tuple[bytes, bytes]:
         if self.public_key is not None or self.private_key is not None:
@@ -152,7 +178,38 @@ class Principal:
 
 
 def authenticate(header: str | None, config: AuthConfig) -> Principal | None:
-    """The Principal of an Authorization header; None when there is none; AuthError when it is bad."""
+    """The Principal of an Authorization header; None when there is none; AuthError when it is bad.
+    For a configuration of fixed keys (HS256, RS256); authenticate_async takes every one."""
+    token = _bearer(header, config)
+    if token is None:
+        return None
+    if config._verify_key is None:
+        raise AuthConfigError("Tokens of an identity provider are checked by authenticate_async.")
+    return _principal(_decode(token, config._verify_key, config.algorithm, config), config)
+
+
+async def authenticate_async(header: str | None, config: AuthConfig) -> Principal | None:
+    """authenticate(), for every configuration: with an identity provider, the token's key is
+    looked up (and the provider's keys fetched when it is new)."""
+    if config.jwks is None:
+        return authenticate(header, config)
+    token = _bearer(header, config)
+    if token is None:
+        return None
+    try:
+        kid = jwt.get_unverified_header(token).get("kid")
+    except PyJWTError:
+        raise AuthError("The token is malformed.") from None
+    if kid is not None and not isinstance(kid, str):
+        raise AuthError("The token's key id (kid) must be a string.")
+    key = await config.jwks.key(kid)
+    if key is None:
+        raise AuthError("The token's key id (kid) is not one of the identity provider's signing keys.")
+    return _principal(_decode(token, key.key, key.algorithm_name, config), config)
+
+
+def _bearer(header: str | None, config: AuthConfig) -> str | None:
+    """The token of an Authorization header; None when there is none."""
     if header is None:
         return None
     parts = header.split()
@@ -163,13 +220,27 @@ def authenticate(header: str | None, config: AuthConfig) -> Principal | None:
     token = parts[1]
     if len(token) > config.max_token_bytes:
         raise AuthError(f"The token is too large: the limit is {config.max_token_bytes} bytes.")
-    claims = _decode(token, config)
+    return token
+
+
+def _principal(claims: dict[str, Any], config: AuthConfig) -> Principal:
     expires_at = _expiry(claims["exp"], config)
+    subject = claims.get(config.subject_claim)
     try:
-        user_id = validate_user_id(claims["sub"], field="sub")
+        if not isinstance(subject, str):
+            raise InvalidInputError("not a string")
+        user_id = validate_user_id(subject, field=config.subject_claim)
     except InvalidInputError:
-        raise AuthError("The token's subject (sub) is not a valid user id.") from None
-    return Principal(user_id=user_id, scopes=_scopes(claims.get("scope")), expires_at=expires_at)
+        raise AuthError(f"The token's {_claim_name(config.subject_claim)} is not a valid user id.") from None
+    if config.scope_claim is not None:
+        scopes = _scopes(claims.get(config.scope_claim), config.scope_claim)
+    else:
+        scopes = _scopes(claims.get("scope"), "scope") | _scopes(claims.get("scp"), "scp")
+    return Principal(user_id=user_id, scopes=scopes, expires_at=expires_at)
+
+
+def _claim_name(claim: str) -> str:
+    return _CLAIM_NAMES.get(claim, f"{claim} claim")
 
 
 def _expiry(exp: object, config: AuthConfig) -> float:
@@ -192,7 +263,7 @@ def _expiry(exp: object, config: AuthConfig) -> float:
 
 
 class VerifiedTokens:
-    """authenticate() with a memory of tokens already verified, until they expire.
+    """authenticate_async() with a memory of tokens already verified, until they expire.
 
     A client sends the same token with every request; verifying its signature each time is a
     measurable share of a request. Only valid tokens are kept, never longer than their `exp`
@@ -205,14 +276,14 @@ class VerifiedTokens:
         self.config = config
         self._known: LRUCache[str, tuple[Principal, float]] = LRUCache(size)
 
-    def authenticate(self, header: str | None) -> Principal | None:
+    async def authenticate(self, header: str | None) -> Principal | None:
         if not header:
-            return authenticate(header, self.config)
+            return await authenticate_async(header, self.config)
         now = time.time()
         known = self._known.get(header)
         if known is not None and known[1] > now:
             return known[0]
-        principal = authenticate(header, self.config)
+        principal = await authenticate_async(header, self.config)
         if principal is not None:
             until = min(principal.expires_at or now, now + self.MAX_AGE)
             self._known[header] = (principal, until)
@@ -236,6 +307,8 @@ def mint_token(
         now = datetime.now(UTC)
     elif now.tzinfo is None:
         raise ValueError("now must be timezone-aware.")
+    if config.algorithm == "JWKS":
+        raise AuthConfigError("Tokens are minted by the identity provider: ask it for one.")
     if config._signing_key is None:
         raise AuthConfigError(
             "FOLLOWGRAPH_JWT_PRIVATE_KEY_FILE is missing: minting RS256 tokens needs the private key."
@@ -256,14 +329,16 @@ def mint_token(
     return jwt.encode(claims, config._signing_key, algorithm=config.algorithm)
 
 
-def _decode(token: str, config: AuthConfig) -> dict[str, Any]:
+def _decode(token: str, key: Any, algorithm: str, config: AuthConfig) -> dict[str, Any]:
+    """The token's claims, its signature checked with `key` by `algorithm` (the configuration's or
+    the provider key's, never the token's own word)."""
     try:
         return jwt.decode(
             token,
-            config._verify_key,
-            algorithms=[config.algorithm],
+            key,
+            algorithms=[algorithm],
             # exp is checked by _expiry: its type, and how far ahead it lies.
-            options={"require": ["exp", "sub"], "verify_exp": False},
+            options={"require": ["exp", config.subject_claim], "verify_exp": False},
             issuer=config.issuer,
             audience=config.audience,
             leeway=config.leeway_seconds,
@@ -273,7 +348,7 @@ def _decode(token: str, config: AuthConfig) -> dict[str, Any]:
     except ImmatureSignatureError:
         raise AuthError("The token is not valid yet (nbf or iat is in the future).") from None
     except MissingRequiredClaimError as exc:
-        raise AuthError(f"The token has no {_CLAIM_NAMES.get(exc.claim, 'required claim')}.") from None
+        raise AuthError(f"The token has no {_claim_name(exc.claim)}.") from None
     except InvalidIssuerError:
         raise AuthError("The token's issuer (iss) is not accepted.") from None
     except InvalidAudienceError:
@@ -283,9 +358,7 @@ def _decode(token: str, config: AuthConfig) -> dict[str, Any]:
     except InvalidIssuedAtError:
         raise AuthError("The token's issued-at time (iat) must be a number.") from None
     except InvalidAlgorithmError:
-        raise AuthError(
-            f"The token's algorithm (alg) is not accepted: expected {config.algorithm}."
-        ) from None
+        raise AuthError(f"The token's algorithm (alg) is not accepted: expected {algorithm}.") from None
     except InvalidSignatureError:
         raise AuthError("The token's signature is invalid.") from None
     except DecodeError:
@@ -294,14 +367,14 @@ def _decode(token: str, config: AuthConfig) -> dict[str, Any]:
         raise AuthError("The token is invalid.") from None
 
 
-def _scopes(claim: object) -> frozenset[str]:
+def _scopes(claim: object, name: str) -> frozenset[str]:
     if claim is None:
         return frozenset()
     if isinstance(claim, str):
         return frozenset(claim.split())
     if isinstance(claim, list) and all(isinstance(scope, str) for scope in claim):
         return frozenset(claim)
-    raise AuthError("The token's scope claim must be a string or a list of strings.")
+    raise AuthError(f"The token's {name} claim must be a string or a list of strings.")
 
 
 def _load_public_key(pem: str) -> RSAPublicKey:

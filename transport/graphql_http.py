@@ -239,7 +239,7 @@ class GraphQLEndpoint:
                 with self.deadlines.within() as due:
                     payload = await self._payload(scope, receive, headers)
                     reading = False
-                    principal = self._principal(headers)
+                    principal = await self._principal(headers)
                     if isinstance(payload, list):
                         bodies = []
                         for params in payload:
@@ -351,9 +351,9 @@ class GraphQLEndpoint:
             raise RequestError(400, "Every operation of a batch must be a JSON object with a `query`.")
         return [parse_params(item) for item in items]
 
-    def _principal(self, headers: Mapping[str, str]) -> Principal | None:
+    async def _principal(self, headers: Mapping[str, str]) -> Principal | None:
         try:
-            return self._tokens.authenticate(headers.get("authorization"))
+            return await self._tokens.authenticate(headers.get("authorization"))
         except AuthError as exc:
             raise RequestError(
                 401,

@@ -171,7 +171,7 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
         payload = message.get("payload") or {}
         if isinstance(payload, dict):
             try:
-                principal = self.view.tokens.authenticate(_token(payload))
+                principal = await self.view.tokens.authenticate(_token(payload))
             except AuthError as exc:
                 await self._refuse(FORBIDDEN, exc.reason)
                 return

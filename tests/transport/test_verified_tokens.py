@@ -9,20 +9,20 @@ from followgraph.transport.auth import AuthConfig, AuthError, VerifiedTokens, mi
 CONFIG = AuthConfig("HS256", secret=b"k" * 40)
 
 
-def test_a_valid_token_is_verified_once_and_remembered(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_valid_token_is_verified_once_and_remembered(monkeypatch: pytest.MonkeyPatch) -> None:
     tokens = VerifiedTokens(CONFIG)
     header = f"Bearer {mint_token(CONFIG, 'alice')}"
-    first = tokens.authenticate(header)
+    first = await tokens.authenticate(header)
     assert first is not None and first.user_id == "alice"
     monkeypatch.setattr("followgraph.transport.auth.authenticate", lambda *_: pytest.fail("verified again"))
-    assert tokens.authenticate(header) is first
+    assert await tokens.authenticate(header) is first
 
 
-def test_an_expired_token_is_not_served_from_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_an_expired_token_is_not_served_from_memory(monkeypatch: pytest.MonkeyPatch) -> None:
     tokens = VerifiedTokens(CONFIG)
     issued = datetime.now(UTC) - timedelta(seconds=3600 - 1)
     header = f"Bearer {mint_token(CONFIG, 'alice', ttl_seconds=3600, now=issued)}"
-    assert tokens.authenticate(header) is not None
+    assert await tokens.authenticate(header) is not None
     later = datetime.now(UTC).timestamp() + 60
     monkeypatch.setattr("followgraph.transport.auth.time.time", lambda: later)
 
@@ -31,22 +31,22 @@ def test_an_expired_token_is_not_served_from_memory(monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr("followgraph.transport.auth.authenticate", verify_again)
     with pytest.raises(AuthError, match="expired"):
-        tokens.authenticate(header)
+        await tokens.authenticate(header)
 
 
-def test_bad_tokens_are_never_remembered() -> None:
+async def test_bad_tokens_are_never_remembered() -> None:
     tokens = VerifiedTokens(CONFIG)
     for _ in range(2):
         with pytest.raises(AuthError):
-            tokens.authenticate("Bearer not.a.token")
-    assert tokens.authenticate(None) is None
+            await tokens.authenticate("Bearer not.a.token")
+    assert await tokens.authenticate(None) is None
     with pytest.raises(AuthError, match="Empty Authorization header"):
-        tokens.authenticate("")
+        await tokens.authenticate("")
     assert tokens._known == {}
 
 
-def test_memory_is_bounded() -> None:
+async def test_memory_is_bounded() -> None:
     tokens = VerifiedTokens(CONFIG, size=3)
     for i in range(10):
-        assert tokens.authenticate(f"Bearer {mint_token(CONFIG, f'u{i}')}") is not None
+        assert await tokens.authenticate(f"Bearer {mint_token(CONFIG, f'u{i}')}") is not None
     assert len(tokens._known) <= 3
