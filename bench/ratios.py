@@ -134,10 +134,22 @@ def _connections(rows: list[Row]) -> list[Ratio]:
 
 
 def _workers(rows: list[Row]) -> list[Ratio]:
+    """Two workers against one: the server's CPU per page (all its processes), which says whether a
+    second worker costs each page more (contention: above 1), and the throughput, which on a
+    machine whose cores Redis and the load generator share says little about a machine with cores
+    to spare."""
     out = []
     for n in _connection_counts(rows):
         one, two = _at(rows, "A 1 worker ", n), _at(rows, "A 2 workers ", n)
         if one is not None and two is not None:
+            if one.server_cpu_ms is not None and two.server_cpu_ms is not None:
+                out.append(
+                    Ratio(
+                        f"A 2 workers / 1 worker server CPU per page at {n} connections",
+                        _div(two.server_cpu_ms, one.server_cpu_ms),
+                        f"{two.server_cpu_ms:.3f} / {one.server_cpu_ms:.3f} ms",
+                    )
+                )
             out.append(_throughput(f"A 2 workers / 1 worker throughput at {n} connections", two, one))
     return out
 
