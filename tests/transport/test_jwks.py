@@ -37,7 +37,7 @@ class Key:
 
     def jwk(self) -> dict[str, Any]:
         public = self.private.public_key()
-        codec = {"RS256": RSAAlgorithm, "ES256": ECAlgorithm, "EdDSA": OKPAlgorithm}[self.algorithm]
+        codec: Any = {"RS256": RSAAlgorithm, "ES256": ECAlgorithm, "EdDSA": OKPAlgorithm}[self.algorithm]
         data: dict[str, Any] = json.loads(codec.to_jwk(public))
         return {**data, "kid": self.kid, "alg": self.algorithm, "use": "sig"}
 
@@ -81,6 +81,7 @@ def provider() -> Iterator[Provider]:
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
+            body: dict[str, Any]
             if self.path == "/.well-known/openid-configuration":
                 body = {"issuer": state.issuer, "jwks_uri": state.issuer + "/jwks"}
                 headers: dict[str, str] = {}
@@ -159,7 +160,7 @@ async def test_a_provider_gone_leaves_the_cached_keys_working(
     await principal_of(token, config)
     provider.stop()
     later = time.monotonic() + 3600  # past the keys' lifetime
-    monkeypatch.setattr(jwks_module.time, "monotonic", lambda: later)
+    monkeypatch.setattr("followgraph.transport.jwks.time.monotonic", lambda: later)
     assert (await principal_of(token, config)).user_id == "alice"
     assert config.jwks is not None and config.jwks.state()["status"] == "stale"
     started = time.perf_counter()
