@@ -33,8 +33,8 @@ from followgraph.store.log.stream import EventLog
 from followgraph.store.redis.cluster_channel import ClusterReadChannel, open_reads
 from followgraph.store.redis.lua import Client
 from followgraph.transport.account import account_routes
-from followgraph.transport.jwks import JwksKeys
 from followgraph.transport.graphql_http import EndpointConfig, GraphQLEndpoint
+from followgraph.transport.jwks import JwksKeys
 from followgraph.transport.logs import configure_logging
 from followgraph.transport.metrics import Metrics
 from followgraph.transport.subscriptions import SubscriptionEndpoint

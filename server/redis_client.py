@@ -5,6 +5,11 @@ lost reply leaves the same state as one that arrived once.
 
 `redis+cluster://host:port[,host:port...]` (or `rediss+cluster://` for TLS) selects Redis Cluster:
 the client learns the slot map from any of the nodes named and follows it as it changes.
+
+`redis+sentinel://host:port[,host:port...]/service[/db]` (or `rediss+sentinel://`) selects a
+primary watched by Redis Sentinel: each new connection asks the sentinels named for the service's
+primary, so after a failover the connections that broke are made again to the new one. The user
+and password of the URL are the primary's; the sentinels are asked without.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.connection import AbstractConnection
 from redis.asyncio.retry import Retry
+from redis.asyncio.sentinel import Sentinel
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError, RedisError, TimeoutError
 
@@ -28,8 +34,9 @@ log = logging.getLogger(__name__)
 
 SOCKET_TIMEOUT = 1.0
 CLUSTER_SCHEMES = {"redis+cluster": False, "rediss+cluster": True}
-# The URL schemes connect() takes: redis-py's own, and the cluster's.
-REDIS_SCHEMES = frozenset({"redis", "rediss", "unix", *CLUSTER_SCHEMES})
+SENTINEL_SCHEMES = {"redis+sentinel": False, "rediss+sentinel": True}
+# The URL schemes connect() takes: redis-py's own, the cluster's and Sentinel's.
+REDIS_SCHEMES = frozenset({"redis", "rediss", "unix", *CLUSTER_SCHEMES, *SENTINEL_SCHEMES})
 
 
 class RedisUrlError(ValueError):
@@ -63,6 +70,46 @@ class ClusterUrl:
             unquote(username) or None,
             unquote(password) or None,
             CLUSTER_SCHEMES[scheme],
+        )
+
+
+@dataclass(frozen=True)
+class SentinelUrl:
+    sentinels: tuple[tuple[str, int], ...]
+    service: str
+    db: int
+    username: str | None
+    password: str | None
+    tls: bool
+
+    @classmethod
+    def parse(cls, url: str) -> SentinelUrl | None:
+        """The parts of a Sentinel URL; None for any other URL."""
+        scheme, _, rest = url.partition("://")
+        if scheme not in SENTINEL_SCHEMES:
+            return None
+        parts = urlsplit(f"redis://{rest}")
+        userinfo, _, hosts = parts.netloc.rpartition("@")
+        username, _, password = userinfo.partition(":")
+        nodes = []
+        for host in hosts.split(","):
+            name, _, port = host.strip().rpartition(":")
+            if not name or not port.isdigit() or not 0 < int(port) < 65536:
+                raise RedisUrlError(f"Redis Sentinel URL {url!r}: {host!r} is not host:port.")
+            nodes.append((name, int(port)))
+        path = [part for part in parts.path.split("/") if part]
+        if not path or len(path) > 2 or (len(path) == 2 and not path[1].isdigit()):
+            raise RedisUrlError(
+                f"Redis Sentinel URL {url!r}: name the service after the sentinels, "
+                "as in redis+sentinel://host:26379/mymaster (or /mymaster/DB)."
+            )
+        return cls(
+            tuple(nodes),
+            unquote(path[0]),
+            int(path[1]) if len(path) == 2 else 0,
+            unquote(username) or None,
+            unquote(password) or None,
+            SENTINEL_SCHEMES[scheme],
         )
 
 
@@ -122,9 +169,37 @@ def connect(url: str, *, max_connections: int = 64, timeout: float = SOCKET_TIME
             ssl=cluster.tls,
             **common,
         )
+    sentinel = SentinelUrl.parse(url)
+    if sentinel is not None:
+        return _sentinel_client(sentinel, common)
     pool = aioredis.BlockingConnectionPool.from_url(url, timeout=timeout, **common)
     pool.connection_class = _hiredis_packing(pool.connection_class)
     return aioredis.Redis.from_pool(pool)
+
+
+class SentinelPrimary(aioredis.Redis):
+    """The client of a primary found through Sentinel: closing it closes its sentinels' clients too
+    (redis-py leaves them to the caller)."""
+
+    async def aclose(self, close_connection_pool: bool | None = None) -> None:
+        await super().aclose(close_connection_pool)
+        await self.connection_pool.sentinel_manager.aclose()  # type: ignore[attr-defined]
+
+
+def _sentinel_client(url: SentinelUrl, common: dict[str, Any]) -> Client:
+    """A client of the primary the sentinels of `url` name, found again at every new connection."""
+    timeouts = {key: common[key] for key in ("socket_timeout", "socket_connect_timeout")}
+    sentinels = Sentinel(list(url.sentinels), sentinel_kwargs={**timeouts, "decode_responses": True})
+    client: Client = sentinels.master_for(
+        url.service,
+        redis_class=SentinelPrimary,
+        db=url.db,
+        username=url.username,
+        password=url.password,
+        ssl=url.tls,
+        **common,
+    )
+    return client
 
 
 async def warm_up(client: Client) -> None:

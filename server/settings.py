@@ -291,8 +291,8 @@ class Settings:
             if scheme not in REDIS_SCHEMES:
                 raise ConfigError(
                     f"{_named('redis_url')}={hidden_url(self.redis_url)!r} is not a Redis URL: use "
-                    "redis://host:port/db, rediss:// (TLS), unix:///path/to/socket or "
-                    "redis+cluster://host:port."
+                    "redis://host:port/db, rediss:// (TLS), unix:///path/to/socket, "
+                    "redis+cluster://host:port or redis+sentinel://host:port/service."
                 )
         if self.jwt_private_key_file is not None and self.jwt_public_key_file is None:
             raise ConfigError(

@@ -11,7 +11,8 @@ HELP: dict[str, str] = {
     "port": "TCP port of the API and the web app.",
     "workers": "Server processes (uvicorn workers); one per core is a good start.",
     "redis_url": "The Redis to use: redis://host:port/db, rediss:// (TLS) or unix:///path/to/socket; "
-    "a Redis Cluster: redis+cluster://host:port[,host:port...] (rediss+cluster:// for TLS). "
+    "a Redis Cluster: redis+cluster://host:port[,host:port...] (rediss+cluster:// for TLS); a "
+    "primary watched by Sentinel: redis+sentinel://host:port[,host:port...]/service[/db]. "
     "Without it, an embedded Redis runs in the data directory.",
     "data_dir": "The embedded Redis's files, the SQLite copy and the generated JWT secret; kept "
     "private (0700, files 0600), with one serve at a time.",

@@ -38,6 +38,7 @@ import hiredis
 from redis._parsers.base import BaseParser
 from redis.asyncio import Redis
 from redis.asyncio.connection import Connection, SSLConnection, UnixDomainSocketConnection
+from redis.asyncio.sentinel import SentinelManagedConnection
 from redis.exceptions import ConnectionError, NoScriptError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -200,7 +201,8 @@ class ReadChannel:
     @classmethod
     def for_client(cls, client: Client, *, timeout: float | None = None) -> ReadChannel | None:
         """A channel to the Redis `client` talks to, logged in as it is; None when the client is not
-        a plain single Redis over TCP or a Unix socket (a cluster, TLS, a fake)."""
+        a plain single Redis over TCP or a Unix socket (a cluster, TLS, a fake, or a primary found
+        through Sentinel, whose address changes with a failover: redis-py asks the sentinels again)."""
         if not isinstance(client, Redis):
             return None
         pool = client.connection_pool
@@ -210,6 +212,8 @@ class ReadChannel:
         if issubclass(kind, UnixDomainSocketConnection):
             path = str(kwargs["path"])
         elif not issubclass(kind, Connection) or kind.__module__.startswith("fakeredis"):
+            return None
+        elif issubclass(kind, SentinelManagedConnection):
             return None
         elif issubclass(kind, SSLConnection):
             return None
