@@ -46,6 +46,7 @@ from followgraph.transport.deadlines import Deadlines
 from followgraph.transport.logs import AccessLog
 from followgraph.transport.logs import request_id as request_id_var
 from followgraph.transport.metrics import Metrics
+from followgraph.transport.persisted import PersistedQueries, PersistedQueryError, requested_hash
 
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 JSON = "application/json"
@@ -86,6 +87,9 @@ class GraphQLParams(NamedTuple):
     query: str
     variables: dict[str, Any] | None
     operation_name: str | None
+    # The SHA-256 of an automatic persisted query (transport/persisted.py); query is "" until the
+    # endpoint finds the document when the request sent only the hash.
+    persisted: str | None = None
 
 
 @functools.lru_cache(maxsize=256)
@@ -155,9 +159,13 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
 
 
-def parse_params(data: Mapping[str, Any]) -> GraphQLParams:
+def parse_params(data: Mapping[str, Any], *, persisted: bool = False) -> GraphQLParams:
+    """The operation of a request; with `persisted`, one may name its document by hash only."""
     query = data.get("query")
-    if not isinstance(query, str) or not query or query.isspace():  # no copy of the document
+    digest = _persisted_hash(data.get("extensions")) if persisted else None
+    if digest is not None and query is None:
+        query = ""  # found by the endpoint
+    elif not isinstance(query, str) or not query or query.isspace():  # no copy of the document
         raise RequestError(400, "The request has no GraphQL document: send it as `query`.")
     variables = data.get("variables")
     if variables is not None and not isinstance(variables, dict):
@@ -171,7 +179,16 @@ def parse_params(data: Mapping[str, Any]) -> GraphQLParams:
     if operation_name is not None and len(operation_name) > MAX_OPERATION_NAME:
         # Refused here, it reaches no error message, log line or metric label.
         raise RequestError(400, f"`operationName` is longer than {MAX_OPERATION_NAME} characters.")
-    return GraphQLParams(query, variables, operation_name)
+    return GraphQLParams(query, variables, operation_name, digest)
+
+
+def _persisted_hash(extensions: Any) -> str | None:
+    if not isinstance(extensions, dict):
+        return None
+    try:
+        return requested_hash(extensions)
+    except PersistedQueryError as exc:
+        raise RequestError(400, str(exc), code=exc.code) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +220,7 @@ class GraphQLEndpoint:
         self.deadlines = Deadlines(config.request_timeout)
         # What the application's start-up made (serve()).
         self._store: FollowStore | None = None
+        self.persisted = PersistedQueries()
         self._follow_limit: FollowLimit | None = None
 
     def serve(self, store: FollowStore, follow_limit: FollowLimit | None) -> None:
@@ -237,7 +255,7 @@ class GraphQLEndpoint:
             media_type = negotiate(headers.get("accept"))
             try:
                 with self.deadlines.within() as due:
-                    payload = await self._payload(scope, receive, headers)
+                    payload = await self._resolved(await self._payload(scope, receive, headers))
                     reading = False
                     principal = await self._principal(headers)
                     if isinstance(payload, list):
@@ -307,6 +325,26 @@ class GraphQLEndpoint:
             and "query" not in QueryParams(scope["query_string"])
         )
 
+    async def _resolved(
+        self, payload: GraphQLParams | list[GraphQLParams]
+    ) -> GraphQLParams | list[GraphQLParams]:
+        """The payload with the documents of persisted queries found (or RequestError)."""
+        if isinstance(payload, list):
+            return [await self._document(params) for params in payload]
+        return await self._document(payload)
+
+    async def _document(self, params: GraphQLParams) -> GraphQLParams:
+        if params.persisted is None:
+            return params
+        assert self._store is not None
+        try:
+            query = await self.persisted.document(self._store, params.persisted, params.query or None)
+        except PersistedQueryError as exc:
+            # Not found is what Apollo's link waits for to send the document: not a client error.
+            status = 200 if exc.code == "PERSISTED_QUERY_NOT_FOUND" else 400
+            raise RequestError(status, str(exc), code=exc.code) from None
+        return params._replace(query=query)
+
     async def _payload(
         self, scope: Scope, receive: Receive, headers: Mapping[str, str]
     ) -> GraphQLParams | list[GraphQLParams]:
@@ -316,7 +354,7 @@ class GraphQLEndpoint:
             for name in ("variables", "extensions"):
                 if name in raw:
                     raw[name] = _json_object(raw[name], f"`{name}`")
-            return parse_params(raw)
+            return parse_params(raw, persisted=True)
         if method != "POST":
             raise RequestError(
                 405, "Use GET for queries or POST for any operation.", headers={"allow": "GET, POST"}
@@ -337,7 +375,7 @@ class GraphQLEndpoint:
             return self._batch(data)
         if not isinstance(data, dict):
             raise RequestError(400, "The request body must be a JSON object with a `query`.")
-        return parse_params(data)
+        return parse_params(data, persisted=True)
 
     def _batch(self, items: list[Any]) -> list[GraphQLParams]:
         most = self.config.max_batch
@@ -349,7 +387,7 @@ class GraphQLEndpoint:
             raise RequestError(400, f"A batch holds 1 to {most} operations, got {len(items)}.")
         if not all(isinstance(item, dict) for item in items):
             raise RequestError(400, "Every operation of a batch must be a JSON object with a `query`.")
-        return [parse_params(item) for item in items]
+        return [parse_params(item, persisted=True) for item in items]
 
     async def _principal(self, headers: Mapping[str, str]) -> Principal | None:
         try:

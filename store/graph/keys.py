@@ -139,6 +139,10 @@ class Keys:
         """The Redis Cluster slot holding every key of `user_id`."""
         return _user_slot(user_id)
 
+    def persisted_query(self, digest: str) -> str:
+        """String: the GraphQL document whose SHA-256 is `digest` (transport/persisted.py)."""
+        return f"{self.prefix}apq:{digest}"
+
     def import_job(self, user_id: str) -> str:
         """Hash of the user's latest list import (transport/account.py): its state and counts."""
         return f"{self.prefix}{{u:{user_id}}}:import"
