@@ -87,6 +87,16 @@ class Executor:
             self.plans[key] = self._compile(query, operation_name)
         return _capped(result, self.schema.limits.max_errors)
 
+    def precompile(self, query: str, operation_name: str | None) -> None:
+        """Compile a document now (a trusted one, known before any request), so that its first
+        request costs what later ones do; by its name and, for a one-operation document, by none."""
+        if self.plans is None:
+            return
+        plan = self._compile(query, operation_name)
+        self.plans[(query, operation_name)] = plan
+        if operation_name is not None:
+            self.plans[(query, None)] = plan if plan is not None else self._compile(query, None)
+
     def plan(self, query: str, operation_name: str | None) -> Plan | MutationPlan | None:
         """The plan learnt for a document, if any."""
         return None if self.plans is None else self.plans.get((query, operation_name))

@@ -75,6 +75,7 @@ def create_app(
         graphiql_html=graphiql_page(web),
         compiled_queries=settings.compiled_queries,
         max_body_bytes=settings.max_body_bytes,
+        persisted=settings.persisted_queries(),
         max_batch=settings.max_batch,
         request_timeout=settings.request_timeout,
     )

@@ -31,13 +31,19 @@ from followgraph.store.sql.urls import UnsupportedDatabaseError, database_url, h
 from followgraph.transport.auth import DEFAULT_MAX_LIFETIME, AuthConfig, AuthConfigError
 from followgraph.transport.http_protocol import ReadLimits
 from followgraph.transport.jwks import JwksKeys
+from followgraph.transport.persisted import ManifestError, PersistedQueries, TrustedMode, load_manifest
 from followgraph.transport.subscriptions import SocketLimits
 
 ENV_PREFIX = "FOLLOWGRAPH_"
 LOG_LEVELS = ("debug", "info", "warning", "error")
 APPENDFSYNC = ("everysec", "always", "no")
 # Settings that take one of a few words.
-CHOICES: dict[str, tuple[str, ...]] = {"log_level": LOG_LEVELS, "appendfsync": APPENDFSYNC}
+TRUSTED_MODES = tuple(mode.value for mode in TrustedMode)
+CHOICES: dict[str, tuple[str, ...]] = {
+    "log_level": LOG_LEVELS,
+    "appendfsync": APPENDFSYNC,
+    "trusted_documents": TRUSTED_MODES,
+}
 # Numeric settings and their ranges (a setting left unset, such as metrics_port, is not checked).
 RANGES: dict[str, tuple[float, float]] = {
     "port": (0, 65535),
@@ -176,6 +182,9 @@ class Settings:
     jwks_url: str | None = None
     jwt_subject_claim: str = "sub"
     jwt_scope_claim: str | None = None
+    # Trusted documents (transport/persisted.py): off, allow or require, and their manifest.
+    trusted_documents: str = "off"
+    trusted_documents_file: Path | None = None
     max_body_bytes: int = 1_000_000
     max_batch: int = 0
     request_timeout: float = 10.0
@@ -300,6 +309,11 @@ class Settings:
                 "RS256 needs the public key to check tokens (the private key only signs them)."
             )
         self._validate_identity_provider()
+        if self.trusted_documents != "off" and self.trusted_documents_file is None:
+            raise ConfigError(
+                f"{_named('trusted_documents')}={self.trusted_documents} needs the manifest: set "
+                f"{_env_name('trusted_documents_file')} to your clients' persisted-query manifest."
+            )
         if self.jwt_secret is not None and self.jwt_public_key_file is not None:
             raise ConfigError(
                 f"Set either {_named('jwt_secret')} (HS256) "
@@ -376,6 +390,17 @@ class Settings:
             max_header_bytes=self.max_header_bytes,
             max_connections=self.max_connections,
         )
+
+    def persisted_queries(self) -> PersistedQueries:
+        """Automatic persisted queries, with the trusted documents of the manifest when on."""
+        mode = TrustedMode(self.trusted_documents)
+        if mode is TrustedMode.OFF or self.trusted_documents_file is None:
+            return PersistedQueries()
+        try:
+            trusted = load_manifest(self.trusted_documents_file)
+        except ManifestError as exc:
+            raise ConfigError(f"{_env_name('trusted_documents_file')}: {exc}") from None
+        return PersistedQueries(trusted=trusted, mode=mode)
 
     def to_env(self) -> dict[str, str]:
         """FOLLOWGRAPH_* variables that make from_env() give these settings (for worker processes)."""

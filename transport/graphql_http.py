@@ -20,7 +20,7 @@ import random
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import orjson
@@ -198,6 +198,8 @@ class EndpointConfig:
     # The GraphiQL page to serve (the bundled one of transport/web.py); None: Strawberry's, from a CDN.
     graphiql_html: str | None = None
     max_body_bytes: int = 1_000_000
+    # Automatic persisted queries and trusted documents (transport/persisted.py).
+    persisted: PersistedQueries = field(default_factory=PersistedQueries)
     # Operations per JSON-array request; 0 refuses batches.
     max_batch: int = 0
     request_timeout: float = 10.0
@@ -220,7 +222,9 @@ class GraphQLEndpoint:
         self.deadlines = Deadlines(config.request_timeout)
         # What the application's start-up made (serve()).
         self._store: FollowStore | None = None
-        self.persisted = PersistedQueries()
+        self.persisted = config.persisted
+        for operation in self.persisted.trusted.values():
+            self.executor.precompile(operation.body, operation.name)
         self._follow_limit: FollowLimit | None = None
 
     def serve(self, store: FollowStore, follow_limit: FollowLimit | None) -> None:
@@ -335,6 +339,11 @@ class GraphQLEndpoint:
 
     async def _document(self, params: GraphQLParams) -> GraphQLParams:
         if params.persisted is None:
+            if self.persisted.required:
+                try:
+                    self.persisted.checked(params.query)
+                except PersistedQueryError as exc:
+                    raise RequestError(400, str(exc), code=exc.code) from None
             return params
         assert self._store is not None
         try:

@@ -1,5 +1,7 @@
-"""Apollo's automatic persisted queries (APQ): a client sends a document's SHA-256 instead of the
-document, and the document only when the server answers that it does not know the hash.
+"""Apollo's automatic persisted queries (APQ), and trusted documents.
+
+With APQ a client sends a document's SHA-256 instead of the document, and the document only when
+the server answers that it does not know the hash.
 
     {"extensions": {"persistedQuery": {"version": 1, "sha256Hash": "<64 hex digits>"}}}
 
@@ -9,13 +11,25 @@ hash costs no Redis round trip. A hash nobody sent the document of gets Persiste
 (`PERSISTED_QUERY_NOT_FOUND`), which Apollo's link answers by sending the document. What Redis
 keeps is bounded by the TTL and by the request body limit of each document; a hash is kept only
 once its document was sent whole, never made up by a client.
+
+Trusted documents are a manifest of the operations a company's clients may send, in the format of
+`@apollo/generate-persisted-query-manifest` (`{"format": "apollo-persisted-query-manifest",
+"version": 1, "operations": [{"id": sha256, "name", "type", "body"}]}`). With the mode `allow` a
+request may name a document of the manifest by its id, and anything else runs too; with `require`
+(what OWASP recommends for a production API whose clients are known) a document outside the
+manifest is refused (`PERSISTED_QUERY_NOT_IN_LIST`), whether sent whole or by hash, and APQ adds
+nothing to it. The manifest's documents are compiled into plans at start (the endpoint's).
 """
 
 from __future__ import annotations
 
+import enum
 import hashlib
+import json
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, cast
 
 from cachetools import LRUCache
@@ -49,16 +63,85 @@ def requested_hash(extensions: Mapping[str, Any] | None) -> str | None:
     return digest
 
 
-class PersistedQueries:
-    """The documents known by hash: in this process, then in Redis."""
+class TrustedMode(enum.Enum):
+    OFF = "off"
+    ALLOW = "allow"
+    REQUIRE = "require"
 
-    def __init__(self, *, ttl: int = TTL_SECONDS, memory: int = MEMORY) -> None:
+
+class ManifestError(ValueError):
+    """A manifest of trusted documents that cannot be used; the message says why."""
+
+
+@dataclass(frozen=True)
+class Operation:
+    id: str
+    name: str | None
+    body: str
+
+
+def load_manifest(path: Path) -> dict[str, Operation]:
+    """The operations of a persisted-query manifest by id; ManifestError for one that is not."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ManifestError(f"{path} cannot be read as JSON: {exc}") from None
+    if not isinstance(data, dict) or data.get("format") != "apollo-persisted-query-manifest":
+        raise ManifestError(f"{path} is not an apollo-persisted-query-manifest.")
+    operations: dict[str, Operation] = {}
+    for entry in data.get("operations") or []:
+        body, digest = entry.get("body"), entry.get("id")
+        if not isinstance(body, str) or not isinstance(digest, str):
+            raise ManifestError(f"{path}: every operation needs a string id and body.")
+        if hashlib.sha256(body.encode()).hexdigest() != digest:
+            raise ManifestError(f"{path}: operation {digest} is not the SHA-256 of its body.")
+        name = entry.get("name")
+        operations[digest] = Operation(digest, name if isinstance(name, str) else None, body)
+    return operations
+
+
+class PersistedQueries:
+    """The documents known by hash: the trusted ones, then those kept in this process and in
+    Redis."""
+
+    def __init__(
+        self,
+        *,
+        ttl: int = TTL_SECONDS,
+        memory: int = MEMORY,
+        trusted: Mapping[str, Operation] | None = None,
+        mode: TrustedMode = TrustedMode.OFF,
+    ) -> None:
         self.ttl = ttl
         self._known: LRUCache[str, str] = LRUCache(memory)
+        self.trusted = dict(trusted or {})
+        self.mode = mode
+
+    @property
+    def required(self) -> bool:
+        """Whether every document must be a trusted one."""
+        return self.mode is TrustedMode.REQUIRE
+
+    def checked(self, query: str) -> str:
+        """A document sent whole, when trusted documents are required: it must be one of them."""
+        if hashlib.sha256(query.encode()).hexdigest() not in self.trusted:
+            raise PersistedQueryError(
+                "This server runs only the operations of its clients' manifest (trusted documents).",
+                "PERSISTED_QUERY_NOT_IN_LIST",
+            )
+        return query
 
     async def document(self, store: FollowStore, digest: str, query: str | None) -> str:
         """The document of `digest`: `query` once checked against it (and kept), else the one
         kept; PersistedQueryError when it does not match or is not known."""
+        trusted = self.trusted.get(digest) if self.mode is not TrustedMode.OFF else None
+        if trusted is not None:
+            return trusted.body
+        if self.required:
+            raise PersistedQueryError(
+                "This server runs only the operations of its clients' manifest (trusted documents).",
+                "PERSISTED_QUERY_NOT_IN_LIST",
+            )
         if query is not None:
             if hashlib.sha256(query.encode()).hexdigest() != digest:
                 raise PersistedQueryError(

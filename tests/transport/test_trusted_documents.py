@@ -1,0 +1,92 @@
+"""Trusted documents: a manifest of the clients' operations, in Apollo's format; `require` runs
+only those (by hash or whole), `allow` runs them by hash beside anything else; the manifest's
+documents are compiled at start."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from followgraph.executor.plan import Plan
+from followgraph.server.settings import ConfigError, Settings
+from followgraph.store.redis.lua import Client
+from tests.served import Served, serve
+
+USER = 'query User { user(userId: "a") { name } }'
+COUNTS = 'query Counts { user(userId: "a") { fansCount followingCount } }'
+
+
+def digest(body: str) -> str:
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+def manifest(path: Path, *bodies: str) -> Path:
+    operations = [
+        {"id": digest(body), "name": body.split()[1], "type": "query", "body": body} for body in bodies
+    ]
+    path.write_text(
+        json.dumps({"format": "apollo-persisted-query-manifest", "version": 1, "operations": operations})
+    )
+    return path
+
+
+def by_hash(body: str) -> dict[str, Any]:
+    return {"extensions": {"persistedQuery": {"version": 1, "sha256Hash": digest(body)}}}
+
+
+async def answer(api: Served, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    response = await api.client.post("/graphql", json=body)
+    result: dict[str, Any] = response.json()
+    return response.status_code, result
+
+
+async def test_require_runs_the_manifest_and_nothing_else(
+    served_redis: Client, settings: Settings, tmp_path: Path
+) -> None:
+    trusted = replace(
+        settings, trusted_documents="require", trusted_documents_file=manifest(tmp_path / "m.json", USER)
+    )
+    async with serve(trusted, served_redis) as api:
+        await api.register("a")
+        assert isinstance(api.app.state.endpoint.executor.plan(USER, "User"), Plan)  # compiled at start
+        assert await answer(api, by_hash(USER)) == (200, {"data": {"user": {"name": "User a"}}})
+        assert await answer(api, {"query": USER}) == (200, {"data": {"user": {"name": "User a"}}})
+        for refused in ({"query": COUNTS}, by_hash(COUNTS), {"query": COUNTS, **by_hash(COUNTS)}):
+            status, body = await answer(api, refused)
+            assert status == 400
+            assert body["errors"][0]["extensions"]["code"] == "PERSISTED_QUERY_NOT_IN_LIST"
+        assert await api.store.redis.get(api.store.keys.persisted_query(digest(COUNTS))) is None
+
+
+async def test_allow_runs_the_manifest_by_hash_and_anything_else(
+    served_redis: Client, settings: Settings, tmp_path: Path
+) -> None:
+    trusted = replace(
+        settings, trusted_documents="allow", trusted_documents_file=manifest(tmp_path / "m.json", USER)
+    )
+    async with serve(trusted, served_redis) as api:
+        await api.register("a")
+        assert await answer(api, by_hash(USER)) == (200, {"data": {"user": {"name": "User a"}}})
+        assert await answer(api, {"query": COUNTS}) == (
+            200,
+            {"data": {"user": {"fansCount": 0, "followingCount": 0}}},
+        )
+
+
+def test_a_manifest_is_checked_at_start(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="needs the manifest"):
+        Settings(data_dir=tmp_path, trusted_documents="require").validate()
+    broken = tmp_path / "broken.json"
+    broken.write_text(
+        json.dumps(
+            {"format": "apollo-persisted-query-manifest", "operations": [{"id": "0" * 64, "body": USER}]}
+        )
+    )
+    settings = Settings(data_dir=tmp_path, trusted_documents="require", trusted_documents_file=broken)
+    with pytest.raises(ConfigError, match="is not the SHA-256 of its body"):
+        settings.persisted_queries()
