@@ -1,5 +1,6 @@
 """Client libraries against a real server: Apollo Client and urql (relay-style paging and follow
-cache updates), and viewerEvents subscriptions with graphql-ws and Apollo's GraphQLWsLink."""
+cache updates), Apollo's persisted-query link, and viewerEvents subscriptions with graphql-ws and
+Apollo's GraphQLWsLink."""
 
 from __future__ import annotations
 
@@ -14,7 +15,13 @@ def _vitest(node: str, demo_server: DemoServer, *files: str) -> None:
 
 
 def test_apollo_and_urql_suites(node: str, demo_server: DemoServer) -> None:
-    _vitest(node, demo_server, "tests/clients/apollo.test.ts", "tests/clients/urql.test.ts")
+    _vitest(
+        node,
+        demo_server,
+        "tests/clients/apollo.test.ts",
+        "tests/clients/urql.test.ts",
+        "tests/clients/persisted.test.ts",
+    )
 
 
 def test_subscription_suites(node: str, demo_server: DemoServer) -> None:
