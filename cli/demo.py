@@ -133,8 +133,10 @@ async def load_demo(
 
 
 # Social controls of the demo, so that GraphiQL and the web app show them. They name users above
-# 600, so that small demo graphs (the test suites') keep their plain shape; an action naming a
-# user the graph does not have is left out.
+# 600, so that small demo graphs keep their plain shape; an action naming a user the graph does not
+# have is left out. The web app's demo picker (web/src/app/session/DemoPicker.tsx) offers 701, the
+# locked account with requests to answer, beside the default viewer, who asked 700 and blocks and
+# mutes: change them together.
 DEMO_LOCKED = ("700", "701", "702")
 DEMO_HIDE_FOLLOWING = ("703",)
 DEMO_HIDE_FANS = ("704",)

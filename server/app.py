@@ -38,7 +38,7 @@ from followgraph.transport.jwks import JwksKeys
 from followgraph.transport.logs import configure_logging
 from followgraph.transport.metrics import Metrics
 from followgraph.transport.subscriptions import SubscriptionEndpoint
-from followgraph.transport.web import WEB_PROJECT, WebBuild, web_routes
+from followgraph.transport.web import WEB_PROJECT, WebBuild, graphiql_page, web_routes
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ def create_app(
     config = EndpointConfig(
         auth=auth,
         graphiql=settings.graphiql,
-        graphiql_html=web.page("graphiql.html") if web is not None else None,
+        graphiql_html=graphiql_page(web),
         compiled_queries=settings.compiled_queries,
         max_body_bytes=settings.max_body_bytes,
         persisted=settings.persisted_queries(),

@@ -108,7 +108,7 @@ SHOWN_DEFAULTS: dict[str, str] = {
     "graphiql": "on, off in production mode",
     "introspection": "on, off in production mode",
     "suggestions": "on, off in production mode",
-    "web_dist": "web/dist in the source tree",
+    "web_dist": "web/dist in the source tree (an installed wheel: its own copy)",
     "jwt_secret": "one generated in the data directory, unless a public key is set",
     "database_url": "SQLite in the data directory",
 }

@@ -27,7 +27,6 @@ import orjson
 from redis.exceptions import RedisError
 from starlette.datastructures import QueryParams
 from starlette.types import Receive, Scope, Send
-from strawberry.http.ides import get_graphql_ide_html
 
 from followgraph.executor.execute import (
     Executor,
@@ -47,6 +46,7 @@ from followgraph.transport.logs import AccessLog
 from followgraph.transport.logs import request_id as request_id_var
 from followgraph.transport.metrics import Metrics
 from followgraph.transport.persisted import PersistedQueries, PersistedQueryError, requested_hash
+from followgraph.transport.web import GRAPHIQL_NOT_BUILT
 
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 JSON = "application/json"
@@ -195,8 +195,8 @@ def _persisted_hash(extensions: Any) -> str | None:
 class EndpointConfig:
     auth: AuthConfig
     graphiql: bool = True
-    # The GraphiQL page to serve (the bundled one of transport/web.py); None: Strawberry's, from a CDN.
-    graphiql_html: str | None = None
+    # The GraphiQL page to serve: the bundled one, or one saying it is not built (transport/web.py).
+    graphiql_html: str = GRAPHIQL_NOT_BUILT
     max_body_bytes: int = 1_000_000
     # Automatic persisted queries and trusted documents (transport/persisted.py).
     persisted: PersistedQueries = field(default_factory=PersistedQueries)
@@ -254,7 +254,7 @@ class GraphQLEndpoint:
         reading = True
         try:
             if self._wants_graphiql(scope, headers):
-                page = self.config.graphiql_html or get_graphql_ide_html("graphiql")
+                page = self.config.graphiql_html
                 return 200, page.encode(), _response_headers(HTML, request_id)
             media_type = negotiate(headers.get("accept"))
             try:
@@ -350,8 +350,9 @@ class GraphQLEndpoint:
             query = await self.persisted.document(self._store, params.persisted, params.query or None)
         except PersistedQueryError as exc:
             # Not found is what Apollo's link waits for to send the document: not a client error.
-            status = 200 if exc.code == "PERSISTED_QUERY_NOT_FOUND" else 400
-            raise RequestError(status, str(exc), code=exc.code) from None
+            raise RequestError(
+                200 if exc.code == "PERSISTED_QUERY_NOT_FOUND" else 400, str(exc), code=exc.code
+            ) from None
         return params._replace(query=query)
 
     async def _payload(

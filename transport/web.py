@@ -1,26 +1,27 @@
 """The browser front: the web app at /, the bundled GraphiQL at /graphql, the demo token endpoint.
 
-Both pages are built from the repository's `web/` project (`make web`, Node.js 20.19+) into
-`web/dist`, and every script, style, font and worker they load comes from this server. Without a
-build, / says how to make one and /graphql falls back to Strawberry's GraphiQL page (from a CDN).
+Both pages are built from the repository's `web/` project (`make web`) into `web/dist`, which a
+release wheel carries as package data, and every script, style, font and worker they load comes
+from this server: the files under /assets/ in the best encoding the browser accepts, kept by it for
+a year (transport/assets.py). Without a build, / and /graphql say how to make one.
 """
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
-from starlette.routing import BaseRoute, Mount, Route
-from starlette.staticfiles import StaticFiles
+from starlette.routing import BaseRoute, Route
 
 from followgraph.store.graph.ids import is_valid_user_id
+from followgraph.transport.assets import REVALIDATE, BuiltAssets, BuiltFile
 from followgraph.transport.auth import AuthConfig, mint_token
 
-# The source tree's web/ project; an installed copy without it simply has no build.
+# The source tree's web/ project, whose build is web/dist. A wheel carries that build at the same
+# place beside the packages, as followgraph/web/dist (pyproject.toml's package data).
 WEB_PROJECT = Path(__file__).resolve().parent.parent / "web"
 DEMO_TOKEN_TTL = timedelta(hours=12)
 # Whom the demo's pages are signed in as unless they ask for another user (the demo graph gives
@@ -33,10 +34,13 @@ _NOT_BUILT = """<!doctype html>
 <style>body{{font-family:system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem;
 line-height:1.5}}code{{background:#f1f3f5;padding:0 .25rem}}</style></head>
 <body><h1>FollowGraph</h1>
-<p>The web app is not built. {reason}</p>
-<p>The API answers at <a href="/graphql">/graphql</a> (GraphiQL in a browser).</p>
+<p>{what} is not built. <code>make web</code> (or <code>make run</code>) builds it, with Node.js
+20.19+, taken from PyPI into the virtualenv when the system has none.</p>
+<p>The API answers at <a href="/graphql">/graphql</a>: POST a query as JSON.</p>
 </body></html>
 """
+# /graphql's page for browsers when the build is missing (transport/graphql_http.py).
+GRAPHIQL_NOT_BUILT = _NOT_BUILT.format(what="GraphiQL")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,18 +64,19 @@ def build_notice(dist: Path, build: WebBuild | None) -> str | None:
     """What to tell the operator at start when the front is not built; None when it is."""
     if build is not None:
         return None
-    if shutil.which("node") is None:
-        how = "No Node.js was found to build them (20.19+ needed; then `make web`)."
-    else:
-        how = f"`make web` builds them into {dist}."
     return (
-        f"The web app and the offline GraphiQL are not built. {how} "
-        "Until then / says so and /graphql serves GraphiQL from a CDN."
+        f"The web app and GraphiQL are not built: / and /graphql say so. `make web` builds them "
+        f"into {dist} (with Node.js from PyPI when the system's is missing or older than 20.19)."
     )
 
 
-def _not_built(reason: str) -> HTMLResponse:
-    return HTMLResponse(_NOT_BUILT.format(reason=reason), status_code=503, headers=_NO_STORE)
+def graphiql_page(build: WebBuild | None) -> str:
+    """The page /graphql shows browsers: the bundled GraphiQL, or one saying it is not built."""
+    return build.page("graphiql.html") if build is not None else GRAPHIQL_NOT_BUILT
+
+
+def _not_built() -> HTMLResponse:
+    return HTMLResponse(_NOT_BUILT.format(what="The web app"), status_code=503, headers=_NO_STORE)
 
 
 class DemoTokens:
@@ -113,18 +118,18 @@ def web_routes(build: WebBuild | None, *, demo_auth: AuthConfig | None) -> list[
     """/ and /assets from the build (or a page saying it is missing), and /demo/token in demo mode."""
     routes: list[BaseRoute] = []
     if build is None:
-        reason = "It needs Node.js 20.19+: run <code>make web</code> (or <code>make run</code>)."
 
         async def index(request: Request) -> Response:
-            return _not_built(reason)
+            return _not_built()
 
     else:
-        html = build.page("index.html")
+        page = BuiltFile.at(build.dist / "index.html")
 
         async def index(request: Request) -> Response:
-            return HTMLResponse(html, headers={"cache-control": "no-cache"})
+            return page.response(request.headers, cache_control=REVALIDATE)
 
-        routes.append(Mount("/assets", StaticFiles(directory=build.dist / "assets"), name="assets"))
+        assets = BuiltAssets(build.dist / "assets")
+        routes.append(Route("/assets/{name:path}", assets.handle, methods=["GET", "HEAD"], name="assets"))
     routes.append(Route("/", index, methods=["GET", "HEAD"]))
     if demo_auth is not None:
         routes.append(Route("/demo/token", DemoTokens(demo_auth).handle, methods=["GET"]))

@@ -1,7 +1,9 @@
-"""The web front's serving (transport/web.py): the built pages, the fallbacks, the demo token endpoint."""
+"""The web front's serving (transport/web.py, transport/assets.py): the built pages and files, their
+encodings and caching over real HTTP, the pages without a build, the demo token endpoint."""
 
 from __future__ import annotations
 
+import gzip
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
@@ -13,19 +15,31 @@ import redis.asyncio as aioredis
 
 from followgraph.server.settings import ConfigError, Settings
 from followgraph.store import FollowStore
+from followgraph.transport.assets import accepted_encodings
 from followgraph.transport.auth import Principal, authenticate
 from followgraph.transport.web import WebBuild, build_notice
 from tests.conftest import TEST_SECRET
+from tests.live import serve_live
 from tests.served import serve
 
 HTML = {"accept": "text/html"}
+APP_JS = b"console.log('the app');" * 100
+# What the build writes beside a file (web/vite.config.ts). The server sends the files as they are,
+# so any bytes do for brotli's here.
+APP_JS_BR = b"brotli of the app"
+INDEX = b"<!doctype html><title>the app</title>" + b"<p>" * 400
+IMMUTABLE = "public, max-age=31536000, immutable"
 
 
 def fake_build(directory: Path) -> Path:
     (directory / "assets").mkdir(parents=True)
-    (directory / "index.html").write_text("<title>the app</title>")
+    (directory / "index.html").write_bytes(INDEX)
+    (directory / "index.html.gz").write_bytes(gzip.compress(INDEX))
     (directory / "graphiql.html").write_text("<title>bundled graphiql</title>")
-    (directory / "assets" / "app-1234.js").write_text("console.log(1)")
+    (directory / "assets" / "app-1234.js").write_bytes(APP_JS)
+    (directory / "assets" / "app-1234.js.br").write_bytes(APP_JS_BR)
+    (directory / "assets" / "app-1234.js.gz").write_bytes(gzip.compress(APP_JS))
+    (directory / "assets" / "logo-5678.png").write_bytes(b"\x89PNG not compressed")
     return directory
 
 
@@ -38,22 +52,134 @@ def settings(tmp_path: Path, **changes: Any) -> Settings:
     return replace(Settings(data_dir=tmp_path, jwt_secret=TEST_SECRET), **changes)
 
 
-async def test_the_built_pages_are_served(tmp_path: Path, real_redis: aioredis.Redis) -> None:
+async def get(
+    client: httpx.AsyncClient, url: str, encodings: str | None, **headers: str
+) -> tuple[httpx.Response, bytes]:
+    """A GET sending `encodings` as Accept-Encoding (None: none), and the body as sent, undecoded."""
+    sent = {"accept-encoding": encodings} if encodings is not None else {}
+    request = client.build_request("GET", url, headers={**sent, **headers})
+    if encodings is None:
+        del request.headers["accept-encoding"]
+    response = await client.send(request, stream=True)
+    body = b"".join([chunk async for chunk in response.aiter_raw()])
+    await response.aclose()
+    return response, body
+
+
+@pytest.mark.parametrize(
+    ("header", "chosen"),
+    [
+        ("gzip, deflate, br, zstd", ["br", "gzip"]),
+        ("gzip, deflate", ["gzip"]),
+        ("x-gzip", ["gzip"]),
+        ("gzip;q=1.0, br;q=0.5", ["gzip", "br"]),
+        ("br;q=0, gzip", ["gzip"]),
+        ("*", ["br", "gzip"]),
+        ("*;q=0.5, gzip", ["gzip", "br"]),
+        ("*, br;q=0", ["gzip"]),
+        ("BR ; Q=0.8", ["br"]),
+        ("br;q=nonsense, gzip", ["gzip"]),
+        ("identity", []),
+        ("", []),
+    ],
+)
+def test_accepted_encodings(header: str, chosen: list[str]) -> None:
+    assert accepted_encodings(header) == chosen
+
+
+async def test_assets_in_the_best_accepted_encoding(tmp_path: Path, real_redis: aioredis.Redis) -> None:
     dist = fake_build(tmp_path / "dist")
-    async for client in client_for(settings(tmp_path, web_dist=dist), real_redis):
-        index = await client.get("/")
+    async with serve_live(settings(tmp_path, web_dist=dist), real_redis) as live:
+        url = f"http://127.0.0.1:{live.port}/assets/app-1234.js"
+        for encodings, encoding, body in [
+            ("gzip, deflate, br, zstd", "br", APP_JS_BR),
+            ("gzip;q=1.0, br;q=0.5", "gzip", gzip.compress(APP_JS)),
+            ("br;q=0, gzip", "gzip", gzip.compress(APP_JS)),
+            (None, None, APP_JS),
+            ("identity", None, APP_JS),
+        ]:
+            response, sent = await get(live.http, url, encodings)
+            assert response.status_code == 200, encodings
+            assert sent == body, encodings
+            assert response.headers.get("content-encoding") == encoding, encodings
+            assert response.headers["content-length"] == str(len(body))
+            assert response.headers["content-type"].split(";")[0] in {
+                "text/javascript",
+                "application/javascript",
+            }
+            assert response.headers["vary"] == "Accept-Encoding"
+            assert response.headers["cache-control"] == IMMUTABLE
+
+        # Revalidated (a reload that bypasses the year): a 304 for the variant's own ETag.
+        response, _ = await get(live.http, url, "br")
+        again, body = await get(live.http, url, "br", **{"if-none-match": response.headers["etag"]})
+        assert (again.status_code, body) == (304, b"")
+        assert again.headers["cache-control"] == IMMUTABLE
+        assert again.headers["vary"] == "Accept-Encoding"
+        stale, _ = await get(live.http, url, "gzip", **{"if-none-match": response.headers["etag"]})
+        assert stale.status_code == 200 and stale.headers["content-encoding"] == "gzip"
+
+        head = await live.http.head(url, headers={"accept-encoding": "br"})
+        assert head.status_code == 200 and head.content == b""
+        assert head.headers["content-length"] == str(len(APP_JS_BR))
+
+        # A file the build did not compress: as it is, for a year, with nothing to vary on.
+        response, sent = await get(
+            live.http, f"http://127.0.0.1:{live.port}/assets/logo-5678.png", "br, gzip"
+        )
+        assert sent == b"\x89PNG not compressed"
+        assert "content-encoding" not in response.headers and "vary" not in response.headers
+        assert response.headers["cache-control"] == IMMUTABLE
+
+        # Only the build's files, under their own names.
+        for missing in (
+            "missing.js",
+            "app-1234.js.br",
+            "app-1234.js.gz",
+            "../index.html",
+            "%2e%2e/index.html",
+        ):
+            response, _ = await get(live.http, f"http://127.0.0.1:{live.port}/assets/{missing}", "br")
+            assert response.status_code == 404, missing
+        post = await live.http.post(url)
+        assert post.status_code == 405
+
+
+async def test_the_pages_are_revalidated(tmp_path: Path, real_redis: aioredis.Redis) -> None:
+    dist = fake_build(tmp_path / "dist")
+    async with serve_live(settings(tmp_path, web_dist=dist), real_redis) as live:
+        base = f"http://127.0.0.1:{live.port}"
+        index, body = await get(live.http, f"{base}/", "gzip, deflate, br")
         assert index.status_code == 200
-        assert index.text == "<title>the app</title>"
-        assert (await client.get("/assets/app-1234.js")).text == "console.log(1)"
-        assert (await client.get("/assets/missing.js")).status_code == 404
-        graphiql = await client.get("/graphql", headers=HTML)
+        # No brotli file beside index.html in this build: gzip's.
+        assert index.headers["content-encoding"] == "gzip"
+        assert gzip.decompress(body) == INDEX
+        assert index.headers["content-type"] == "text/html; charset=utf-8"
+        assert index.headers["cache-control"] == "no-cache"
+        assert index.headers["vary"] == "Accept-Encoding"
+        same, body = await get(live.http, f"{base}/", "gzip", **{"if-none-match": index.headers["etag"]})
+        assert (same.status_code, body) == (304, b"")
+        plain, body = await get(live.http, f"{base}/", None)
+        assert body == INDEX and "content-encoding" not in plain.headers
+
+        graphiql = await live.http.get(f"{base}/graphql", headers={**HTML, "accept-encoding": "br, gzip"})
         assert graphiql.text == "<title>bundled graphiql</title>"
-        # Not a browser: the API as before.
-        api = await client.get("/graphql", params={"query": "{ viewer { userId } }"})
-        assert api.json() == {"data": {"viewer": None}}
+        # Not a browser: the API as before, and its answers as /graphql writes them, never compressed.
+        api, sent = await get(
+            live.http, f"{base}/graphql?query=%7B%20viewer%20%7B%20userId%20%7D%20%7D", "br"
+        )
+        assert "content-encoding" not in api.headers and "vary" not in api.headers
+        assert sent == b'{"data":{"viewer":null}}'
+        posted = await live.http.post(
+            f"{base}/graphql",
+            json={"query": "{ viewer { userId } }"},
+            headers={"accept-encoding": "br, gzip"},
+        )
+        assert "content-encoding" not in posted.headers
+        assert posted.json() == {"data": {"viewer": None}}
 
 
-async def test_without_a_build_the_pages_fall_back(tmp_path: Path, real_redis: aioredis.Redis) -> None:
+async def test_without_a_build_the_pages_say_so(tmp_path: Path, real_redis: aioredis.Redis) -> None:
     async for client in client_for(settings(tmp_path, web_dist=tmp_path / "nothing"), real_redis):
         index = await client.get("/")
         assert index.status_code == 503
@@ -61,21 +187,24 @@ async def test_without_a_build_the_pages_fall_back(tmp_path: Path, real_redis: a
         assert "make web" in index.text
         graphiql = await client.get("/graphql", headers=HTML)
         assert graphiql.status_code == 200
-        assert "graphiql" in graphiql.text.lower()
-        assert "<title>bundled graphiql</title>" not in graphiql.text
+        assert "GraphiQL is not built" in graphiql.text
+        assert "make web" in graphiql.text
+        # Nothing from another host: no GraphiQL from a CDN.
+        for page in (index.text, graphiql.text):
+            assert "<script" not in page and "<link" not in page
+            assert "src=" not in page
+        assert (await client.get("/assets/app.js")).status_code == 404
 
 
-def test_the_build_notice_says_what_is_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_build_notice_says_what_is_missing(tmp_path: Path) -> None:
     dist = fake_build(tmp_path / "dist")
     assert build_notice(dist, WebBuild.find(dist)) is None
     assert WebBuild.find(tmp_path) is None
-    monkeypatch.setattr("shutil.which", lambda name: None)
     notice = build_notice(tmp_path, None)
     assert notice is not None
-    assert "No Node.js was found" in notice
-    assert "GraphiQL from a CDN" in notice
-    monkeypatch.setattr("shutil.which", lambda name: "/usr/bin/node")
-    assert "`make web` builds them" in (build_notice(tmp_path, None) or "")
+    assert "/ and /graphql say so" in notice
+    assert f"`make web` builds them into {tmp_path}" in notice
+    assert "cdn" not in notice.lower()
 
 
 async def test_demo_tokens_only_in_demo_mode(tmp_path: Path, real_redis: aioredis.Redis) -> None:

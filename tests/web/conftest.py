@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from followgraph.cli.demo import DemoSpec, load_demo
+from followgraph.cli.demo import DemoSpec, load_demo, load_demo_controls
 from followgraph.server.redis_client import connect
 from followgraph.server.redis_server import RedisServer
 from followgraph.store import FollowStore
@@ -28,8 +28,10 @@ from followgraph.transport.web import WEB_PROJECT, WebBuild
 from tests.conftest import TEST_SECRET
 from tests.server.processes import clean_env, free_port, wait_ready
 
-# Big enough for pages of user 1's fans with strangers to the viewers the suites use (7, 8, 42).
-DEMO_USERS = 600
+# Big enough for pages of user 1's fans with strangers to the viewers the suites use (7, 8, 42), and
+# for the demo's locked accounts, requests, blocks and mutes (users 700 to 722, cli/demo.py), which
+# the app's demo picker offers.
+DEMO_USERS = 800
 
 
 def _required() -> bool:
@@ -42,9 +44,13 @@ def _missing(what: str) -> None:
     pytest.skip(what)
 
 
+# Node.js from PyPI, which `make` installs into the virtualenv where the system's is missing or too old.
+PYPI_NODE = Path(__file__).resolve().parents[2] / ".venv" / "node" / "bin" / "node"
+
+
 @pytest.fixture(scope="session")
 def node() -> str:
-    path = shutil.which("node")
+    path = str(PYPI_NODE) if PYPI_NODE.exists() else shutil.which("node")
     if path is None:
         _missing("Node.js is not installed")
     assert path is not None
@@ -74,7 +80,10 @@ class DemoServer:
 async def _load(url: str) -> None:
     client = connect(url)
     try:
-        await load_demo(FollowStore(client), DemoSpec(users=DEMO_USERS), now_ms=int(time.time() * 1000))
+        store = FollowStore(client)
+        spec = DemoSpec(users=DEMO_USERS)
+        await load_demo(store, spec, now_ms=int(time.time() * 1000))
+        await load_demo_controls(store, spec)
     finally:
         await client.aclose()
 

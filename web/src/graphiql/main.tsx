@@ -7,7 +7,7 @@ import "@graphiql/plugin-explorer/style.css";
 import { explorerPlugin } from "@graphiql/plugin-explorer";
 import { createGraphiQLFetcher, type Fetcher, type FetcherOpts, type FetcherParams } from "@graphiql/toolkit";
 import { GraphiQL } from "graphiql";
-import { type ExecutionResult, Kind } from "graphql";
+import { type ExecutionResult, GraphQLError, Kind } from "graphql";
 import { createClient } from "graphql-ws";
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
@@ -15,6 +15,8 @@ import { createRoot } from "react-dom/client";
 import { fetchDemoSession } from "../app/session/demo";
 import { EXAMPLE_QUERY } from "./example";
 
+// The server closes a socket with 4401 when a token is needed, 4403 when the one sent is bad or expired.
+const UNAUTHORIZED = 4401;
 const FORBIDDEN = 4403;
 
 // Subscriptions run over graphql-transport-ws on the same path and origin (ws: or wss:), with the
@@ -35,6 +37,21 @@ function isSubscription(params: FetcherParams, opts?: FetcherOpts): boolean {
   );
 }
 
+/**
+ * A socket the server closed (or that never opened), as GraphiQL shows a query's failure: an
+ * `errors` result with the reason only. Thrown, it would be shown with the bundle's stack trace.
+ * 4401 and 4403 are the WebSocket's 401 (no token, or a bad or expired one): the same code as the
+ * HTTP answer to a query with that token.
+ */
+function closedResult(event: CloseEvent | Event): ExecutionResult {
+  if (!(event instanceof CloseEvent)) {
+    return { errors: [new GraphQLError("Cannot reach the FollowGraph server over WebSocket.")] };
+  }
+  const code = event.code === FORBIDDEN || event.code === UNAUTHORIZED ? "UNAUTHENTICATED" : "WEBSOCKET_CLOSED";
+  const message = event.reason || `The WebSocket closed (${event.code}).`;
+  return { errors: [new GraphQLError(message, { extensions: { code, closeCode: event.code } })] };
+}
+
 // A hand-made iterator, not an async generator: GraphiQL's stop button calls return() while a
 // next() is pending, which a generator would queue until the next event arrives.
 function subscribe(params: FetcherParams, headers: Record<string, unknown>): AsyncIterableIterator<ExecutionResult> {
@@ -46,6 +63,7 @@ function subscribe(params: FetcherParams, headers: Record<string, unknown>): Asy
   });
   // JSON results: their errors are formatted errors, which is all GraphiQL reads of them.
   const results = client.iterate(params) as AsyncIterableIterator<ExecutionResult>;
+  let closed: ExecutionResult | null = null;
   const finished = async (): Promise<IteratorReturnResult<undefined>> => {
     await client.dispose();
     return { done: true, value: undefined };
@@ -55,13 +73,16 @@ function subscribe(params: FetcherParams, headers: Record<string, unknown>): Asy
       return this;
     },
     async next() {
+      if (closed) return finished();
       try {
         const result = await results.next();
         return result.done ? await finished() : result;
       } catch (error) {
         await client.dispose();
-        if (error instanceof CloseEvent) throw new Error(`The socket closed: ${error.code} ${error.reason}`.trim());
-        throw error;
+        if (!(error instanceof Event)) throw error;
+        // Shown as the last result; the next call ends the subscription.
+        closed = closedResult(error);
+        return { done: false, value: closed };
       }
     },
     async return() {

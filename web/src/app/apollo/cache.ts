@@ -12,8 +12,18 @@ import { relayStylePagination } from "@apollo/client/utilities";
  * - `FollowEdge` has no identity of its own, so a payload cannot reach the edge's copy of
  *   `relationship`. The edge's `relationship` is by contract the same value as
  *   `node.relationship`, so the cache reads it from the node: every edge of every list
- *   stays right after `follow` / `unfollow`, without refetching.
+ *   stays right after `follow` / `unfollow`, without refetching. Search results
+ *   (`UserSearchEdge`) do the same.
+ * - `settings` has no identity: it is part of its user, replaced by each answer.
  */
+const relationshipFromNode = {
+  read(existing: string | undefined, { readField }: { readField: <T>(name: string, from?: Reference) => T | undefined }) {
+    const node = readField<Reference>("node");
+    const fromNode = node ? readField<string>("relationship", node) : undefined;
+    return fromNode ?? existing;
+  },
+};
+
 export const typePolicies: TypePolicies = {
   User: {
     fields: {
@@ -24,20 +34,18 @@ export const typePolicies: TypePolicies = {
       sentFollowRequests: relayStylePagination(),
       blocking: relayStylePagination(),
       muting: relayStylePagination(),
+      fansYouFollow: relayStylePagination(),
+      settings: { merge: false },
     },
   },
   FollowEdge: {
     // Edges live inside their connection; they are never normalized.
     keyFields: false,
-    fields: {
-      relationship: {
-        read(existing: string | undefined, { readField }) {
-          const node = readField<Reference>("node");
-          const fromNode = node ? readField<string>("relationship", node) : undefined;
-          return fromNode ?? existing;
-        },
-      },
-    },
+    fields: { relationship: relationshipFromNode },
+  },
+  UserSearchEdge: {
+    keyFields: false,
+    fields: { relationship: relationshipFromNode },
   },
 };
 

@@ -25,6 +25,12 @@ describe("nextState", () => {
     blocksViewer: false,
   };
 
+  it("ends only the user's follow of the viewer on removeFan", () => {
+    expect(nextState({ ...plain, relationship: "MUTUAL" }, "removeFan").state.relationship).toBe("FOLLOWING");
+    expect(nextState({ ...plain, relationship: "FOLLOWED_BY" }, "removeFan").state.relationship).toBe("NONE");
+    expect(nextState({ ...plain, relationship: "FOLLOWING" }, "removeFan").state.relationship).toBe("FOLLOWING");
+  });
+
   it("ends both follows and both requests on a block, and keeps them ended on unblock", () => {
     for (const relationship of ["NONE", "FOLLOWING", "FOLLOWED_BY", "MUTUAL"] as const) {
       const blocked = nextState({ ...plain, relationship, requestedFollowViewer: true }, "block").state;

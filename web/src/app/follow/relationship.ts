@@ -5,7 +5,14 @@ export type FollowAction = "follow" | "unfollow";
 
 /** Every mutation between the viewer and another user; each answers with a `FollowPayload`. */
 export type RelationAction =
-  FollowAction | "block" | "unblock" | "mute" | "unmute" | "acceptFollowRequest" | "rejectFollowRequest";
+  | FollowAction
+  | "removeFan"
+  | "block"
+  | "unblock"
+  | "mute"
+  | "unmute"
+  | "acceptFollowRequest"
+  | "rejectFollowRequest";
 
 /** The relationship after the viewer follows or unfollows a user: what the server will answer. */
 export function nextRelationship(current: Relationship, action: FollowAction): Relationship {
@@ -57,6 +64,15 @@ export function nextState(state: RelationState, action: RelationAction): { state
       // An unfollow withdraws a pending request.
       if (state.viewerRequestedFollow) return { state: { ...state, viewerRequestedFollow: false }, pending: false };
       return { state: { ...state, relationship: nextRelationship(relationship, "unfollow") }, pending: false };
+    case "removeFan":
+      // The user stops following the viewer; the viewer's follow of them stays.
+      return {
+        state: {
+          ...state,
+          relationship: relationship === "MUTUAL" ? "FOLLOWING" : relationship === "FOLLOWED_BY" ? "NONE" : relationship,
+        },
+        pending: false,
+      };
     case "block":
       // Both follows and any requests either way end.
       return {

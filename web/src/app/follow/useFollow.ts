@@ -1,9 +1,10 @@
 import { gql, type TypedDocumentNode } from "@apollo/client";
 import { useApolloClient } from "@apollo/client/react";
-import { useState } from "react";
+import { type MouseEvent, useRef, useState } from "react";
 
 import { apiProblem, type UserError, userErrorText } from "../apollo/errors";
 import { useViewer } from "../session/ViewerContext";
+import { spareShownList } from "../lists/shown";
 import { applyListChanges, listChanges } from "./cacheUpdates";
 import {
   followsViewer,
@@ -19,6 +20,8 @@ export interface FollowTarget extends RelationState {
   __typename?: "User";
   id: string;
   userId: string;
+  /** For the buttons' names ("Follow Jing Xu"); @userId without it. */
+  name?: string | null;
   fansCount: number;
   followingCount: number;
   mutualCount: number;
@@ -28,6 +31,7 @@ export const FOLLOW_TARGET_FRAGMENT = gql`
   fragment FollowButton_user on User {
     id
     userId
+    name
     relationship
     fansCount
     followingCount
@@ -132,6 +136,7 @@ export const UNFOLLOW = relationMutation("unfollow");
 const MUTATIONS: { [A in RelationAction]: TypedDocumentNode<PayloadData<A>, Variables> } = {
   follow: FOLLOW,
   unfollow: UNFOLLOW,
+  removeFan: relationMutation("removeFan"),
   block: relationMutation("block"),
   unblock: relationMutation("unblock"),
   mute: relationMutation("mute"),
@@ -208,24 +213,55 @@ export function optimisticPayload(
   };
 }
 
+/** How a change is made. */
+export interface RunOptions {
+  /** It takes back the change just made from the same list (Undo): the list keeps its entries. */
+  undo?: boolean;
+}
+
 /**
- * Follow, unfollow, block, mute, and answers to follow requests, each with an optimistic update:
- * badges, buttons and counts change at once; the server's payload then replaces the guess (or, on
- * an error, the guess is rolled back). Then the lists the change affected are evicted or patched
- * (follow/cacheUpdates.ts).
+ * A click handler that ignores the second click of a double click (and the third...): on a fast
+ * server the first click's change is already done, and its button already says the opposite.
+ */
+export function singleClick(handler: () => unknown): (event: MouseEvent) => void {
+  return (event) => {
+    if (event.detail > 1) return;
+    void handler();
+  };
+}
+
+/**
+ * Follow, unfollow, remove a fan, block, mute, and answers to follow requests, each with an
+ * optimistic update: badges, buttons and counts change at once; the server's payload then replaces
+ * the guess (or, on an error, the guess is rolled back). Then the lists the change affected are
+ * evicted or patched (follow/cacheUpdates.ts). One change at a time: `busy` is true while one is in
+ * flight, and its buttons are off (aria-disabled, so that focus stays on them).
  */
 export function useFollow(target: FollowTarget) {
   const client = useApolloClient();
   const viewer = useViewer();
   const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  // Set at once, not at the next render: two clicks in one frame see it.
+  const inFlight = useRef(false);
 
-  async function run(action: RelationAction): Promise<void> {
+  async function run(action: RelationAction, { undo = false }: RunOptions = {}): Promise<FollowPayload | null> {
+    if (inFlight.current) return null;
+    inFlight.current = true;
+    setBusy(true);
     setError(null);
     const viewerRef = client.cache.identify({ __typename: "User", id: viewer.id });
     const counts = client.cache.readFragment({ id: viewerRef, fragment: VIEWER_COUNTS });
-    const optimistic = optimisticPayload(target, action, counts && { id: viewer.id, ...counts });
+    // The user as the cache has them now: an Undo runs after the change it takes back.
+    const current =
+      client.cache.readFragment<FollowTarget>({
+        id: client.cache.identify({ __typename: "User", id: target.id }),
+        fragment: FOLLOW_TARGET_FRAGMENT,
+        fragmentName: "FollowButton_user",
+      }) ?? target;
+    const optimistic = optimisticPayload(current, action, counts && { id: viewer.id, ...counts });
     try {
-      // One of the eight documents, each typed with its own field.
+      // One of the documents, each typed with its own field.
       const mutation = MUTATIONS[action] as TypedDocumentNode<Partial<PayloadData<RelationAction>>, Variables>;
       const { data } = await client.mutate({
         mutation,
@@ -242,16 +278,27 @@ export function useFollow(target: FollowTarget) {
             .query({ query: RELATION_STATE, variables: { userId: target.userId }, fetchPolicy: "network-only" })
             .catch(() => {});
         }
-        return;
+        return null;
       }
       if (payload?.changed) {
-        const followChanged = payload.relationship !== target.relationship;
-        applyListChanges(client.cache, listChanges(action, followChanged), { viewer: viewer.id, user: target.id });
+        const followChanged = payload.relationship !== current.relationship;
+        const adds = !undo && (action === "follow" || action === "acceptFollowRequest");
+        applyListChanges(
+          client.cache,
+          listChanges(action, followChanged),
+          { viewer: viewer.id, user: target.id },
+          (ref, field) => spareShownList(ref, field, adds ? "evict" : "prune"),
+        );
       }
+      return payload ?? null;
     } catch (caught) {
       setError(apiProblem(caught).message);
+      return null;
+    } finally {
+      inFlight.current = false;
+      setBusy(false);
     }
   }
 
-  return { run, error };
+  return { run, error, busy };
 }

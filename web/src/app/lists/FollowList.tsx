@@ -1,13 +1,17 @@
-import { useQuery } from "@apollo/client/react";
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useApolloClient, useQuery } from "@apollo/client/react";
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "react";
 
 import { apiProblem } from "../apollo/errors";
+import { restoreScroll } from "../route";
+import { useViewer } from "../session/ViewerContext";
 import { ErrorNotice } from "../ui/ErrorNotice";
 import { countOf } from "../ui/plural";
+import { RowSkeletons } from "../ui/Skeleton";
+import { showList } from "./shown";
 import { type Connection, type ListTab, PAGE_SIZE } from "./tabs";
 import { UserRow } from "./UserRow";
 
-/** One list of a profile, paged on its cursors as the reader scrolls to the end. */
+/** One list of a user's, paged on its cursors as the reader scrolls to the end. */
 export function FollowList({
   tab,
   userId,
@@ -17,6 +21,9 @@ export function FollowList({
   userId: string;
   onOpen: (userId: string) => void;
 }) {
+  const client = useApolloClient();
+  const viewer = useViewer();
+  const own = userId === viewer.userId;
   const { data, error, loading, fetchMore, refetch } = useQuery(tab.query, {
     variables: { userId, first: PAGE_SIZE },
     notifyOnNetworkStatusChange: true,
@@ -27,6 +34,17 @@ export function FollowList({
   const endCursor = connection?.pageInfo.endCursor ?? null;
   // A next page that failed: not the query's error (fetchMore rejects), shown below the list with a Retry.
   const [pageError, setPageError] = useState<unknown>(null);
+
+  // The viewer's own lists keep their entries while shown (lists/shown.ts).
+  useEffect(() => {
+    if (!own) return;
+    const viewerRef = client.cache.identify({ __typename: "User", id: viewer.id });
+    return viewerRef ? showList(client.cache, viewerRef, tab.field) : undefined;
+  }, [own, client, viewer.id, tab.field]);
+
+  // Back to this list: where it was scrolled, once its cached pages are drawn.
+  const ready = connection !== undefined;
+  useLayoutEffect(() => restoreScroll(ready), [ready]);
 
   // relayStylePagination appends the next page to the cached list; the query re-renders with it.
   const loadMore = useCallback(() => {
@@ -49,7 +67,7 @@ export function FollowList({
   }, [hasNextPage, loading, pageError, loadMore]);
 
   if (error && !connection) return <ErrorNotice problem={apiProblem(error)} onRetry={() => refetch()} />;
-  if (connection === undefined) return <p className="muted">Loading…</p>;
+  if (connection === undefined) return <RowSkeletons />;
   // The viewer-only lists are null on anyone else's profile.
   if (connection === null) return <p className="list-end muted">Only the user sees this list.</p>;
   if (connection.hidden) {
@@ -66,15 +84,24 @@ export function FollowList({
       ) : (
         <ul>
           {connection.edges.map((edge) => (
-            <UserRow key={edge.cursor} edge={edge} controls={tab.controls} onOpen={onOpen} />
+            <UserRow
+              key={edge.cursor}
+              edge={edge}
+              controls={tab.controls}
+              own={own}
+              field={tab.field}
+              since={tab.since}
+              onOpen={onOpen}
+            />
           ))}
         </ul>
       )}
+      {loading && hasNextPage && <RowSkeletons count={2} />}
       <div ref={sentinel} className="list-end muted">
         {loading
           ? "Loading…"
           : hasNextPage
-            ? `${connection.edges.length} of ${connection.totalCount.toLocaleString()}`
+            ? `${connection.edges.length.toLocaleString()} of ${connection.totalCount.toLocaleString()}`
             : connection.edges.length > 0 && `All ${connection.edges.length.toLocaleString()} shown`}
       </div>
       {pageError != null && <ErrorNotice problem={apiProblem(pageError)} onRetry={loadMore} />}

@@ -5,10 +5,13 @@ import { BlockButton, MuteButton } from "../follow/ControlButtons";
 import { FollowButton } from "../follow/FollowButton";
 import { RelationshipBadge } from "../follow/RelationshipBadge";
 import type { Relationship } from "../follow/relationship";
+import { RemoveFanButton } from "../follow/RemoveFanButton";
 import { FOLLOW_TARGET_FRAGMENT, type FollowTarget } from "../follow/useFollow";
-import { RequestButtons } from "../requests/RequestButtons";
+import { RequestButtons, WithdrawButton } from "../requests/RequestButtons";
+import { profileHash } from "../route";
 import { Avatar } from "../ui/Avatar";
 import { countOf } from "../ui/plural";
+import { RelativeTime } from "../ui/RelativeTime";
 
 export const USER_ROW_FRAGMENT = gql`
   fragment UserRow_edge on FollowEdge {
@@ -34,37 +37,57 @@ export interface UserRowEdge {
 }
 
 /** The buttons of a row: what the list is for. */
-export type RowControls = "follow" | "request" | "block" | "mute";
+export type RowControls = "follow" | "request" | "sent" | "block" | "mute";
 
-const CONTROLS: Record<RowControls, (props: { user: FollowTarget }) => ReactNode> = {
-  follow: FollowButton,
-  request: RequestButtons,
-  block: BlockButton,
-  mute: MuteButton,
-};
-
-const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium" });
+/** `own`: the list is the viewer's (an unfollow there can be undone; their fans can be removed). */
+function Controls({ controls, user, own, field }: { controls: RowControls; user: FollowTarget; own: boolean; field: string }) {
+  switch (controls) {
+    case "follow":
+      return (
+        <>
+          <FollowButton user={user} undoable={own && (field === "following" || field === "mutuals")} />
+          {own && field === "fans" && <RemoveFanButton user={user} />}
+        </>
+      );
+    case "request":
+      return <RequestButtons user={user} />;
+    case "sent":
+      return <WithdrawButton user={user} />;
+    case "block":
+      return <BlockButton user={user} />;
+    case "mute":
+      return <MuteButton user={user} />;
+  }
+}
 
 /** One entry of a list: following, fans, mutuals, requests, blocked or muted users. */
 export function UserRow({
   edge,
   controls = "follow",
+  own = false,
+  field = "",
+  since,
   onOpen,
+  extra,
 }: {
   edge: UserRowEdge;
   controls?: RowControls;
+  own?: boolean;
+  field?: string;
+  since: string;
   onOpen: (userId: string) => void;
+  extra?: ReactNode;
 }) {
   const { node } = edge;
-  const Controls = CONTROLS[controls];
   return (
     <li className="user-row" data-user-id={node.userId}>
       <Avatar userId={node.userId} name={node.name} url={node.avatarUrl} />
       <div className="user-row-text">
         <a
-          href={`#/u/${node.userId}`}
+          href={profileHash(node.userId)}
           className="user-name"
           onClick={(event) => {
+            if (event.metaKey || event.ctrlKey || event.shiftKey) return;
             event.preventDefault();
             onOpen(node.userId);
           }}
@@ -72,11 +95,15 @@ export function UserRow({
           {node.name ?? `User ${node.userId}`}
         </a>
         <RelationshipBadge relationship={edge.relationship} />
-        <div className="muted">
-          @{node.userId} · {countOf(node.fansCount, "fan")} · since {dateFormat.format(new Date(edge.followedAt))}
+        <div className="muted user-meta">
+          <span>@{node.userId}</span> · <span>{countOf(node.fansCount, "fan")}</span> ·{" "}
+          <RelativeTime iso={edge.followedAt} label={since} />
+          {extra}
         </div>
       </div>
-      <Controls user={node} />
+      <span className="row-actions">
+        <Controls controls={controls} user={node} own={own} field={field} />
+      </span>
     </li>
   );
 }

@@ -1,5 +1,6 @@
 import { gql, type TypedDocumentNode } from "@apollo/client";
 
+import type { ListField } from "../follow/cacheUpdates";
 import { type RowControls, USER_ROW_FRAGMENT, type UserRowEdge } from "./UserRow";
 
 export const PAGE_SIZE = 20;
@@ -30,20 +31,24 @@ export interface Connection {
 export type ListData = { user: ({ id: string } & Record<string, Connection | string | null>) | null };
 export type ListVariables = { userId: string; first: number; after?: string | null };
 
-/** A list shown as a tab of a profile. */
+/** A list of a user's: a tab of their profile, or a section of the viewer's settings. */
 export interface ListTab {
   kind: "list";
   key: string;
   label: string;
   /** The User field holding the list. */
-  field: string;
+  field: ListField;
   query: TypedDocumentNode<ListData, ListVariables>;
   /** Shown only on the viewer's own profile (the API answers null to anyone else). */
   viewerOnly?: boolean;
+  /** Shown only on other users' profiles (fansYouFollow of the viewer is nobody). */
+  othersOnly?: boolean;
   /** The buttons on each entry. */
   controls: RowControls;
   /** What an empty list says. */
   empty: string;
+  /** What an entry's time is, before its date: "Followed on". */
+  since: string;
 }
 
 /** The viewer's suggestions: a plain list, not a connection (suggestions/Suggestions.tsx). */
@@ -52,6 +57,7 @@ export interface SuggestionsTab {
   key: string;
   label: string;
   viewerOnly: true;
+  othersOnly?: false;
 }
 
 export type ProfileTab = ListTab | SuggestionsTab;
@@ -73,28 +79,58 @@ function listQuery(name: string, field: string): TypedDocumentNode<ListData, Lis
 function list(
   key: string,
   label: string,
-  field: string,
+  field: ListField,
   {
     controls = "follow",
     viewerOnly = false,
+    othersOnly = false,
     empty = "Nobody here yet.",
-  }: Partial<Pick<ListTab, "controls" | "viewerOnly" | "empty">> = {},
+    since = "Followed on",
+  }: Partial<Pick<ListTab, "controls" | "viewerOnly" | "othersOnly" | "empty" | "since">> = {},
 ): ListTab {
-  const name = `${field[0]!.toUpperCase()}${field.slice(1)}Tab`;
-  return { kind: "list", key, label, field, query: listQuery(name, field), controls, viewerOnly, empty };
+  const name = `${field[0]!.toUpperCase()}${field.slice(1)}List`;
+  return { kind: "list", key, label, field, query: listQuery(name, field), controls, viewerOnly, othersOnly, empty, since };
 }
 
-/** The profile's tabs; the viewer's own profile also shows their requests, blocks, mutes and suggestions. */
+export const RECEIVED_REQUESTS = list("requests", "Requests", "followRequests", {
+  controls: "request",
+  viewerOnly: true,
+  empty: "No pending requests.",
+  since: "Asked on",
+});
+
+export const SENT_REQUESTS = list("sent", "Sent", "sentFollowRequests", {
+  controls: "sent",
+  viewerOnly: true,
+  empty: "You have no pending requests: a follow of a locked account waits here for their answer.",
+  since: "Asked on",
+});
+
+/** The profile's tabs; the viewer's own profile also shows their requests and suggestions. */
 export const TABS: ProfileTab[] = [
   list("following", "Following", "following"),
   list("fans", "Fans", "fans"),
-  list("mutuals", "Mutuals", "mutuals"),
-  list("requests", "Requests", "followRequests", {
-    controls: "request",
-    viewerOnly: true,
-    empty: "No pending requests.",
-  }),
-  list("blocking", "Blocked", "blocking", { controls: "block", viewerOnly: true, empty: "You block nobody." }),
-  list("muting", "Muted", "muting", { controls: "mute", viewerOnly: true, empty: "You mute nobody." }),
+  list("mutuals", "Mutuals", "mutuals", { since: "Mutual since" }),
+  list("known", "Fans you know", "fansYouFollow", { othersOnly: true, empty: "None of their fans is someone you follow." }),
+  // Received and sent requests share the tab (requests/RequestsPanel.tsx).
+  RECEIVED_REQUESTS,
   { kind: "suggestions", key: "suggestions", label: "Suggested", viewerOnly: true },
 ];
+
+/** Tab keys that open another tab: the sent requests are under Requests. */
+export const TAB_OF: Record<string, string> = { sent: "requests" };
+
+/** The viewer's blocks and mutes, in their settings. */
+export const BLOCKED = list("blocked", "Blocked", "blocking", {
+  controls: "block",
+  viewerOnly: true,
+  empty: "You block nobody.",
+  since: "Blocked on",
+});
+
+export const MUTED = list("muted", "Muted", "muting", {
+  controls: "mute",
+  viewerOnly: true,
+  empty: "You mute nobody.",
+  since: "Muted on",
+});

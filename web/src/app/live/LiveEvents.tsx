@@ -1,8 +1,7 @@
 import { gql, type TypedDocumentNode } from "@apollo/client";
 import { useSubscription } from "@apollo/client/react";
-import { type ReactNode, useCallback, useState } from "react";
-
 import { useViewer } from "../session/ViewerContext";
+import { useToast } from "../ui/Toasts";
 import { eventEffect, type RelationEvent } from "./events";
 
 // Both users come with the fields an event can change: the cache normalizes them by `id`, so the
@@ -36,22 +35,13 @@ const VIEWER_EVENTS: TypedDocumentNode<{ viewerEvents: RelationEvent }, Record<s
   }
 `;
 
-const TOAST_MS = 6000;
-
-interface Toast {
-  id: string;
-  kind: string;
-  text: string;
-}
-
 /**
  * The viewer's `viewerEvents` subscription, for as long as they are signed in: a toast per event
  * another user made, and the viewer's lists it changed evicted (fetched again when next shown).
  */
-export function LiveEvents({ children }: { children: ReactNode }) {
+export function LiveEvents() {
   const viewer = useViewer();
-  const [toasts, setToasts] = useState<Toast[]>([]);
-  const dismiss = useCallback((id: string) => setToasts((all) => all.filter((toast) => toast.id !== id)), []);
+  const toast = useToast();
 
   useSubscription(VIEWER_EVENTS, {
     onData: ({ client, data }) => {
@@ -61,24 +51,8 @@ export function LiveEvents({ children }: { children: ReactNode }) {
       const viewerRef = client.cache.identify({ __typename: "User", id: viewer.id });
       for (const fieldName of effect.stale) client.cache.evict({ id: viewerRef, fieldName });
       client.cache.gc();
-      setToasts((all) => [...all.slice(-3), { id: event.eventId, kind: event.kind, text: effect.toast }]);
-      setTimeout(() => dismiss(event.eventId), TOAST_MS);
+      toast({ kind: event.kind, text: effect.toast });
     },
   });
-
-  return (
-    <>
-      {children}
-      <div className="toasts" aria-live="polite">
-        {toasts.map((toast) => (
-          <div key={toast.id} className="toast" role="status" data-toast-kind={toast.kind}>
-            {toast.text}
-            <button type="button" aria-label="Dismiss" onClick={() => dismiss(toast.id)}>
-              ×
-            </button>
-          </div>
-        ))}
-      </div>
-    </>
-  );
+  return null;
 }

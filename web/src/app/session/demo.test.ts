@@ -64,3 +64,20 @@ describe("the demo user", () => {
     expect(storedDemoUser()).toBeNull();
   });
 });
+
+describe("a demo user asked for by a link (?user=)", () => {
+  it("is acted as, and stays picked", async () => {
+    vi.stubGlobal("fetch", demoEndpoint(["42", "7", "9"]));
+    await switchDemoUser("7");
+    expect((await resumeDemoSession("9"))?.userId).toBe("9");
+    expect(storedDemoUser()).toBe("9");
+    expect((await resumeDemoSession())?.userId).toBe("9");
+  });
+
+  it("falls back to the one picked before when the graph does not have them", async () => {
+    vi.stubGlobal("fetch", demoEndpoint(["42", "7"]));
+    await switchDemoUser("7");
+    expect((await resumeDemoSession("nobody"))?.userId).toBe("7");
+    expect(storedDemoUser()).toBe("7");
+  });
+});

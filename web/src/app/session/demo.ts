@@ -31,21 +31,34 @@ export class DemoEndpointError extends Error {
 }
 
 /**
- * The demo session to start with: the demo user picked last (storedDemoUser), else the server's
- * default. A picked user the demo graph no longer has (a new demo graph) is forgotten.
+ * The demo session to start with: the user `picked` (?user= in the page's URL), else the demo
+ * user picked last (storedDemoUser), else the server's default. A user the demo graph does not
+ * have (a new demo graph, a mistyped link) is forgotten.
  */
-export async function resumeDemoSession(): Promise<DemoSession | null> {
-  const userId = storedDemoUser();
-  if (userId !== null) {
+export async function resumeDemoSession(picked?: string | null): Promise<DemoSession | null> {
+  for (const userId of [picked ?? null, storedDemoUser()]) {
+    if (userId === null) continue;
     try {
-      return await fetchDemoSession(userId);
+      const demo = await fetchDemoSession(userId);
+      if (demo) storeDemoUser(demo.userId);
+      return demo;
     } catch (error) {
       // The server unreachable: the choice stays, for when it is back.
       if (!(error instanceof DemoEndpointError) || error.status >= 500) throw error;
-      storeDemoUser(null);
+      if (userId === storedDemoUser()) storeDemoUser(null);
     }
   }
   return fetchDemoSession();
+}
+
+/** The demo user a link asks for (?user=42), taken out of the address so that it is used once. */
+export function takeLinkedDemoUser(): string | null {
+  const url = new URL(location.href);
+  const userId = url.searchParams.get("user");
+  if (userId === null) return null;
+  url.searchParams.delete("user");
+  history.replaceState(history.state, "", url);
+  return userId.trim() || null;
 }
 
 /** Acts as `userId` from now on, and after a reload. */

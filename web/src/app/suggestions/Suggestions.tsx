@@ -1,12 +1,15 @@
 import { gql, type TypedDocumentNode } from "@apollo/client";
 import { useQuery } from "@apollo/client/react";
+import { useLayoutEffect } from "react";
 
 import { apiProblem } from "../apollo/errors";
 import { FollowButton } from "../follow/FollowButton";
 import { FOLLOW_TARGET_FRAGMENT, type FollowTarget } from "../follow/useFollow";
 import { Avatar } from "../ui/Avatar";
+import { profileHash, restoreScroll } from "../route";
 import { ErrorNotice } from "../ui/ErrorNotice";
 import { countOf } from "../ui/plural";
+import { RowSkeletons } from "../ui/Skeleton";
 
 interface Suggestion {
   followedByCount: number;
@@ -45,10 +48,12 @@ function reason({ followedBy, followedByCount }: Suggestion): string {
 }
 
 /** People the viewer may know, with who of the people they follow follows them. */
-export function Suggestions({ onOpen }: { onOpen: (userId: string) => void }) {
+export default function Suggestions({ onOpen }: { onOpen: (userId: string) => void }) {
   const { data, error, refetch } = useQuery(SUGGESTIONS);
+  const ready = data !== undefined;
+  useLayoutEffect(() => restoreScroll(ready), [ready]);
   if (error) return <ErrorNotice problem={apiProblem(error)} onRetry={() => refetch()} />;
-  if (!data) return <p className="list-end muted">Loading…</p>;
+  if (!data) return <RowSkeletons />;
   const suggestions = data.viewer?.suggestions ?? [];
   if (suggestions.length === 0) return <p className="list-end muted">No suggestions yet: follow a few people first.</p>;
   return (
@@ -61,9 +66,10 @@ export function Suggestions({ onOpen }: { onOpen: (userId: string) => void }) {
               <Avatar userId={user.userId} name={user.name} url={user.avatarUrl} />
               <div className="user-row-text">
                 <a
-                  href={`#/u/${user.userId}`}
+                  href={profileHash(user.userId)}
                   className="user-name"
                   onClick={(event) => {
+                    if (event.metaKey || event.ctrlKey || event.shiftKey) return;
                     event.preventDefault();
                     onOpen(user.userId);
                   }}
@@ -74,7 +80,9 @@ export function Suggestions({ onOpen }: { onOpen: (userId: string) => void }) {
                   @{user.userId} · {countOf(user.fansCount, "fan")} · {reason(suggestion)}
                 </div>
               </div>
-              <FollowButton user={user} />
+              <span className="row-actions">
+                <FollowButton user={user} />
+              </span>
             </li>
           );
         })}

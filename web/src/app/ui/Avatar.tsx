@@ -27,8 +27,9 @@ export function Avatar({
     .slice(0, 2)
     .toUpperCase();
   const hue = [...userId].reduce((sum, c) => sum + c.charCodeAt(0) * 37, 0) % 360;
+  // Dark enough for white initials at 4.5:1 whatever the hue (yellow is the lightest).
   return (
-    <span className="avatar" aria-hidden style={{ ...style, background: `hsl(${hue} 55% 55%)` }}>
+    <span className="avatar" aria-hidden style={{ ...style, background: `hsl(${hue} 45% 32%)` }}>
       {initials}
     </span>
   );
