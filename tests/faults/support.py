@@ -96,6 +96,7 @@ async def read_graph(client: Client, users: list[str], keys: Keys | None = None)
                 pipe.zrange(getattr(k, kind)(user), 0, -1, withscores=True)
             pipe.exists(k.profile(user))
             known.update({k.following(user), k.fans(user), k.mutual(user), k.profile(user)})
+            known.add(k.search_doc(user))  # what the search index holds of the user
         replies: list[Any] = await pipe.execute()
     for i, user in enumerate(users):
         row = replies[i * 4 : i * 4 + 4]
@@ -105,9 +106,12 @@ async def read_graph(client: Client, users: list[str], keys: Keys | None = None)
             graph.profiles.add(user)
     if not k.sharded:
         known.update(k.logs())  # the change log
-    limits = k.rate_limit_prefix()  # the follow rate limiter's own keys
+    known.add(k.search_built())
+    # The follow rate limiter's own keys, and the search index's sets of name prefixes and of ids
+    # (tests/store/graph/test_search.py checks what they hold).
+    own = (k.rate_limit_prefix(), f"{k.prefix}{{s:", f"{k.prefix}{{i:")
     graph.other_keys = sorted(
-        [key async for key in client.scan_iter(count=1000) if key not in known and not key.startswith(limits)]
+        [key async for key in client.scan_iter(count=1000) if key not in known and not key.startswith(own)]
     )
     return graph
 

@@ -374,6 +374,8 @@ def _anonymous_calls() -> list[tuple[str, str]]:
             argument = "(input: {locked: true})"
         elif name == "upsertUser":
             argument = '(input: {userId: "bob", name: "Mallory"})'
+        elif name == "followMany":
+            argument = '(input: {userIds: ["bob"]})'
         calls.append((name, f"mutation {{ {name}{argument} {{ __typename }} }}"))
     return calls
 
