@@ -19,6 +19,7 @@ from typing import IO, Annotated
 
 import typer
 
+from followgraph.cli.records import CONTROL_FIELDS, EDGE_FIELDS, USER_FIELDS, Format, HeaderError
 from followgraph.cli.support import (
     DataDir,
     FormatOption,
@@ -32,11 +33,6 @@ from followgraph.cli.support import (
     with_store,
 )
 from followgraph.cli.transfer import (
-    CONTROL_FIELDS,
-    EDGE_FIELDS,
-    USER_FIELDS,
-    Format,
-    HeaderError,
     OnError,
     Progress,
     Summary,

@@ -22,7 +22,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from followgraph.cli.transfer import Format
+from followgraph.cli.records import Format
 from followgraph.server.embedded import redis_url as resolve_redis_url
 from followgraph.server.redis_client import connect, warm_up
 from followgraph.server.redis_server import RedisServerError

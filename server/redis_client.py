@@ -56,21 +56,8 @@ class ClusterUrl:
         scheme, _, rest = url.partition("://")
         if scheme not in CLUSTER_SCHEMES:
             return None
-        parts = urlsplit(f"redis://{rest}")
-        userinfo, _, hosts = parts.netloc.rpartition("@")
-        username, _, password = userinfo.partition(":")
-        nodes = []
-        for host in hosts.split(","):
-            name, _, port = host.strip().rpartition(":")
-            if not name or not port.isdigit() or not 0 < int(port) < 65536:
-                raise RedisUrlError(f"Redis Cluster URL {url!r}: {host!r} is not host:port.")
-            nodes.append((name, int(port)))
-        return cls(
-            tuple(nodes),
-            unquote(username) or None,
-            unquote(password) or None,
-            CLUSTER_SCHEMES[scheme],
-        )
+        nodes, username, password, _ = _nodes(url, rest, "Redis Cluster")
+        return cls(nodes, username, password, CLUSTER_SCHEMES[scheme])
 
 
 @dataclass(frozen=True)
@@ -88,29 +75,30 @@ class SentinelUrl:
         scheme, _, rest = url.partition("://")
         if scheme not in SENTINEL_SCHEMES:
             return None
-        parts = urlsplit(f"redis://{rest}")
-        userinfo, _, hosts = parts.netloc.rpartition("@")
-        username, _, password = userinfo.partition(":")
-        nodes = []
-        for host in hosts.split(","):
-            name, _, port = host.strip().rpartition(":")
-            if not name or not port.isdigit() or not 0 < int(port) < 65536:
-                raise RedisUrlError(f"Redis Sentinel URL {url!r}: {host!r} is not host:port.")
-            nodes.append((name, int(port)))
-        path = [part for part in parts.path.split("/") if part]
+        nodes, username, password, path_text = _nodes(url, rest, "Redis Sentinel")
+        path = [part for part in path_text.split("/") if part]
         if not path or len(path) > 2 or (len(path) == 2 and not path[1].isdigit()):
             raise RedisUrlError(
                 f"Redis Sentinel URL {url!r}: name the service after the sentinels, "
                 "as in redis+sentinel://host:26379/mymaster (or /mymaster/DB)."
             )
-        return cls(
-            tuple(nodes),
-            unquote(path[0]),
-            int(path[1]) if len(path) == 2 else 0,
-            unquote(username) or None,
-            unquote(password) or None,
-            SENTINEL_SCHEMES[scheme],
-        )
+        db = int(path[1]) if len(path) == 2 else 0
+        return cls(nodes, unquote(path[0]), db, username, password, SENTINEL_SCHEMES[scheme])
+
+
+def _nodes(url: str, rest: str, kind: str) -> tuple[tuple[tuple[str, int], ...], str | None, str | None, str]:
+    """The host:port list of a cluster or Sentinel URL (`rest`, after its scheme), its user and
+    password, and its path."""
+    parts = urlsplit(f"redis://{rest}")
+    userinfo, _, hosts = parts.netloc.rpartition("@")
+    username, _, password = userinfo.partition(":")
+    nodes = []
+    for host in hosts.split(","):
+        name, _, port = host.strip().rpartition(":")
+        if not name or not port.isdigit() or not 0 < int(port) < 65536:
+            raise RedisUrlError(f"{kind} URL {url!r}: {host!r} is not host:port.")
+        nodes.append((name, int(port)))
+    return tuple(nodes), unquote(username) or None, unquote(password) or None, parts.path
 
 
 class HiredisPacking(AbstractConnection):

@@ -14,14 +14,12 @@ operation to the Strawberry schema.
 
 from __future__ import annotations
 
-import functools
-import json
 import random
 import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 import orjson
 from redis.exceptions import RedisError
@@ -42,153 +40,32 @@ from followgraph.store import FollowStore
 from followgraph.store.graph.ratelimit import FollowLimit
 from followgraph.transport.auth import AuthConfig, AuthError, Principal, VerifiedTokens
 from followgraph.transport.deadlines import Deadlines
+from followgraph.transport.graphql_request import (
+    GRAPHQL_RESPONSE,
+    JSON,
+    GraphQLParams,
+    RequestError,
+    content_media_type,
+    json_object,
+    negotiate,
+    parse_params,
+    read_body,
+    too_large,
+)
 from followgraph.transport.logs import AccessLog
 from followgraph.transport.logs import request_id as request_id_var
 from followgraph.transport.metrics import Metrics
-from followgraph.transport.persisted import PersistedQueries, PersistedQueryError, requested_hash
+from followgraph.transport.persisted import PersistedQueries, PersistedQueryError
 from followgraph.transport.web import GRAPHIQL_NOT_BUILT
 
-GRAPHQL_RESPONSE = "application/graphql-response+json"
-JSON = "application/json"
 HTML = b"text/html; charset=utf-8"
 _CONTENT_TYPES = {media: f"{media}; charset=utf-8".encode() for media in (GRAPHQL_RESPONSE, JSON)}
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
-MAX_OPERATION_NAME = 256
 # The request headers the endpoint reads; the others are not decoded.
 _READ_HEADERS = {
     name.encode(): name
     for name in ("accept", "authorization", "content-length", "content-type", "x-request-id")
 }
-
-
-class RequestError(Exception):
-    """The HTTP request is not a GraphQL request we can run: answered before execution."""
-
-    def __init__(
-        self,
-        status: int,
-        message: str,
-        *,
-        code: str = "BAD_REQUEST",
-        headers: Mapping[str, str] | None = None,
-    ):
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.headers = dict(headers or {})
-
-    def body(self) -> dict[str, Any]:
-        return {"errors": [{"message": str(self), "extensions": {"code": self.code}}]}
-
-
-class GraphQLParams(NamedTuple):
-    """One operation of a request (a tuple: made once a request, it costs less than a dataclass)."""
-
-    query: str
-    variables: dict[str, Any] | None
-    operation_name: str | None
-    # The SHA-256 of an automatic persisted query (transport/persisted.py); query is "" until the
-    # endpoint finds the document when the request sent only the hash.
-    persisted: str | None = None
-
-
-@functools.lru_cache(maxsize=256)
-def negotiate(accept: str | None) -> str:
-    """The response media type for an Accept header; RequestError 406 when we can offer none.
-    Clients send the same few values again and again: the answers are kept (a refusal is not)."""
-    if not accept:
-        return JSON
-    best: tuple[float, int, str] | None = None
-    for position, part in enumerate(accept.split(",")):
-        media, *params = (p.strip() for p in part.split(";"))
-        q = 1.0
-        for param in params:
-            if param.startswith("q="):
-                try:
-                    q = float(param[2:])
-                except ValueError:
-                    q = 0.0
-        if q <= 0:
-            continue
-        media = media.lower()
-        if media in (GRAPHQL_RESPONSE, JSON):
-            offered = media
-        elif media in ("*/*", "application/*"):
-            offered = JSON
-        else:
-            continue
-        candidate = (q, -position, offered)
-        if best is None or candidate[:2] > best[:2]:
-            best = candidate
-    if best is None:
-        raise RequestError(
-            406, f"Not acceptable: this endpoint answers {GRAPHQL_RESPONSE} or {JSON}.", code="NOT_ACCEPTABLE"
-        )
-    return best[2]
-
-
-@functools.lru_cache(maxsize=64)
-def _media_type(content_type: str) -> str:
-    """The media type of a Content-Type header, in lower case, without its parameters. Clients
-    send the same one again and again: the answers are kept."""
-    return content_type.split(";")[0].strip().lower()
-
-
-# orjson reads an integer past 64 bits as a float and drops its last digits, so that an ID sent
-# as a number of 20 digits would name another user. A text with 19 digits in a row or more (where
-# such integers begin, minus signs included) is read by the standard library, whose integers are
-# exact; the usual request pays one search.
-_LONG_DIGITS = re.compile(rb"[0-9]{19}")
-
-
-def _json_object(raw: str | bytes, what: str) -> Any:
-    data = raw.encode() if isinstance(raw, str) else raw  # str: a GET parameter
-    try:
-        return (
-            json.loads(data, parse_constant=_no_constant) if _LONG_DIGITS.search(data) else orjson.loads(data)
-        )
-    except ValueError as exc:  # orjson's and json's JSONDecodeError, bad UTF-8, NaN
-        reason = f"{exc.msg}, at character {exc.pos}" if isinstance(exc, json.JSONDecodeError) else str(exc)
-        raise RequestError(400, f"{what} is not valid JSON ({reason}).") from None
-    except RecursionError:
-        raise RequestError(400, f"{what} is not valid JSON (nested too deeply).") from None
-
-
-def _no_constant(name: str) -> Any:
-    """NaN and Infinity, which the standard library reads and JSON does not have."""
-    raise ValueError(f"{name} is not a JSON value")
-
-
-def parse_params(data: Mapping[str, Any], *, persisted: bool = False) -> GraphQLParams:
-    """The operation of a request; with `persisted`, one may name its document by hash only."""
-    query = data.get("query")
-    digest = _persisted_hash(data.get("extensions")) if persisted else None
-    if digest is not None and query is None:
-        query = ""  # found by the endpoint
-    elif not isinstance(query, str) or not query or query.isspace():  # no copy of the document
-        raise RequestError(400, "The request has no GraphQL document: send it as `query`.")
-    variables = data.get("variables")
-    if variables is not None and not isinstance(variables, dict):
-        raise RequestError(400, "`variables` must be a JSON object.")
-    operation_name = data.get("operationName")
-    if operation_name is not None and not isinstance(operation_name, str):
-        raise RequestError(400, "`operationName` must be a string.")
-    extensions = data.get("extensions")
-    if extensions is not None and not isinstance(extensions, dict):
-        raise RequestError(400, "`extensions` must be a JSON object.")
-    if operation_name is not None and len(operation_name) > MAX_OPERATION_NAME:
-        # Refused here, it reaches no error message, log line or metric label.
-        raise RequestError(400, f"`operationName` is longer than {MAX_OPERATION_NAME} characters.")
-    return GraphQLParams(query, variables, operation_name, digest)
-
-
-def _persisted_hash(extensions: Any) -> str | None:
-    if not isinstance(extensions, dict):
-        return None
-    try:
-        return requested_hash(extensions)
-    except PersistedQueryError as exc:
-        raise RequestError(400, str(exc), code=exc.code) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,13 +240,13 @@ class GraphQLEndpoint:
             raw: dict[str, Any] = dict(QueryParams(scope["query_string"]))
             for name in ("variables", "extensions"):
                 if name in raw:
-                    raw[name] = _json_object(raw[name], f"`{name}`")
+                    raw[name] = json_object(raw[name], f"`{name}`")
             return parse_params(raw, persisted=True)
         if method != "POST":
             raise RequestError(
                 405, "Use GET for queries or POST for any operation.", headers={"allow": "GET, POST"}
             )
-        content_type = _media_type(headers.get("content-type", ""))
+        content_type = content_media_type(headers.get("content-type", ""))
         if content_type != JSON:
             raise RequestError(
                 415,
@@ -379,8 +256,8 @@ class GraphQLEndpoint:
         declared = headers.get("content-length")
         limit = self.config.max_body_bytes
         if declared is not None and declared.isdigit() and int(declared) > limit:
-            raise _too_large(limit)
-        data = _json_object(await _body(receive, limit), "The request body")
+            raise too_large(limit)
+        data = json_object(await read_body(receive, limit), "The request body")
         if isinstance(data, list):
             return self._batch(data)
         if not isinstance(data, dict):
@@ -478,27 +355,6 @@ class GraphQLEndpoint:
             request_id=request_id,
             operation_name=operation_name,
         )
-
-
-def _too_large(limit: int) -> RequestError:
-    return RequestError(413, f"The request body exceeds {limit} bytes.", code="PAYLOAD_TOO_LARGE")
-
-
-async def _body(receive: Receive, limit: int) -> bytes:
-    """The request body; RequestError 413 as soon as it exceeds `limit` bytes."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":  # http.disconnect
-            raise RequestError(400, "The client went away before its request body arrived.")
-        chunk: bytes = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            raise _too_large(limit)
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)  # one chunk, the usual case: that chunk itself
 
 
 def _headers(scope: Scope) -> dict[str, str]:

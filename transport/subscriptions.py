@@ -70,7 +70,7 @@ from followgraph.resolvers.context import Context
 from followgraph.schema import FollowGraphSchema
 from followgraph.schema.validation import GRAPHQL_VALIDATION_FAILED
 from followgraph.transport.auth import AuthConfig, AuthError, Principal, VerifiedTokens
-from followgraph.transport.graphql_http import RequestError, parse_params
+from followgraph.transport.graphql_request import RequestError, parse_params
 from followgraph.transport.metrics import Metrics
 
 log = logging.getLogger("followgraph.ws")

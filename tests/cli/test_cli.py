@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 import followgraph.cli.main as cli
 from followgraph.cli import files
 from followgraph.cli.demo import DemoSpec, demo_edges
-from followgraph.cli.transfer import Format
+from followgraph.cli.records import Format
 from followgraph.resolvers.context import ADMIN_SCOPE
 from followgraph.server.redis_cluster import free_cluster_ports, port_is_free
 from followgraph.server.redis_server import RedisServer, answers, socket_path_for

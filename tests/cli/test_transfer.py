@@ -10,11 +10,10 @@ import pytest
 import redis.asyncio as aioredis
 
 from followgraph.cli.demo import DemoSpec, is_empty, load_demo
+from followgraph.cli.records import Format, HeaderError
 from followgraph.cli.transfer import (
     BATCH,
     MAX_REPORTED_ERRORS,
-    Format,
-    HeaderError,
     OnError,
     RowError,
     Summary,
