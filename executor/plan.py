@@ -239,6 +239,8 @@ async def _root_and_list(
     except (RedisError, OSError) as exc:
         raise _Failed(exc, [root.key], root.node) from exc
     if facts.profile is None:
+        if user_id is not None and users.sees_accounts_off(context, user_id):
+            return await _root(root, context, variables, True)  # the account may be off: its own view
         return None
     return plan.build(facts, {field.key: connection})
 

@@ -11,6 +11,8 @@ from datetime import UTC, datetime
 from followgraph.resolvers.context import Context
 from followgraph.resolvers.errors import forbidden, unauthenticated
 from followgraph.store import (
+    AccountInactiveError,
+    AccountState,
     BlockedError,
     CannotFollowSelfError,
     FollowResult,
@@ -80,6 +82,20 @@ def _failure(exc: StoreError, *, viewer_id: str, input_field: str) -> Failure:
     return Failure("INVALID_INPUT", str(exc), ["input", input_field])
 
 
+async def _own_failure(context: Context, exc: StoreError, *, input_field: str) -> Failure:
+    """The failure of a write refused with `exc`; when the viewer was not found, ACCOUNT_INACTIVE if
+    the viewer's account is off (read only then: a write of an account that is on pays nothing)."""
+    viewer_id = require_viewer(context)
+    if isinstance(exc, UserNotFoundError) and exc.user_id == viewer_id:
+        state = await context.store.account_state(viewer_id)
+        if state is not None and state is not AccountState.ACTIVE:
+            message = f"Your account is {state.value.lower()}: it can only be reactivated or deleted."
+            if state is AccountState.SUSPENDED:
+                message = "Your account is suspended: only an admin can lift the suspension."
+            return Failure("ACCOUNT_INACTIVE", message)
+    return _failure(exc, viewer_id=viewer_id, input_field=input_field)
+
+
 # A write between the viewer and another user: (store, viewer, other) -> its result.
 Action = Callable[[FollowStore, str, str], Awaitable[FollowResult]]
 
@@ -89,7 +105,7 @@ async def _act(context: Context, user_id: str, action: Action) -> FollowOutcome:
     try:
         result = await action(context.store, viewer_id, user_id)
     except StoreError as exc:
-        failure = _failure(exc, viewer_id=viewer_id, input_field="userId")
+        failure = await _own_failure(context, exc, input_field="userId")
         return FollowOutcome(viewer_id, None, failures=[failure])
     finally:
         context.loaders.clear_all()
@@ -132,7 +148,7 @@ async def _act_reading(
     finally:
         context.loaders.clear_all()
     if isinstance(result, StoreError):
-        failure = _failure(result, viewer_id=viewer_id, input_field="userId")
+        failure = await _own_failure(context, result, input_field="userId")
         return FollowOutcome(viewer_id, None, failures=[failure]), None, viewer
     outcome = FollowOutcome(viewer_id, user_id, result.changed, result.relationship, pending=result.pending)
     return outcome, other, viewer
@@ -186,7 +202,7 @@ async def follow_many(context: Context, user_ids: list[str]) -> ManyOutcome:
     outcomes = []
     for i, (user_id, result) in enumerate(zip(user_ids, results, strict=True)):
         if isinstance(result, StoreError):
-            failure = _failure(result, viewer_id=viewer_id, input_field="userIds")
+            failure = await _own_failure(context, result, input_field="userIds")
             if failure.field is not None:
                 failure = Failure(failure.code, failure.message, ["input", "userIds", str(i)])
             outcomes.append(FollowOutcome(viewer_id, None, failures=[failure]))
@@ -234,9 +250,8 @@ async def update_settings(
         # `followgraph repair`).
         if locked is False:
             await _accept_pending(context, viewer_id)
-    except UserNotFoundError:
-        message = f"Your own user {viewer_id!r} is not registered yet."
-        return viewer_id, None, [Failure("USER_NOT_FOUND", message)]
+    except UserNotFoundError as exc:
+        return viewer_id, None, [await _own_failure(context, exc, input_field="locked")]
     finally:
         context.loaders.clear_all()
     return viewer_id, settings, []
@@ -283,6 +298,8 @@ async def upsert_user(
         profile, _ = await context.store.upsert_user(user_id, name=name, avatar_url=avatar_url)
     except InvalidInputError as exc:
         return UpsertOutcome(None, [Failure(exc.code, str(exc), ["input", exc.field or "userId"])])
+    except AccountInactiveError as exc:
+        return UpsertOutcome(None, [Failure(exc.code, str(exc), ["input", "userId"])])
     finally:
         context.loaders.clear_all()
     return UpsertOutcome(profile)

@@ -30,12 +30,29 @@ async def registered(
     """Facts of each registered user (with its profile and `parts`), None for unknown or missing ids."""
     present = [user_id for user_id in user_ids if user_id is not None]
     loaded = await facts(context, present, parts | _PROFILE, batched=batched)
+    await _accounts_off(context, loaded)
     found = iter(loaded)
     out: list[UserFacts | None] = []
     for user_id in user_ids:
         fact = None if user_id is None else next(found)
         out.append(fact if fact is not None and fact.profile is not None else None)
     return out
+
+
+def sees_accounts_off(context: Context, user_id: str) -> bool:
+    """Whether the viewer sees `user_id`'s account when it is off: its user and admins do."""
+    return user_id == context.viewer_id or context.is_admin
+
+
+async def _accounts_off(context: Context, loaded: list[UserFacts]) -> None:
+    """The profiles of the accounts that are off among `loaded`, for the viewer who may see them
+    (store/graph/lifecycle.py): one more read, made only when such a user was not found."""
+    missing = [f for f in loaded if f.profile is None and sees_accounts_off(context, f.user_id)]
+    if not missing:
+        return
+    profiles = await context.store.account_profiles([f.user_id for f in missing])
+    for fact, profile in zip(missing, profiles, strict=True):
+        fact.profile = profile
 
 
 def checked_user_id(user_id: str, *, argument: str = "userId") -> str:

@@ -46,6 +46,27 @@ class UserErrorCode(Enum):
     RATE_LIMITED = strawberry.enum_value("RATE_LIMITED", description="Too many follows: retry later.")
     INVALID_INPUT = strawberry.enum_value("INVALID_INPUT", description="An input field is malformed.")
     BLOCKED = strawberry.enum_value("BLOCKED", description="One of the two users blocks the other.")
+    ACCOUNT_INACTIVE = strawberry.enum_value(
+        "ACCOUNT_INACTIVE",
+        description="The account acted on, or the viewer's own, is deactivated, suspended or being deleted.",
+    )
     TOO_MANY = strawberry.enum_value(
         "TOO_MANY", description="The call asked for more than its limit (e.g. followMany's 100 ids)."
+    )
+
+
+@strawberry.enum(description="Where an account stands.")
+class AccountState(Enum):
+    ACTIVE = "ACTIVE"
+    DEACTIVATED = strawberry.enum_value(
+        "DEACTIVATED",
+        description="The user switched the account off; "
+        "reactivateAccount switches it back on with its follows.",
+    )
+    SUSPENDED = strawberry.enum_value(
+        "SUSPENDED", description="An admin switched the account off; only an admin switches it back on."
+    )
+    DELETING = strawberry.enum_value(
+        "DELETING",
+        description="Being deleted: gone for everyone else already, its edges still being removed.",
     )

@@ -5,30 +5,19 @@ from typing import TypeAlias
 
 import strawberry
 
-from followgraph.resolvers import mutations
+from followgraph.resolvers import accounts, mutations
 from followgraph.resolvers.context import Context
-from followgraph.resolvers.mutations import Failure, FollowOutcome
-from followgraph.schema.enums import Relationship, UserErrorCode
+from followgraph.resolvers.mutations import FollowOutcome
+from followgraph.schema.accounts import AccountPayload, DeleteUserInput, SuspendUserInput, UnsuspendUserInput
+from followgraph.schema.enums import Relationship
 from followgraph.schema.scalars import EpochMillis
 from followgraph.schema.selection import selected
 from followgraph.schema.settings import UserSettings
 from followgraph.schema.user import USER, User, load_facts, users_at
+from followgraph.schema.user_error import UserError
 from followgraph.store import Parts, UserFacts
 
 Info: TypeAlias = strawberry.Info[Context, None]
-
-
-@strawberry.type(
-    description="An expected, user-facing failure of a mutation: returned as data, never as a GraphQL error."
-)
-class UserError:
-    code: UserErrorCode
-    message: str
-    field: list[str] | None = strawberry.field(description="Path of the input field at fault, when one is.")
-
-    @classmethod
-    def of(cls, failure: Failure) -> "UserError":
-        return cls(code=UserErrorCode[failure.code], message=failure.message, field=failure.field)
 
 
 @strawberry.input(description="Whom to follow.")
@@ -286,6 +275,47 @@ class Mutation:
         viewer_id, seen_at = await mutations.mark_fans_seen(info.context)
         (viewer,) = await users_at(info, [viewer_id], "viewer")
         return MarkFansSeenPayload(seen_at=EpochMillis(seen_at), viewer=viewer)
+
+    @strawberry.mutation(
+        description="Switches the viewer's account off: it leaves every other user's lists and counts "
+        "at once, and its own follows, fans, requests, blocks and mutes are kept to be restored. "
+        "Requires a token."
+    )
+    async def deactivate_account(self, info: Info) -> AccountPayload:
+        return await AccountPayload.load(info, await accounts.deactivate_account(info.context))
+
+    @strawberry.mutation(
+        description="Switches the viewer's deactivated account back on: every kept edge comes back with "
+        "its original followedAt, except those a block, a deletion or an unfollow ended meanwhile. "
+        "Requires a token of the deactivated user (a deactivated user can still authenticate for "
+        "this and for deleteAccount)."
+    )
+    async def reactivate_account(self, info: Info) -> AccountPayload:
+        return await AccountPayload.load(info, await accounts.reactivate_account(info.context))
+
+    @strawberry.mutation(
+        description="Deletes the viewer's account for good: profile, settings, follows both ways, "
+        "requests, blocks, mutes, and its rows in the SQL copy. Answers at once; a big account's "
+        "edges are removed in the background (accountState DELETING until done), and the account "
+        "is gone for everyone else meanwhile. Requires a token."
+    )
+    async def delete_account(self, info: Info) -> AccountPayload:
+        return await AccountPayload.load(info, await accounts.delete_account(info.context))
+
+    @strawberry.mutation(
+        description="As deactivateAccount, for userId, and only an admin lifts it. Requires the admin scope."
+    )
+    async def suspend_user(self, info: Info, input: SuspendUserInput) -> AccountPayload:
+        outcome = await accounts.suspend_user(info.context, input.user_id, input.reason)
+        return await AccountPayload.load(info, outcome)
+
+    @strawberry.mutation(description="Lifts a suspension. Requires the admin scope.")
+    async def unsuspend_user(self, info: Info, input: UnsuspendUserInput) -> AccountPayload:
+        return await AccountPayload.load(info, await accounts.unsuspend_user(info.context, input.user_id))
+
+    @strawberry.mutation(description="As deleteAccount, for userId. Requires the admin scope.")
+    async def delete_user(self, info: Info, input: DeleteUserInput) -> AccountPayload:
+        return await AccountPayload.load(info, await accounts.delete_user(info.context, input.user_id))
 
     @strawberry.mutation(
         description="Registers a user or updates the profile. Requires a token with the admin scope."

@@ -24,7 +24,7 @@ from followgraph.schema.declared import (
     list_metadata,
     value,
 )
-from followgraph.schema.enums import RELATIONSHIPS, Relationship
+from followgraph.schema.enums import RELATIONSHIPS, AccountState, Relationship
 from followgraph.schema.node import Node
 from followgraph.schema.scalars import EpochMillis
 from followgraph.schema.selection import selected
@@ -213,6 +213,14 @@ class User(Node):
         column=lambda users: users.avatar_urls,
         needs=PROFILE,
         description="Absolute http(s) URL of the avatar image.",
+    )
+    account_state: AccountState = value(
+        lambda facts: AccountState(facts.profile.account_state) if facts.profile else AccountState.ACTIVE,
+        # The users of a page or list are all active: an account that is off is in no one's sets.
+        column=lambda users: [AccountState.ACTIVE] * len(users.user_ids),
+        needs=PROFILE,
+        description="Where the account stands: other than ACTIVE only to the user and to admins, "
+        "since to everyone else an account that is off does not exist.",
     )
     created_at: EpochMillis | None = value(
         lambda facts: facts.profile.created_at if facts.profile else None,

@@ -27,7 +27,7 @@ from followgraph.server.search import SearchIndexer
 from followgraph.server.settings import Settings
 from followgraph.server.sync import SqlSync
 from followgraph.server.watchdog import RedisWatchdog
-from followgraph.store import FollowStore
+from followgraph.store import FollowStore, StoreError
 from followgraph.store.log.hub import EventHub
 from followgraph.store.log.stream import EventLog
 from followgraph.store.redis.cluster_channel import ClusterReadChannel, open_reads
@@ -164,6 +164,8 @@ async def lifespan(app: Starlette) -> AsyncIterator[None]:
         exporting = asyncio.create_task(_export_cache(metrics))
     # The acceptances of unlocked accounts' requests that the last stop or a crash cut short.
     resuming = asyncio.create_task(_resume_acceptances(store))
+    # The account changes in batches (big accounts, a cluster) that the last stop cut short.
+    lifecycles = asyncio.create_task(_resume_lifecycle(store))
     try:
         workers: list[Worker] = [w for w in (state.sync, state.indexer) if w is not None]
         async with running(workers):
@@ -171,6 +173,7 @@ async def lifespan(app: Starlette) -> AsyncIterator[None]:
     finally:
         await _finish_acceptances(store)
         resuming.cancel()
+        lifecycles.cancel()
         if exporting is not None:
             exporting.cancel()
         await state.hub.stop()
@@ -277,6 +280,16 @@ class FollowGraphApp(Starlette):
             await self.graphql(scope, receive, send)
             return
         await super().__call__(scope, receive, send)
+
+
+async def _resume_lifecycle(store: FollowStore) -> None:
+    try:
+        users = await store.resume_lifecycle()
+    except (RedisError, OSError, StoreError) as exc:
+        log.warning("Could not take up the unfinished account changes (the next start will): %s", exc)
+        return
+    if users:
+        log.info("Took up the unfinished changes of %d account(s): %s.", len(users), ", ".join(users))
 
 
 async def _resume_acceptances(store: FollowStore) -> None:

@@ -2,6 +2,7 @@
 
 from followgraph.store.graph.columns import UserColumns
 from followgraph.store.graph.errors import (
+    AccountInactiveError,
     BlockedError,
     CannotFollowSelfError,
     InvalidCursorError,
@@ -13,6 +14,7 @@ from followgraph.store.graph.errors import (
 )
 from followgraph.store.graph.ids import validate_user_id
 from followgraph.store.graph.keys import Keys
+from followgraph.store.graph.lifecycle import AccountState
 from followgraph.store.graph.model import (
     Controls,
     Counts,
@@ -33,6 +35,8 @@ from followgraph.store.graph.store import FollowStore
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
+    "AccountInactiveError",
+    "AccountState",
     "BlockedError",
     "CannotFollowSelfError",
     "Controls",

@@ -125,7 +125,8 @@ async def upsert_many(store: FollowStore, users: Sequence[UserRow]) -> None:
         for user in users:
             k, profile = store.keys, [store.keys.profile(user.user_id)]
             args = upsert_args(user.name, user.avatar_url, user.created_at)
-            calls = [logged(k, user.user_id, (UPSERT_USER_SCRIPT, profile, args))]
+            both = [*profile, k.account(user.user_id)]
+            calls = [logged(k, user.user_id, (UPSERT_USER_SCRIPT, both, args))]
             settings = user.settings_args
             if settings is not None:  # after the upsert: the same key, so in order on a cluster too
                 calls.append(logged(k, user.user_id, (cs.UPDATE_SETTINGS_SCRIPT, profile, settings)))
@@ -187,6 +188,25 @@ async def scan_users(store: FollowStore) -> AsyncIterator[list[Profile]]:
         yield [p for p in await store.profiles(batch) if p is not None]
 
 
+async def scan_accounts_off(store: FollowStore) -> AsyncIterator[list[Profile]]:
+    """Every account that is off (store/graph/lifecycle.py), with its state, a batch at a time."""
+    batch: list[str] = []
+    async for key in store.redis.scan_iter(match=store.keys.pattern("account"), count=SCAN_COUNT):
+        batch.append(store.keys.user_of(key))
+        if len(batch) >= SCAN_COUNT:
+            yield [p for p in await store.account_profiles(batch) if p is not None]
+            batch = []
+    if batch:
+        yield [p for p in await store.account_profiles(batch) if p is not None]
+
+
+async def kept_fans(store: FollowStore, user_ids: list[str]) -> AsyncIterator[list[tuple[str, str, int]]]:
+    """(account, fan, time) of the follows of accounts that are off kept in their own fans sets: with
+    every following set, they make every follow there is (lifecycle.py says whose sets hold what)."""
+    async for entries in set_entries(store, [store.keys.fans(user_id) for user_id in user_ids]):
+        yield entries
+
+
 async def scan_controls(store: FollowStore) -> AsyncIterator[list[Control]]:
     """Every block, mute and pending request from the actors' sets (blocking, muting,
     requests_out), a batch at a time, like scan_edges."""
@@ -209,6 +229,7 @@ _CONTROL_SCRIPTS = (
     cs.BLOCK_AT_OUT_SCRIPT,
     cs.BLOCK_IN_SCRIPT,
     cs.MUTE_AT_SCRIPT,
+    cs.MIRROR_SCRIPT,
     cs.REQUEST_AT_SCRIPT,
     cs.REQUEST_AT_OUT_SCRIPT,
     cs.REQUEST_AT_IN_SCRIPT,
@@ -266,7 +287,7 @@ async def _cluster_steps(
     out = await run_scripts(store.redis, [_out_call(k, c, at) for _, c, at in known])
     for (i, _, _), reply in zip(known, out, strict=True):
         replies[i] = reply
-    done = [(i, c) for i, c, _ in known if replies[i][0] == 0 and c.kind is not ControlKind.MUTE]
+    done = [(i, c) for i, c, _ in known if replies[i][0] == 0]
     accepted = await run_scripts(store.redis, [_in_call(k, c, str(replies[i][2])) for i, c in done])
     refused = [(i, c) for (i, c), ok in zip(done, accepted, strict=True) if not ok]
     # The actor's request was logged: withdraw it the way an unfollow does, logged too.
@@ -297,7 +318,8 @@ def _single_call(k: Keys, c: Control, at: str) -> ScriptCall:
         ]
         return logged(k, a, (cs.BLOCK_AT_SCRIPT, keys, [a, b, at]))
     if c.kind is ControlKind.MUTE:
-        return logged(k, a, (cs.MUTE_AT_SCRIPT, [k.profile(a), k.muting(a), k.profile(b)], [b, at]))
+        keys = [k.profile(a), k.muting(a), k.profile(b), k.muted_by(b)]
+        return logged(k, a, (cs.MUTE_AT_SCRIPT, keys, [b, at]))
     keys = [k.profile(a), k.profile(b), k.blocking(a), k.blocked_by(a), k.following(a)]
     keys += [k.requests_out(a), k.requests_in(b)]
     return logged(k, a, (cs.REQUEST_AT_SCRIPT, keys, [a, b, at]))
@@ -321,4 +343,6 @@ def _in_call(k: Keys, c: Control, at: str) -> ScriptCall:
     a, b = c.actor, c.target
     if c.kind is ControlKind.BLOCK:
         return cs.BLOCK_IN_SCRIPT, [k.blocked_by(b), *_cut_keys(k, b)], [a, at]
+    if c.kind is ControlKind.MUTE:
+        return cs.MIRROR_SCRIPT, [k.muted_by(b)], [a, at]
     return cs.REQUEST_AT_IN_SCRIPT, [k.requests_in(b), k.blocking(b), k.blocked_by(b)], [a, at]

@@ -240,7 +240,7 @@ class UserColumns:
         profile = None
         if self.profiles is not None:
             at = index * PROFILE_WIDTH
-            profile = _profile(user_id, *self.profiles[at : at + PROFILE_WIDTH])
+            profile = profile_of(user_id, *self.profiles[at : at + PROFILE_WIDTH])
         relation = NO_RELATION
         if self.relations is not None:
             scores = [[reply[index]] for reply in self.relations]
@@ -292,10 +292,10 @@ def _gather(ids: list[str], groups: list[list[str]], replies: list[list[Any]], w
 def _profile_objects(ids: list[str], flat: list[Any]) -> list[Profile | None]:
     # The HMGET replies of PROFILE_FIELDS, a user's values at a time.
     values = zip(*[iter(flat)] * PROFILE_WIDTH, strict=True)
-    return [_profile(user_id, *fields) for user_id, fields in zip(ids, values, strict=True)]
+    return [profile_of(user_id, *fields) for user_id, fields in zip(ids, values, strict=True)]
 
 
-def _profile(
+def profile_of(
     user_id: str,
     name: Any,
     avatar_url: Any,

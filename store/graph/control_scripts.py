@@ -52,9 +52,10 @@ def _removal(event: str) -> tuple[str, str, str]:
 # B's: blocked_by:B). Follows the block ended stay ended.
 UNBLOCK, UNBLOCK_OUT, UNBLOCK_IN = _removal("UNBLOCK")
 
-# mute / unmute: A's keys only (B's registration is checked apart on a cluster).
-# KEYS: profile:A muting:A [profile:B]   ARGV: B, '1' to mute / '0' to unmute
-# Returns {status, changed}.
+# mute / unmute: A's keys, and on a single Redis B's (on a cluster B's registration is checked apart
+# and MIRROR is B's step).
+# KEYS: profile:A muting:A [profile:B muted_by:B]   ARGV: B, '1' to mute / '0' to unmute
+# Returns {status, changed, the mute's time or false}.
 MUTE = NOW + LOG + source("mute")
 
 # The owner's side of accepting B's request (A's slot): B becomes A's fan at `now`. A retry after
@@ -105,9 +106,12 @@ UPDATE_SETTINGS = NOW + LOG + source("update_settings")
 # ARGV as theirs followed by the time; B's step is BLOCK_IN.
 BLOCK_AT, BLOCK_AT_OUT = _block(source("parts/block_at"))
 
-# mute(A, B) at a given time: A's keys only (B's registration is checked apart on a cluster).
-# KEYS: profile:A muting:A [profile:B]   ARGV: B time   Returns {status, added}.
+# mute(A, B) at a given time: keys as MUTE's.   ARGV: B time   Returns {status, added, time}.
 MUTE_AT = LOG + source("mute_at")
+
+# B's step of a mute on a cluster: the mirror entry.   KEYS: muted_by:B   ARGV: A, the mute's time
+# ('' for an unmute).   Returns 1.
+MIRROR = source("mirror")
 
 # A's pending request to follow B, at a given time; refused (-3) when either blocks the other and
 # (-4) when A already follows B. Whether B is locked is not asked: the imported graph is taken as
@@ -147,6 +151,7 @@ UPDATE_SETTINGS_SCRIPT = LuaScript(UPDATE_SETTINGS)
 BLOCK_AT_SCRIPT = LuaScript(BLOCK_AT)
 BLOCK_AT_OUT_SCRIPT = LuaScript(BLOCK_AT_OUT)
 MUTE_AT_SCRIPT = LuaScript(MUTE_AT)
+MIRROR_SCRIPT = LuaScript(MIRROR)
 REQUEST_AT_SCRIPT = LuaScript(REQUEST_AT)
 REQUEST_AT_OUT_SCRIPT = LuaScript(REQUEST_AT_OUT)
 REQUEST_AT_IN_SCRIPT = LuaScript(REQUEST_AT_IN)

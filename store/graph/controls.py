@@ -187,10 +187,13 @@ class ControlOps(ReadOps):
             [status] = await self.pair_statuses([(muter, muted)])
             self.check_status(status, muter, muted)
         else:
-            keys.append(k.profile(muted))
+            keys += [k.profile(muted), k.muted_by(muted)]
         call = logged(k, muter, (cs.MUTE_SCRIPT, keys, [muted, "1" if on else "0"]))
-        [(status, changed)] = await run_scripts(self.redis, [call])
+        [(status, changed, at)] = await run_scripts(self.redis, [call])
         self.check_status(int(status), muter, muted)
+        if self.cluster:
+            mirror = [muter, "" if at is None else str(at)]
+            await cs.MIRROR_SCRIPT.run(self.redis, [k.muted_by(muted)], mirror)
         return await _result(self, muter, muted, changed)
 
     async def muted_by(self, user_id: str) -> set[str]:

@@ -64,3 +64,20 @@ class InvalidPageError(StoreError):
     """Page arguments that do not fit together (first with last, a negative size, ...)."""
 
     code = "INVALID_PAGE"
+
+
+class AccountInactiveError(StoreError):
+    """An account is off (deactivated, suspended, being deleted) where it must be on, or in
+    another state than the one a call lifts."""
+
+    code = "ACCOUNT_INACTIVE"
+
+    def __init__(self, user_id: str, state: str, expected: str | None = None) -> None:
+        message = f"The account {user_id!r} is {state.lower()}."
+        if state == "SUSPENDED" and expected == "DEACTIVATED":
+            message += " Only an admin lifts a suspension."
+        elif expected == "SUSPENDED":
+            message += " It is not suspended."
+        super().__init__(message)
+        self.user_id = user_id
+        self.state = state

@@ -10,6 +10,7 @@ nothing. An entry's fields:
     at  when, epoch ms (Redis TIME, or an imported time)
     and for USER:     name, avatarUrl, createdAt (the profile after the change)
         for SETTINGS: locked, hideFollowing, hideFans ('1' on, '0' off: the settings after it)
+        for ACCOUNT:  state: DEACTIVATED, SUSPENDED, DELETING, ACTIVE (back on) or DELETED (gone)
 
 What each relation kind does to the pair (actor, target):
 
@@ -53,15 +54,20 @@ class EventKind(enum.Enum):
     UNBLOCK = "UNBLOCK"
     MUTE = "MUTE"
     UNMUTE = "UNMUTE"
-    # Not relation events: a profile written by upsertUser (or an import), and settings changed.
+    # Not relation events: a profile written by upsertUser (or an import), settings changed, and an
+    # account switched off, on or deleted (for services: never pushed to other users).
     USER = "USER"
     SETTINGS = "SETTINGS"
+    ACCOUNT = "ACCOUNT"
 
     @property
     def relation(self) -> bool:
         """Whether this is a change between two users (the contract's RelationEventKind)."""
-        return self not in (EventKind.USER, EventKind.SETTINGS)
+        return self not in (EventKind.USER, EventKind.SETTINGS, EventKind.ACCOUNT)
 
+
+# An ACCOUNT event's state once the account is deleted for good.
+DELETED = "DELETED"
 
 # Each part of a stream id is an unsigned 64-bit number: Redis refuses a larger one.
 ID_PART_LIMIT = 2**64

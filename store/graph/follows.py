@@ -10,6 +10,7 @@ from typing import Any
 from followgraph.store.graph import control_scripts as cs
 from followgraph.store.graph import scripts
 from followgraph.store.graph.errors import (
+    AccountInactiveError,
     InvalidInputError,
     RateLimitedError,
     StoreError,
@@ -88,7 +89,7 @@ def unfollow_out_call(k: Keys, a: str, b: str, removed_by_b: bool = False) -> Sc
 def _unfollow_call(k: Keys, a: str, b: str, removed_by_b: bool) -> ScriptCall:
     """Both steps of an unfollow in one script, on a single Redis."""
     keys = [k.profile(a), k.profile(b), k.following(a), k.mutual(a), k.fans(a)]
-    keys += [k.fans(b), k.mutual(b), k.requests_out(a), k.requests_in(b)]
+    keys += [k.fans(b), k.mutual(b), k.requests_out(a), k.requests_in(b), k.account(a), k.account(b)]
     return logged(k, a, (scripts.UNFOLLOW_SCRIPT, keys, [a, b, "1" if removed_by_b else "0"]))
 
 
@@ -126,8 +127,12 @@ class FollowOps(ReadOps):
                 "createdAt must be an epoch time in ms from 1970 to 9999.", field="createdAt"
             )
         args = upsert_args(name, avatar_url, created_at)
-        call = logged(self.keys, user_id, (scripts.UPSERT_USER_SCRIPT, [self.keys.profile(user_id)], args))
+        keys = [self.keys.profile(user_id), self.keys.account(user_id)]
+        call = logged(self.keys, user_id, (scripts.UPSERT_USER_SCRIPT, keys, args))
         [(created, stored_name, stored_avatar, stored_created)] = await run_scripts(self.redis, [call])
+        if created == -1:
+            state = await self.redis.hget(self.keys.account(user_id), "state")
+            raise AccountInactiveError(user_id, str(state or "DELETING"))
         profile = Profile(user_id, stored_name or None, stored_avatar or None, int(stored_created))
         return profile, bool(created)
 
@@ -243,6 +248,12 @@ class FollowOps(ReadOps):
             if status == 0:
                 keys = [k.fans(b), k.mutual(b), k.requests_in(b)]
                 await scripts.UNFOLLOW_IN_SCRIPT.run(self.redis, keys, [a])
+            elif status == -1 and removed_by_followee:  # the fan's account is off: its sets keep it
+                keys = [k.account(a), k.following(a), k.mutual(a)]
+                await scripts.UNFOLLOW_KEPT_SCRIPT.run(self.redis, keys, [b])
+            elif status == -2 and not removed_by_followee:  # the followee's account is off
+                keys = [k.account(b), k.fans(b), k.mutual(b)]
+                await scripts.UNFOLLOW_KEPT_SCRIPT.run(self.redis, keys, [a])
         else:
             call = _unfollow_call(k, a, b, removed_by_followee)
             [(status, changed, back)] = await run_scripts(self.redis, [call])

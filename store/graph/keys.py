@@ -15,7 +15,17 @@ from redis.crc import REDIS_CLUSTER_HASH_SLOTS, key_slot
 DEFAULT_PREFIX = "fg:"
 # A user's sorted sets of users, by name (store.model.ListKind's values, and blocked_by).
 _LISTS = frozenset(
-    {"following", "fans", "mutual", "requests_in", "requests_out", "blocking", "blocked_by", "muting"}
+    {
+        "following",
+        "fans",
+        "mutual",
+        "requests_in",
+        "requests_out",
+        "blocking",
+        "blocked_by",
+        "muting",
+        "muted_by",
+    }
 )
 
 
@@ -107,6 +117,32 @@ class Keys:
         """Sorted set of the locked accounts `user_id` asked to follow, still pending (the source of
         truth of a request, as `following` is of a follow); score = when."""
         return f"{self.prefix}{{u:{user_id}}}:requests_out"
+
+    def account(self, user_id: str) -> str:
+        """Hash of a user whose account is off (store/graph/lifecycle.py): the profile's fields,
+        renamed from `profile` so that every script and read finds no such user, with `state`
+        (DEACTIVATED, SUSPENDED or DELETING), `stateAt` and `stateReason`."""
+        return f"{self.prefix}{{u:{user_id}}}:account"
+
+    def muted_by(self, user_id: str) -> str:
+        """Sorted set of the users who mute `user_id` (the mirror of their `muting`, so that a
+        deletion finds them); score = when."""
+        return f"{self.prefix}{{u:{user_id}}}:muted_by"
+
+    def kept_by(self, user_id: str) -> str:
+        """Set of the users whose account is off and whose own sets keep a follow with `user_id`
+        that `user_id`'s sets no longer show: what a deletion of `user_id` must also clear."""
+        return f"{self.prefix}{{u:{user_id}}}:kept_by"
+
+    def kept_with(self, user_id: str) -> str:
+        """Set of the users whose `kept_by` may name `user_id` (while `user_id`'s account is off):
+        whom a reactivation or a deletion of `user_id` visits."""
+        return f"{self.prefix}{{u:{user_id}}}:kept_with"
+
+    def lifecycle_jobs(self) -> str:
+        """Set of the users whose deactivation, reactivation or deletion is under way in batches:
+        read at a server's start to take up what a restart cut short. One key, outside the graph's."""
+        return f"{self.prefix}lifecycle"
 
     def fans_seen(self, user_id: str) -> str:
         """String: epoch ms of the user's last markFansSeen."""

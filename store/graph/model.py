@@ -100,6 +100,9 @@ class Profile:
     avatar_url: str | None
     created_at: int
     settings: UserSettings = DEFAULT_SETTINGS
+    # Where the account stands (lifecycle.AccountState's value): not ACTIVE only in the views of
+    # the user and of admins, which read an account that is off (FollowStore.accounts).
+    account_state: str = "ACTIVE"
 
 
 @dataclass(slots=True)

@@ -3,7 +3,9 @@
 Each user's `following` set is the source of truth of follows, `blocking` of blocks and
 `requests_out` of follow requests; `fans`, `mutual`, `blocked_by` and `requests_in` are derived.
 A block leaves no follow or request between the two users, a follow no request, and an account
-that is not locked no pending request (unlocking accepts them). On a single Redis a change updates
+that is not locked no pending request (unlocking accepts them). An account that is off
+(store/graph/lifecycle.py) is in no active user's follows or requests, and its own sets keep what
+it had: they are not checked against the others'. On a single Redis a change updates
 both users atomically; on Redis Cluster it is two single-slot steps, and a crash between them
 leaves the second user's side behind. `verify` finds every disagreement by
 scanning (reads only, streaming, a batch of users at a time); `repair` rewrites the derived
@@ -45,6 +47,7 @@ class Problem(enum.Enum):
     REQUEST_IN_STALE = "pending request without its requester's"
     REQUEST_OF_A_FOLLOW = "pending request of a follow that exists"
     REQUEST_TO_UNLOCKED = "pending request to an account that is not locked"
+    OFF_ACCOUNT_LISTED = "follow or request of an account that is off, in an active user's set"
 
 
 @dataclass
@@ -54,6 +57,8 @@ class Report:
     problems: Counter[Problem] = field(default_factory=Counter)
     examples: list[str] = field(default_factory=list)
     repaired: int = 0
+    # The accounts that are off, found at the start of the scan.
+    off: set[str] = field(default_factory=set)
 
     @property
     def clean(self) -> bool:
@@ -71,6 +76,10 @@ Progress = Callable[[int], None]
 async def verify(store: FollowStore, *, fix: bool = False, progress: Progress | None = None) -> Report:
     """Scan the graph; with `fix`, rewrite every fans or mutual entry that disagrees."""
     report = Report()
+    off: set[str] = set()
+    async for key in store.redis.scan_iter(match=store.keys.pattern("account"), count=BATCH):
+        off.add(store.keys.user_of(key))
+    report.off = off
     # Blocks first: what they end is then checked as ended by the scans after them.
     await _scan(store, "blocking", report, fix, None, _check_blocking)
     await _scan(store, "requests_out", report, fix, None, _check_requests)
@@ -112,7 +121,35 @@ async def _batch(
     async for entries in set_entries(store, keys):
         if suffix == "following":
             report.follows += len(entries)
+        if report.off:
+            entries = await _leave_off_accounts(store, suffix, entries, report, fix)
         await check(store, entries, report, fix)
+
+
+_OFF_LISTED = ("following", "fans", "mutual", "requests_in", "requests_out")
+
+
+async def _leave_off_accounts(
+    store: FollowStore, suffix: str, entries: list[tuple[str, str, int]], report: Report, fix: bool
+) -> list[tuple[str, str, int]]:
+    """The entries to check further: not those of an off account's own sets (what it keeps), nor
+    the blocks and mutes naming one; a follow or request of an off account in an active user's set
+    is a problem of its own."""
+    off = report.off
+    kept: list[tuple[str, str, int]] = []
+    fixes: list[tuple[str, str, str, int | None]] = []
+    for owner, member, at in entries:
+        if owner in off:
+            continue
+        if member in off:
+            if suffix in _OFF_LISTED:
+                report.found(Problem.OFF_ACCOUNT_LISTED, f"{member} in {suffix} of {owner}")
+                fixes.append(("zrem", store.keys.of_list(suffix, owner), member, None))
+            continue
+        kept.append((owner, member, at))
+    if fix:
+        await _apply(store, fixes, report)
+    return kept
 
 
 async def _scores(store: FollowStore, lookups: list[tuple[str, str]]) -> list[int | None]:

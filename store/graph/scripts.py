@@ -89,7 +89,10 @@ FOLLOW_IN = FOLLOW_STEPS + _BLOCKED + _REQUEST_STEPS + source("follow_in")
 
 # Both steps in one atomic script, on a single Redis. An unfollow also withdraws a pending request.
 # KEYS: profile:A profile:B following:A mutual:A fans:A fans:B mutual:B requests_out:A requests_in:B
+#       account:A account:B
 # ARGV: A B, '1' when B removes A as a fan
+# When the other user's account is off (store/graph/lifecycle.py), the follow its sets keep ends and
+# the status still says the user is unknown.
 # Returns {status, changed, B's follow time of A or false}.
 UNFOLLOW = NOW + LOG + _UNFOLLOW_STEP + _UNFOLLOW_EVENT + source("unfollow")
 
@@ -101,8 +104,13 @@ UNFOLLOW_OUT = NOW + LOG + _UNFOLLOW_STEP + _UNFOLLOW_EVENT + source("unfollow_o
 # The second step alone, on a cluster.   KEYS: fans:B mutual:B requests_in:B   ARGV: A
 UNFOLLOW_IN = _UNFOLLOW_STEP + source("unfollow_in")
 
-# KEYS: profile   ARGV: [createdAt] then field, value pairs.
-# Returns {created (1/0), name, avatarUrl, createdAt}; the event (USER) holds the profile after it.
+# On a cluster, the end of a follow that the sets of a user whose account is off keep.
+# KEYS: account, and the set and mutual set holding the other user   ARGV: the other user
+UNFOLLOW_KEPT = _UNFOLLOW_STEP + source("unfollow_kept")
+
+# KEYS: profile account   ARGV: [createdAt] then field, value pairs.
+# Returns {created (1/0), name, avatarUrl, createdAt}; the event (USER) holds the profile after it;
+# {-1, ...} for an account that is off, which is left as it is.
 UPSERT_USER = NOW + LOG + source("upsert_user")
 
 # KEYS: fans_seen profile   Returns the mark, epoch ms; -1 when the user is not registered.
@@ -156,6 +164,7 @@ FOLLOW_IN_SCRIPT = LuaScript(FOLLOW_IN)
 UNFOLLOW_SCRIPT = LuaScript(UNFOLLOW)
 UNFOLLOW_OUT_SCRIPT = LuaScript(UNFOLLOW_OUT)
 UNFOLLOW_IN_SCRIPT = LuaScript(UNFOLLOW_IN)
+UNFOLLOW_KEPT_SCRIPT = LuaScript(UNFOLLOW_KEPT)
 UPSERT_USER_SCRIPT = LuaScript(UPSERT_USER)
 MARK_FANS_SEEN_SCRIPT = LuaScript(MARK_FANS_SEEN)
 NEW_FANS_COUNT_SCRIPT = LuaScript(NEW_FANS_COUNT)

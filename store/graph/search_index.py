@@ -37,11 +37,11 @@ _MOVES_FANS: dict[EventKind, tuple[bool, bool]] = {
 
 
 def touched(events: Sequence[Event]) -> list[str]:
-    """The users whose entries in the index `events` may change: a profile written, a fans count
-    moved. In order, without repeats."""
+    """The users whose entries in the index `events` may change: a profile written, an account
+    switched off or on, a fans count moved. In order, without repeats."""
     users: dict[str, None] = {}
     for event in events:
-        if event.kind is EventKind.USER:
+        if event.kind is EventKind.USER or event.kind is EventKind.ACCOUNT:
             users[event.actor] = None
         elif (moved := _MOVES_FANS.get(event.kind)) is not None:
             actor, target = moved

@@ -7,6 +7,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
+from sqlalchemy import delete
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -20,6 +21,7 @@ from followgraph.store.sql.statements import (
     returns_inserted,
     update,
 )
+from followgraph.store.sql.tables import blocks, follow_requests, follows, mutes, users
 
 # A batch that lost a deadlock (or a serialization check) is run again, a few times: it is
 # idempotent, so running it again is always safe.
@@ -63,16 +65,27 @@ async def _run(connection: AsyncConnection, plan: BatchPlan) -> None:
                 await connection.execute(update(f"{name}.{part}" if part else name), params)
 
 
+async def _erase(connection: AsyncConnection, user_ids: list[str]) -> None:
+    """Every row naming the users: their account was deleted for good."""
+    for table in (follows, follow_requests, blocks, mutes):
+        first, second = (column for column in table.primary_key.columns)
+        await connection.execute(delete(table).where(first.in_(user_ids) | second.in_(user_ids)))
+    await connection.execute(delete(users).where(users.c.id.in_(user_ids)))
+
+
 async def apply_events(engine: AsyncEngine, events: Sequence[Event]) -> None:
     """Apply `events` (any order, repeats allowed) in one transaction: each row ends up as its
-    newest event left it, and an event older than a row's version changes nothing."""
+    newest event left it, and an event older than a row's version changes nothing. A deletion of
+    an account removes the rows naming it, after the batch's other writes."""
     plan = BatchPlan.of(events)
-    if not plan.tables:
+    if not plan.tables and not plan.deleted:
         return
     for attempt in range(RETRIES):
         try:
             async with engine.begin() as connection:
                 await _run(connection, plan)
+                if plan.deleted:
+                    await _erase(connection, plan.deleted)
             return
         except DBAPIError as error:
             if attempt == RETRIES - 1 or not _transient(error):

@@ -112,6 +112,8 @@ def writes(event: Event) -> Iterator[Write]:
             "hide_fans": _switch(event, "hideFans"),
         }
         yield Write("users.settings", (event.actor,), event.version, values)
+    elif event.kind is EventKind.ACCOUNT:
+        return  # a deletion is the batch's (store/sql/plan.py); the rest keeps the rows as they are
     else:
         if event.target is None:
             raise EventDataError(f"event {event.id}: {event.kind.value} has no target")

@@ -20,6 +20,7 @@ from followgraph.store.graph import bulk
 from followgraph.store.graph.bulk import Control, ControlKind
 from followgraph.store.graph.events import Event, EventKind
 from followgraph.store.graph.follows import Edge
+from followgraph.store.graph.model import Profile
 from followgraph.store.graph.store import FollowStore
 from followgraph.store.sql.apply import apply_events
 from followgraph.store.sql.snapshot import (
@@ -129,21 +130,24 @@ async def read_sql(engine: AsyncEngine) -> Side:
     return side
 
 
+def _user_row(p: Profile) -> UserState:
+    s = p.settings
+    return (p.name, p.avatar_url, p.created_at, s.locked, s.hide_following, s.hide_fans)
+
+
 async def read_redis(store: FollowStore) -> Side:
     side = Side()
     async for profiles in bulk.scan_users(store):
-        for p in profiles:
-            s = p.settings
-            side.users[p.user_id] = (
-                p.name,
-                p.avatar_url,
-                p.created_at,
-                s.locked,
-                s.hide_following,
-                s.hide_fans,
-            )
+        side.users.update((p.user_id, _user_row(p)) for p in profiles)
+    off: list[str] = []
+    async for accounts in bulk.scan_accounts_off(store):
+        side.users.update((p.user_id, _user_row(p)) for p in accounts)
+        off += [p.user_id for p in accounts]
     async for edges in bulk.scan_edges(store):
         side.follows.update({(e.follower, e.followee): int(e.at or 0) for e in edges})
+    # The copy keeps the follows of accounts that are off, as their own sets do.
+    async for kept in bulk.kept_fans(store, off):
+        side.follows.update({(fan, account): at for account, fan, at in kept})
     kinds = {ControlKind.BLOCK: side.blocks, ControlKind.MUTE: side.mutes, ControlKind.REQUEST: side.requests}
     async for controls in bulk.scan_controls(store):
         for c in controls:

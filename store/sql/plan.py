@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from followgraph.store.graph.events import Event
+from followgraph.store.graph.events import DELETED, Event, EventKind
 from followgraph.store.sql.effects import Write, writes
 
 # The order tables are written in, the same in every transaction.
@@ -103,11 +103,18 @@ class BatchPlan:
     """The whole batch: the users table, then each relation table in RELATION_TABLES order."""
 
     tables: dict[str, TablePlan]
+    # Users deleted for good: every row naming them goes, after the batch's other writes.
+    deleted: list[str] = field(default_factory=list)
 
     @classmethod
     def of(cls, events: Sequence[Event]) -> BatchPlan:
         by_table: dict[str, list[Write]] = {}
+        deleted: list[str] = []
         for event in events:
+            if event.kind is EventKind.ACCOUNT:
+                if event.data.get("state") == DELETED:
+                    deleted.append(event.actor)
+                continue
             for write in writes(event):
                 by_table.setdefault(write.table.partition(".")[0], []).append(write)
         tables: dict[str, TablePlan] = {}
@@ -116,4 +123,4 @@ class BatchPlan:
         for table in RELATION_TABLES:
             if table in by_table:
                 tables[table] = _relation_plan(table, by_table[table])
-        return cls(tables)
+        return cls(tables, list(dict.fromkeys(deleted)))

@@ -1,3 +1,5 @@
+-- An account that is off (store/graph/lifecycle.py) is not written: it keeps its profile aside.
+if redis.call('EXISTS', KEYS[2]) == 1 then return {-1, false, false, false} end
 local fields = {'name', 'avatarUrl', 'createdAt'}
 local before = redis.call('HMGET', KEYS[1], unpack(fields))
 local created = redis.call('HSETNX', KEYS[1], 'createdAt', now_ms(ARGV[1]))

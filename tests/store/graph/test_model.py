@@ -216,6 +216,8 @@ class Graph:
             expected |= {KEYS.of_list(kind.value, user) for kind in ListKind if self.rows_of(kind, user)}
             if self.blocked_by(user):
                 expected.add(KEYS.blocked_by(user))
+            if any(user in muted for muted in self.mutes.values()):
+                expected.add(KEYS.muted_by(user))
         return expected
 
 

@@ -207,3 +207,25 @@ class _FakeDriverError(Exception):
 )
 def test_deadlocks_are_retried_by_their_codes(orig: Exception, retried: bool) -> None:
     assert _transient(DBAPIError("UPDATE ...", None, orig)) is retried
+
+
+async def test_a_deleted_account_leaves_no_row(engine: AsyncEngine) -> None:
+    await apply_events(
+        engine,
+        [
+            event(K.USER, "ann", None, 100, name="Ann", createdAt="1"),
+            event(K.USER, "bob", None, 100, name="Bob", createdAt="1"),
+            event(K.FOLLOW, "ann", "bob", 110),
+            event(K.FOLLOW, "bob", "ann", 120),
+            event(K.BLOCK, "cat", "ann", 130),
+            event(K.MUTE, "bob", "ann", 140),
+            event(K.FOLLOW_REQUEST, "ann", "dan", 150),
+        ],
+    )
+    # Deactivations change nothing here: the copy keeps the follows the account's own sets keep.
+    await apply_events(engine, [event(K.ACCOUNT, "ann", None, 160, state="DEACTIVATED")])
+    assert await status(engine, "follows", "bob", "ann") == FOLLOWING
+    await apply_events(engine, [event(K.ACCOUNT, "ann", None, 200, state="DELETED")])
+    tables = await dump(engine)
+    assert all("ann" not in str(rows) for rows in tables.values()), tables
+    assert await row(engine, "users", "bob") is not None
