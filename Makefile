@@ -161,4 +161,4 @@ schema: $(STAMP)
 ## clean: remove the virtualenv and caches
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build dist *.egg-info site
-	rm -rf $(WEB)/node_modules $(WEB)/dist bench/peers/node/node_modules
+	rm -rf $(WEB)/node_modules $(WEB)/dist bench/peers/node/node_modules tests/interop/*/node_modules

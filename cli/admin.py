@@ -217,11 +217,21 @@ def export_schema(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")
     ] = None,
+    federation: Annotated[
+        bool,
+        typer.Option(
+            "--federation",
+            help="The subgraph's schema (FOLLOWGRAPH_FEDERATION=1), with its federation directives, "
+            "as _service { sdl } gives it to a gateway.",
+        ),
+    ] = False,
 ) -> None:
     """Print the GraphQL schema (SDL)."""
     from followgraph.schema import schema
+    from followgraph.schema.federation import build_subgraph_schema
 
-    sdl = schema.as_str() + "\n"
+    served = build_subgraph_schema() if federation else schema
+    sdl = served.as_str() + "\n"
     if output is None:
         typer.echo(sdl, nl=False)
     else:

@@ -167,6 +167,13 @@ def serve(
             help=env_help("demo", "off"),
         ),
     ] = None,
+    federation: Annotated[
+        bool | None,
+        typer.Option(
+            "--federation/--no-federation",
+            help=env_help("federation", "off"),
+        ),
+    ] = None,
 ) -> None:
     """Serve the GraphQL API, the web app at / and GraphiQL at /graphql."""
     settings = settings_from(
@@ -180,6 +187,7 @@ def serve(
         log_level=log_level,
         demo=demo,
         metrics_port=metrics_port,
+        federation=federation,
     )
     configure_logging(settings.log_level)
     _check_before_start(settings)

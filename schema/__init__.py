@@ -46,8 +46,10 @@ def build_schema(
     introspection: bool = True,
     suggestions: bool = True,
     extensions: Sequence[Any] = (),
+    kind: type[FollowGraphSchema] = FollowGraphSchema,
 ) -> FollowGraphSchema:
-    """The schema, with the query limits, and introspection and "did you mean" suggestions on or off."""
+    """The schema, with the query limits, and introspection and "did you mean" suggestions on or off;
+    of class `kind` (schema/federation.py builds a federation subgraph's with it)."""
     limits = limits or QueryLimits()
     # Order matters: the checks of a document's shape (operation name, limits) run before its
     # validation, so that a document built to wear validation out is refused by its shape; codes
@@ -67,7 +69,7 @@ def build_schema(
         standard.append(DisableIntrospection)
     if not suggestions:
         standard.append(HideSuggestions)
-    built = FollowGraphSchema(
+    built = kind(
         query=Query,
         mutation=Mutation,
         subscription=Subscription,

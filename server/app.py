@@ -20,6 +20,7 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from followgraph.schema import build_schema
+from followgraph.schema.federation import build_subgraph_schema
 from followgraph.server.background import Worker, running
 from followgraph.server.embedded import SharedRedis
 from followgraph.server.redis_client import connect, warm_up
@@ -64,7 +65,8 @@ def create_app(
     """
     if redis is None and settings.redis_url is None:
         raise ValueError("create_app needs a Redis: pass redis= or set redis_url (FOLLOWGRAPH_REDIS_URL).")
-    schema = build_schema(
+    build = build_subgraph_schema if settings.federation else build_schema
+    schema = build(
         limits=settings.query_limits, introspection=settings.introspection, suggestions=settings.suggestions
     )
     auth = settings.auth_config()

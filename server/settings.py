@@ -101,6 +101,7 @@ _OPTIONS = (
     "redis_url",
     "database_url",
     "data_dir",
+    "federation",
 )
 
 
@@ -225,6 +226,9 @@ class Settings:
     # it), and at most this many per server process; anonymous sockets are what a flood opens.
     ws_anonymous_seconds: float = 10.0
     ws_max_anonymous_connections: int = 1000
+    # Serve the schema as an Apollo Federation 2 subgraph (schema/federation.py): User an entity
+    # keyed by userId, with _service and _entities.
+    federation: bool = False
     # Run documents that already ran once from compiled plans (executor/compiler.py and executor/plan.py).
     compiled_queries: bool = True
     # Read pages and users' facts on one auto-pipelined connection (store/redis/channel.py), one per

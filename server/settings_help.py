@@ -84,6 +84,8 @@ HELP: dict[str, str] = {
     "ws_anonymous_seconds": "Seconds a WebSocket whose connection_init has no token stays open "
     "(then close 4401); 0 closes it at connection_init.",
     "ws_max_anonymous_connections": "WebSockets without a token per server process (close 4429).",
+    "federation": "Serve the API as an Apollo Federation 2 subgraph: User is an entity keyed by "
+    "userId, with _service and _entities for a gateway; 0 serves the plain schema.",
     "compiled_queries": "Run a query document that already ran without error from its compiled "
     "plan; 0 sends every request through the general executor.",
     "read_channel": "Read pages and users' facts on one auto-pipelined connection per process (one "

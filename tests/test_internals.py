@@ -6,7 +6,10 @@ versions, so that a release that moves them fails here, loudly, rather than in p
   the connection's joined writes;
 - transport/ws_protocol.py changes the close code of uvicorn's WebSocket protocol on shutdown;
 - store/redis/channel.py parses replies with hiredis and redis-py's error parser, and
-  store/redis/cluster_channel.py reads redis-py's slot and node caches.
+  store/redis/cluster_channel.py reads redis-py's slot and node caches;
+- schema/federation.py answers `_entities` with its own `entities_resolver` (Strawberry's federation
+  schema makes the field of that method) and gives User its federation directives by replacing the
+  class's Strawberry definition while the schema is built (which reads it from the class).
 
 pyproject.toml pins uvicorn and redis-py to the minor versions tested here.
 """
@@ -24,6 +27,8 @@ from packaging.requirements import Requirement
 from redis._parsers.base import BaseParser
 from redis.asyncio.cluster import NodesManager
 from redis.exceptions import ResponseError
+from strawberry.federation import Schema as FederationSchema
+from strawberry.schema.schema import Schema
 from uvicorn.protocols.http.flow_control import service_unavailable
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol, RequestResponseCycle
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
@@ -112,3 +117,8 @@ def test_redis_py_internals_the_read_channels_use_are_there() -> None:
     caches = assigned(NodesManager.__init__)
     for name in ("slots_cache", "nodes_cache", "connection_kwargs"):
         assert name in caches, name
+
+
+def test_strawberry_federation_internals_the_subgraph_schema_uses_are_there() -> None:
+    assert "self.entities_resolver" in inspect.getsource(FederationSchema._get_federation_query_type)
+    assert "__strawberry_definition__" in inspect.getsource(Schema.__init__)

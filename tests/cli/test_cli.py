@@ -82,6 +82,14 @@ def test_export_schema(tmp_path: Path) -> None:
     assert path.read_text() == printed.stdout
 
 
+def test_export_schema_of_the_federation_subgraph() -> None:
+    subgraph = invoke("export-schema", "--federation")
+    assert subgraph.exit_code == 0
+    assert subgraph.stdout.startswith('schema @link(url: "https://specs.apollo.dev/federation/v2.0"')
+    assert 'type User implements Node @key(fields: "userId", resolvable: true)' in subgraph.stdout
+    assert "@key" not in invoke("export-schema").stdout
+
+
 # -- demo -----------------------------------------------------------------------------------------
 
 
@@ -415,6 +423,7 @@ def test_serve_help_names_every_variable_and_default() -> None:
         ("--production", "FOLLOWGRAPH_PRODUCTION", "development"),
         ("--log-level", "FOLLOWGRAPH_LOG_LEVEL", "info"),
         ("--metrics-port", "FOLLOWGRAPH_METRICS_PORT", "the API's port"),
+        ("--federation", "FOLLOWGRAPH_FEDERATION", "off"),
     ]:
         assert option in text
         assert f"[env {variable}; default: {default}]" in text
