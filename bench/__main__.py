@@ -12,7 +12,9 @@ consumer's drain rate into PostgreSQL, MariaDB and SQLite; `--eventlog-only` run
 `--no-eventlog` skips it. Then the subscriptions' section (bench/subscriptions.py, on a Redis and a server
 of its own): delivery latency of viewerEvents to 1,000 WebSocket subscribers at two rates of
 follows, and the server's memory per idle subscription; `--subscriptions-only` runs just that,
-`--no-subscriptions` skips it. Not a test: it asserts no timings.
+`--no-subscriptions` skips it. Then a big account's deletion (bench/lifecycle.py): its time and Redis
+CPU, other users' page p99 during it, and its resumption after a SIGKILL; `--lifecycle-only` runs
+just that, `--no-lifecycle` skips it. Not a test: it asserts no timings.
 """
 
 from __future__ import annotations
@@ -71,6 +73,14 @@ def parse(argv: list[str]) -> Options:
         action="store_true",
         help="only the subscriptions' section (its report goes beside its JSON, not to benchmarks.md)",
     )
+    parser.add_argument(
+        "--no-lifecycle", action="store_true", help="skip the big account's deletion (bench/lifecycle.py)"
+    )
+    parser.add_argument(
+        "--lifecycle-only",
+        action="store_true",
+        help="only the big account's deletion (its report goes beside its JSON, not to benchmarks.md)",
+    )
     parser.add_argument("--no-pin", action="store_true", help="do not pin server, loader and Redis to CPUs")
     parser.add_argument(
         "--python-loader", action="store_true", help="use bench.loadgen even if wrk is on PATH"
@@ -105,6 +115,8 @@ def parse(argv: list[str]) -> Options:
         parser.error("--no-eventlog and --eventlog-only exclude each other")
     if args.no_subscriptions and args.subscriptions_only:
         parser.error("--no-subscriptions and --subscriptions-only exclude each other")
+    if args.no_lifecycle and args.lifecycle_only:
+        parser.error("--no-lifecycle and --lifecycle-only exclude each other")
     quick: bool = args.quick
     return Options(
         quick=quick,
@@ -118,6 +130,8 @@ def parse(argv: list[str]) -> Options:
         eventlog_only=args.eventlog_only,
         subscriptions=not args.no_subscriptions,
         subscriptions_only=args.subscriptions_only,
+        lifecycle=not args.no_lifecycle,
+        lifecycle_only=args.lifecycle_only,
         pin=not args.no_pin,
         python_loader=args.python_loader,
         profile=args.profile,

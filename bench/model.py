@@ -36,6 +36,8 @@ class Options:
     # The subscriptions' section (bench/subscriptions.py); with subscriptions_only, nothing else runs.
     subscriptions: bool = True
     subscriptions_only: bool = False
+    lifecycle: bool = True
+    lifecycle_only: bool = False
     # The single Redis' scenario groups (and "memory") to run beside the side-by-side page; all
     # when empty.
     scenarios: tuple[str, ...] = ()

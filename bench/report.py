@@ -25,6 +25,7 @@ from bench.eventlog import (
 )
 from bench.eventlog_results import EventLogResults
 from bench.layers import Layer
+from bench.lifecycle import lifecycle_notes, lifecycle_rows
 from bench.model import Group, MemoryRow, Row
 from bench.subscription_results import SubscriptionResults
 from bench.subscriptions import (
@@ -305,6 +306,21 @@ def tables(results: Results, wall_seconds: float) -> list[Table]:
         out += eventlog_tables(results.eventlog)
     if results.subscriptions is not None:
         out += subscription_tables(results.subscriptions)
+    if results.lifecycle is not None:
+        out.append(
+            Table(
+                "Account deletion: a celebrity deleted for good while other users' pages are served",
+                [
+                    "load",
+                    "page p99 ms (median / worst window)",
+                    "req/s",
+                    "deletion s",
+                    "deletion Redis CPU s",
+                ],
+                lifecycle_rows(results.lifecycle),
+                notes=lifecycle_notes(results.lifecycle),
+            )
+        )
     if results.groups:
         out.append(command_mix_table(results.groups))
     if results.ratios:
@@ -465,6 +481,7 @@ def to_json(results: Results, wall_seconds: float) -> dict[str, Any]:
                 if s.subscriptions
             },
         },
+        "lifecycle": None if results.lifecycle is None else asdict(results.lifecycle),
     }
 
 
@@ -477,11 +494,13 @@ def write(results: Results, wall_seconds: float, console: Console) -> tuple[Path
     opts = results.options
     suffix = ("-quick" if opts.quick else "") + ("-eventlog" if opts.eventlog_only else "")
     suffix += "-subscriptions" if opts.subscriptions_only else ""
+    suffix += "-lifecycle" if opts.lifecycle_only else ""
     json_path = out_dir / f"bench-{stamp}{suffix}.json"
     json_path.write_text(json.dumps(to_json(results, wall_seconds), indent=2, default=str) + "\n")
     # The committed report records full runs; a --quick try-out or a single section writes its
     # Markdown beside the JSON.
-    partial = opts.quick or opts.eventlog_only or opts.subscriptions_only or bool(opts.scenarios)
+    partial = opts.quick or opts.eventlog_only or opts.subscriptions_only or opts.lifecycle_only
+    partial = partial or bool(opts.scenarios)
     md_path = json_path.with_suffix(".md") if partial else BENCH_DIR / "benchmarks.md"
     md_path.write_text(markdown(items, results))
     return json_path, md_path

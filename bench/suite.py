@@ -21,6 +21,7 @@ from bench.cpu import descendants, meter, tree_seconds
 from bench.eventlog_results import EventLogResults
 from bench.graph import VIEWER, FanGraph, LoadReport, fan_id
 from bench.layers import Layer, LayerSpec
+from bench.lifecycle import LifecycleResults
 from bench.loaders import Loader, pick_loader
 from bench.loadgen import LoadSpec, RequestSpec
 from bench.model import CpuLayout, Group, MemoryRow, Options, Ratio, Row
@@ -76,6 +77,7 @@ class Results:
     node_peer: str = ""
     eventlog: EventLogResults | None = None
     subscriptions: SubscriptionResults | None = None
+    lifecycle: LifecycleResults | None = None
 
 
 class Bench:

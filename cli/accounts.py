@@ -27,7 +27,9 @@ from followgraph.store.graph.account_import import ImportFileError, ImportReport
 from followgraph.store.graph.portability import ExportedList, exported_csv
 
 accounts = typer.Typer(
-    help="One user's lists, as Mastodon's CSV files.", no_args_is_help=True, rich_markup_mode=None
+    help="One account: its lists as Mastodon's CSV files, where it stands, its suspension and deletion.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
 )
 
 

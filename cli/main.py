@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from followgraph.cli import admin, files, serve
+from followgraph.cli import account_states, admin, files, serve
 from followgraph.cli import changes as cli_log
 from followgraph.cli.accounts import accounts
 
@@ -32,7 +32,13 @@ app.command(short_help="Feed the SQL copy from the change log (apart from serve)
 app.command(short_help="Rebuild an empty Redis from the SQL copy.")(cli_log.rebuild)
 app.command(short_help="Compare the SQL copy with Redis (--repair-sql rewrites it).")(cli_log.reconcile)
 app.add_typer(cli_log.events, name="events", short_help="Read the change log (events tail).")
-app.add_typer(accounts, name="accounts", short_help="One user's lists as Mastodon's CSV (accounts export).")
+app.add_typer(
+    accounts,
+    name="accounts",
+    short_help="One account: its lists as Mastodon's CSV, its state, suspension, deletion.",
+)
+# The account commands register themselves on `accounts` (imported for that).
+_ = account_states
 
 
 def main() -> None:

@@ -248,12 +248,15 @@ class FollowOps(ReadOps):
             if status == 0:
                 keys = [k.fans(b), k.mutual(b), k.requests_in(b)]
                 await scripts.UNFOLLOW_IN_SCRIPT.run(self.redis, keys, [a])
-            elif status == -1 and removed_by_followee:  # the fan's account is off: its sets keep it
-                keys = [k.account(a), k.following(a), k.mutual(a)]
-                await scripts.UNFOLLOW_KEPT_SCRIPT.run(self.redis, keys, [b])
+            elif status == -1 and removed_by_followee and (await self.registered([b]))[0]:
+                # The fan's account is off: its sets keep the follow.
+                keys = [k.account(a), k.following(a), k.mutual(a), k.log(a)]
+                args: list[str | int] = [b, b, "1", a, k.log_cap]
+                await scripts.UNFOLLOW_KEPT_SCRIPT.run(self.redis, keys, args)
             elif status == -2 and not removed_by_followee:  # the followee's account is off
-                keys = [k.account(b), k.fans(b), k.mutual(b)]
-                await scripts.UNFOLLOW_KEPT_SCRIPT.run(self.redis, keys, [a])
+                keys = [k.account(b), k.fans(b), k.mutual(b), k.log(b)]
+                args = [a, b, "0", a, k.log_cap]
+                await scripts.UNFOLLOW_KEPT_SCRIPT.run(self.redis, keys, args)
         else:
             call = _unfollow_call(k, a, b, removed_by_followee)
             [(status, changed, back)] = await run_scripts(self.redis, [call])

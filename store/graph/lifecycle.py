@@ -24,9 +24,11 @@ the other users' counts reach their final values as the steps go.
 
 from __future__ import annotations
 
+import asyncio
 import enum
+import time
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from followgraph.store.graph.columns import profile_of
@@ -52,10 +54,24 @@ from followgraph.store.redis.lua import ScriptCall, run_scripts
 
 # Users named at most by an account that changes in one atomic script on a single Redis.
 ATOMIC_LIMIT = 2000
-# Users per step of a change in batches.
-BATCH = 1000
+# Users per step of a change in batches: a script of a few milliseconds of Redis, so that the
+# requests in between wait at most that long.
+BATCH = 200
+# The share of its time a change in batches works: after each step it rests as long again, so that
+# its process (and Redis) keep the rest for the requests they serve.
+DUTY = 0.5
 # Attempts of the one-script change when the account's sets moved between the read and the script.
 ATTEMPTS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class JobProgress:
+    """A change in batches under way: `kind` (deactivate, reactivate, delete), and how many of the
+    users the account's sets named it has visited, of `total`."""
+
+    kind: str
+    done: int
+    total: int
 
 
 class AccountState(enum.Enum):
@@ -204,7 +220,8 @@ class LifecycleOps(IndexOps):
 
     async def resume_lifecycle(self) -> list[str]:
         """Take up every change in batches that a restart or a crash cut short; the users."""
-        jobs = cast("dict[str, str]", await self.redis.hgetall(self.keys.lifecycle_jobs()))
+        found = cast("dict[str, str]", await self.redis.hgetall(self.keys.lifecycle_jobs()))
+        jobs = {user_id: job for user_id, job in found.items() if ":" not in user_id}
         for user_id, job in jobs.items():
             kind, _, lifting = job.partition(":")
             if kind == "deactivate":
@@ -244,21 +261,54 @@ class LifecycleOps(IndexOps):
         [had] = await run_scripts(self.redis, [call])
         if not had or (had != "ACTIVE" and state is not AccountState.DELETING):
             # Off already (or unknown): a deactivation has nothing left to do.
-            await self.redis.hdel(k.lifecycle_jobs(), x)
+            await self._end(x)
         if not had:
             return None
         if had == "ACTIVE":
             await self.index_users([x])
         return AccountState(had)
 
+    async def job_progress(self, user_id: str) -> JobProgress | None:
+        """The change in batches under way for `user_id`, None when there is none."""
+        jobs = self.keys.lifecycle_jobs()
+        fields = [user_id, f"{user_id}:done", f"{user_id}:total"]
+        job, done, total = cast("list[str | None]", await self.redis.hmget(jobs, fields))
+        if job is None:
+            return None
+        return JobProgress(job.partition(":")[0], int(done or 0), int(total or 0))
+
+    async def _start(self, x: str, names: Sequence[str]) -> None:
+        """Count what a change in batches will visit, for job_progress."""
+        k = self.keys
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for name in names:
+                if name in _SETS:
+                    pipe.zcard(k.of_list(name, x))
+                else:
+                    pipe.scard(getattr(k, name)(x))
+            sizes: list[int] = await pipe.execute()
+        await self.redis.hset(k.lifecycle_jobs(), mapping={f"{x}:done": 0, f"{x}:total": sum(sizes)})
+
+    async def _advance(self, x: str, n: int, started: float) -> None:
+        """Count `n` more users visited, then rest so that the job works DUTY of its time."""
+        await self.redis.hincrby(self.keys.lifecycle_jobs(), f"{x}:done", n)
+        worked = time.monotonic() - started
+        await asyncio.sleep(worked * (1 - DUTY) / DUTY)
+
+    async def _end(self, x: str) -> None:
+        await self.redis.hdel(self.keys.lifecycle_jobs(), x, f"{x}:done", f"{x}:total")
+
     async def _detach_all(self, x: str) -> None:
         k = self.keys
+        await self._start(x, _FOLLOWS + _REQUESTS)
         for name in _FOLLOWS + _REQUESTS:
             async for batch in self._scan(k.of_list(name, x), sorted_set=True):
+                started = time.monotonic()
                 await self.redis.sadd(k.kept_with(x), *batch)
                 await run_scripts(self.redis, self._per_slot(DETACH_SCRIPT, batch, [x]))
+                await self._advance(x, len(batch), started)
         await self.redis.delete(k.requests_in(x), k.requests_out(x))
-        await self.redis.hdel(k.lifecycle_jobs(), x)
+        await self._end(x)
 
     async def _attach_all(self, x: str, lifting: AccountState) -> None:
         k = self.keys
@@ -266,14 +316,16 @@ class LifecycleOps(IndexOps):
         if state is None:
             raise UserNotFoundError(x)
         if state is AccountState.ACTIVE:
-            await self.redis.hdel(k.lifecycle_jobs(), x)
+            await self._end(x)
             return
         if state is not lifting:
             raise AccountInactiveError(x, state.value, lifting.value)
         await self.redis.hset(k.lifecycle_jobs(), x, f"reactivate:{lifting.value}")
+        await self._start(x, ["kept_with"])
         dropped: list[str] = []
         kept: list[str] = []
         async for batch in self._scan(k.kept_with(x), sorted_set=False):
+            started = time.monotonic()
             async with self.redis.pipeline(transaction=False) as pipe:
                 pipe.zmscore(k.following(x), batch)
                 pipe.zmscore(k.fans(x), batch)
@@ -290,20 +342,25 @@ class LifecycleOps(IndexOps):
                         dropped.append(m)
                     elif back == 2:
                         kept.append(m)
+            await self._advance(x, len(batch), started)
         args = [x, lifting.value, str(len(dropped)), *dropped, *kept]
         [reply] = await run_scripts(self.redis, [logged(k, x, (FLIP_ON_SCRIPT, own_keys(k, x), args))])
-        await self.redis.hdel(k.lifecycle_jobs(), x)
+        await self._end(x)
         self._check_lifted(x, reply, lifting)
         await self._reindex(x)
 
     async def _purge_all(self, x: str) -> None:
         k = self.keys
-        for name in (*_SETS, "kept_by", "kept_with"):
+        names = (*_SETS, "kept_by", "kept_with")
+        await self._start(x, names)
+        for name in names:
             key = k.of_list(name, x) if name in _SETS else getattr(k, name)(x)
             async for batch in self._scan(key, sorted_set=name in _SETS):
+                started = time.monotonic()
                 await run_scripts(self.redis, self._per_slot(PURGE_SCRIPT, batch, [x]))
+                await self._advance(x, len(batch), started)
         await run_scripts(self.redis, [logged(k, x, (ERASE_SCRIPT, own_keys(k, x), [x]))])
-        await self.redis.hdel(k.lifecycle_jobs(), x)
+        await self._end(x)
 
     # -- reading the account's sets -----------------------------------------------------------
 

@@ -104,9 +104,11 @@ UNFOLLOW_OUT = NOW + LOG + _UNFOLLOW_STEP + _UNFOLLOW_EVENT + source("unfollow_o
 # The second step alone, on a cluster.   KEYS: fans:B mutual:B requests_in:B   ARGV: A
 UNFOLLOW_IN = _UNFOLLOW_STEP + source("unfollow_in")
 
-# On a cluster, the end of a follow that the sets of a user whose account is off keep.
-# KEYS: account, and the set and mutual set holding the other user   ARGV: the other user
-UNFOLLOW_KEPT = _UNFOLLOW_STEP + source("unfollow_kept")
+# On a cluster, the end of a follow that the sets of a user whose account is off keep, logged on
+# that user's slot as the unfollow (or fan removal) it is.
+# KEYS: account, the set and the mutual set holding the other user, the log of the slot
+# ARGV: the other user, the followee, '1' when the followee removes a fan, then the follower and the cap
+UNFOLLOW_KEPT = NOW + LOG + _UNFOLLOW_STEP + _UNFOLLOW_EVENT + source("unfollow_kept")
 
 # KEYS: profile account   ARGV: [createdAt] then field, value pairs.
 # Returns {created (1/0), name, avatarUrl, createdAt}; the event (USER) holds the profile after it;

@@ -11,7 +11,7 @@ from sqlalchemy import delete
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from followgraph.store.graph.events import Event
+from followgraph.store.graph.events import DELETED, Event, EventKind
 from followgraph.store.sql.plan import KEY_COLUMNS, BatchPlan
 from followgraph.store.sql.statements import (
     JOINED_ROWS,
@@ -73,19 +73,34 @@ async def _erase(connection: AsyncConnection, user_ids: list[str]) -> None:
     await connection.execute(delete(users).where(users.c.id.in_(user_ids)))
 
 
+def _segments(events: Sequence[Event]) -> list[BatchPlan]:
+    """The batch's plans: one, or on a deletion of an account one up to it (its rows are erased
+    after it) and one for what came after (an account registered again under the same id)."""
+    if not any(e.kind is EventKind.ACCOUNT and e.data.get("state") == DELETED for e in events):
+        return [BatchPlan.of(events)]
+    plans, segment = [], []
+    for event in sorted(events, key=lambda e: e.version):
+        segment.append(event)
+        if event.kind is EventKind.ACCOUNT and event.data.get("state") == DELETED:
+            plans.append(BatchPlan.of(segment))
+            segment = []
+    return [*plans, BatchPlan.of(segment)]
+
+
 async def apply_events(engine: AsyncEngine, events: Sequence[Event]) -> None:
     """Apply `events` (any order, repeats allowed) in one transaction: each row ends up as its
     newest event left it, and an event older than a row's version changes nothing. A deletion of
-    an account removes the rows naming it, after the batch's other writes."""
-    plan = BatchPlan.of(events)
-    if not plan.tables and not plan.deleted:
+    an account removes the rows naming it, after the writes of the events before it."""
+    plans = [plan for plan in _segments(events) if plan.tables or plan.deleted]
+    if not plans:
         return
     for attempt in range(RETRIES):
         try:
             async with engine.begin() as connection:
-                await _run(connection, plan)
-                if plan.deleted:
-                    await _erase(connection, plan.deleted)
+                for plan in plans:
+                    await _run(connection, plan)
+                    if plan.deleted:
+                        await _erase(connection, plan.deleted)
             return
         except DBAPIError as error:
             if attempt == RETRIES - 1 or not _transient(error):

@@ -99,9 +99,13 @@ class Harness:
 
     async def invariants(self) -> None:
         """following/fans mirror each other with the same scores; mutual = following ∩ fans, both ways;
-        blocks and follow requests mirror each other, and no follow or pending request crosses a block."""
+        blocks and follow requests mirror each other, and no follow or pending request crosses a block;
+        accounts that are off are in no active user's follows or requests."""
         keys = Keys()
         users = {keys.user_of(str(key)) for key in await self.redis.keys(keys.pattern())}
+        # An account that is off keeps its own sets, and is in no active user's (lifecycle.py).
+        off = {keys.user_of(str(key)) for key in await self.redis.keys(keys.pattern("account"))}
+        users -= off
         following: dict[str, dict[str, float]] = {}
         fans: dict[str, dict[str, float]] = {}
         mutual: dict[str, set[str]] = {}
@@ -113,7 +117,7 @@ class Harness:
         async def scored(key: str) -> dict[str, float]:
             return dict(cast("list[tuple[str, float]]", await self.redis.zrange(key, 0, -1, withscores=True)))
 
-        for user in users:
+        for user in users | off:
             following[user] = await scored(keys.following(user))
             fans[user] = await scored(keys.fans(user))
             mutual[user] = set(await scored(keys.mutual(user)))
@@ -122,6 +126,8 @@ class Harness:
             asked[user] = set(await scored(keys.requests_out(user)))
             asked_by[user] = set(await scored(keys.requests_in(user)))
         for a in users:
+            listed = set(following[a]) | set(fans[a]) | mutual[a] | asked[a] | asked_by[a]
+            assert not listed & off, f"{a}'s sets name accounts that are off: {listed & off}"
             assert a not in following[a], f"{a} follows themselves"
             for b, at in following[a].items():
                 assert fans.get(b, {}).get(a) == at, f"{a} follows {b} at {at}, fans:{b} says {fans.get(b)}"
