@@ -1,8 +1,8 @@
 """Deleting a big account (#39), on a Redis and a server of its own: a celebrity with 1,000,000 fans
-(100,000 with --quick) deleted by `followgraph accounts delete` in a process of its own while
-server A serves other users' fans pages; the deletion's time and Redis CPU, and the pages' p99 in
-windows of WINDOW seconds during it beside the same windows without it. Then the same deletion
-SIGKILLed a third of the way, and server A restarted: it takes the deletion up and ends it.
+(100,000 with --quick) deleted by an admin's deleteUser through server A while A serves another
+user's fans page; the deletion's time and Redis CPU, and the pages' p99 in windows of WINDOW
+seconds during it beside the same windows without it. Then the same deletion with server A
+SIGKILLed a third of the way through, and A started again: it takes the deletion up and ends it.
 
 Deletions of accounts that name at most store/graph/lifecycle.py's ATOMIC_LIMIT users are one
 script; this one goes in batches of BATCH users, each a script of a few milliseconds of Redis, so
@@ -12,21 +12,23 @@ that the pages in between wait at most one batch.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import statistics
-import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import httpx
 import redis
 
-from bench.cpu import process_seconds
+from bench.cpu import descendants, process_seconds
 from bench.graph import open_pipe, profile_command
 from bench.loadgen import LoadResult, LoadSpec, RequestSpec
-from bench.processes import Child, child_env, free_port, pin, spawn, wait_http
+from bench.processes import Child, child_env, free_port, pin, wait_http
 from bench.queries import bearer, fans_query_body
 from bench.resp import pack
 from followgraph.server.redis_server import RedisServer, find_redis_server
@@ -79,17 +81,37 @@ def _load(port: int, keys: Keys, user: str, fans: int, prefix: str) -> None:
         pipe.flush()
 
 
-def _delete(bench: Bench, url: str, user: str, tmp: Path) -> Child:
-    args = [sys.executable, "-m", "followgraph.cli", "accounts", "delete", user, "--yes", "--redis-url", url]
-    return spawn(f"accounts delete {user}", args, env=child_env(), log_path=tmp / f"delete-{user}.log")
+DELETE_USER = "mutation($id: ID!) { deleteUser(input: {userId: $id}) { state errors { code message } } }"
+
+
+def _delete(port: int, admin: str, user: str) -> threading.Thread:
+    """deleteUser through server A, in a thread: the call answers DELETING after half its request's
+    time and the server goes on in the background."""
+
+    def call() -> None:
+        body = {"query": DELETE_USER, "variables": {"id": user}}
+        url = f"http://127.0.0.1:{port}/graphql"
+        with contextlib.suppress(httpx.HTTPError):  # the server may be killed meanwhile
+            answer = httpx.post(url, json=body, headers=bearer(admin), timeout=120)
+            errors = answer.json()["data"]["deleteUser"]["errors"]
+            if errors:
+                raise RuntimeError(f"deleteUser failed: {errors}")
+
+    thread = threading.Thread(target=call, daemon=True)
+    thread.start()
+    return thread
+
+
+def _marked(stats: redis.Redis, user: str) -> bool:
+    return stats.hget(Keys().lifecycle_jobs(), user) is not None
 
 
 def _windows(
-    bench: Bench, port: int, request: RequestSpec, until: Child | None, count: int
+    bench: Bench, port: int, request: RequestSpec, stats: redis.Redis | None, count: int
 ) -> list[LoadResult]:
-    """Page load in windows of WINDOW seconds: `count` of them, or while `until` runs."""
+    """Page load in windows of WINDOW seconds: `count` of them, or while STAR's deletion runs."""
     out: list[LoadResult] = []
-    while (until is None and len(out) < count) or (until is not None and until.process.poll() is None):
+    while (stats is None and len(out) < count) or (stats is not None and _marked(stats, STAR)):
         out.append(bench.loader.run(LoadSpec("127.0.0.1", port, CONCURRENCY, 0.0, WINDOW, request)))
     return out
 
@@ -135,7 +157,9 @@ def run_lifecycle(bench: Bench) -> None:
             return child
 
         a = start_a()
-        token = mint_token(AuthConfig("HS256", secret=bench.secret.encode()), VIEWER, ttl_seconds=3600)
+        auth = AuthConfig("HS256", secret=bench.secret.encode())
+        admin = mint_token(auth, "operator", admin=True, ttl_seconds=3600)
+        token = mint_token(auth, VIEWER, ttl_seconds=3600)
         request = RequestSpec("/graphql", fans_query_body(OTHER, 20), bearer(token))
         bench.loader.run(LoadSpec("127.0.0.1", port, CONCURRENCY, 0.0, WINDOW, request))  # warm
         redis_cpu = process_seconds(redis_pid)
@@ -146,32 +170,32 @@ def run_lifecycle(bench: Bench) -> None:
         bench.say(f"  account deletion: deleting {STAR} while serving {OTHER}'s fans page...")
         redis_cpu = process_seconds(redis_pid)
         started = time.monotonic()
-        deletion = _delete(bench, url, STAR, tmp)
-        results.during = _windows(bench, port, request, deletion, 0)
-        deletion.process.wait()
+        caller = _delete(port, admin, STAR)
+        while not _marked(stats, STAR) and caller.is_alive():
+            time.sleep(0.01)
+        results.during = _windows(bench, port, request, stats, 0)
+        while _marked(stats, STAR):
+            time.sleep(0.01)
         results.delete_seconds = time.monotonic() - started
+        caller.join()
         load_seconds = sum(w.seconds for w in results.during)
         results.delete_redis_cpu = process_seconds(redis_pid) - redis_cpu - load_cpu_rate * load_seconds
-        if deletion.process.returncode != 0:
-            raise RuntimeError(f"the deletion failed:\n{deletion.log_tail()}")
 
-        bench.say("  account deletion: SIGKILL a third of the way, then a restart of server A...")
+        bench.say("  account deletion: server A SIGKILLed a third of the way through, then restarted...")
         _load(server.port, keys, STAR, results.fans, "f")
-        deletion = _delete(bench, url, STAR, tmp)
+        _delete(port, admin, STAR)
         jobs = keys.lifecycle_jobs()
-        while deletion.process.poll() is None:
+        while True:
             done, total = stats.hmget(jobs, [f"{STAR}:done", f"{STAR}:total"])
             if total and int(done or 0) >= KILL_AT * int(total):
-                deletion.process.send_signal(signal.SIGKILL)
+                for pid in [*descendants(a.pid), a.pid]:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
                 results.killed_at, results.killed_of = int(done or 0), int(total)
                 break
             time.sleep(0.01)
-        deletion.process.wait()
-        results.gone_for_others_after_kill = not stats.exists(keys.profile(STAR)) and bool(
-            stats.hget(jobs, STAR)
-        )
-        a.process.send_signal(signal.SIGTERM)
-        a.process.wait(timeout=60)
+        a.process.wait()
+        results.gone_for_others_after_kill = not stats.exists(keys.profile(STAR)) and _marked(stats, STAR)
         started = time.monotonic()
         a = start_a()
         while stats.hget(jobs, STAR) is not None and time.monotonic() - started < 600:
@@ -211,13 +235,15 @@ def lifecycle_notes(results: LifecycleResults) -> list[str]:
     base = statistics.median([w.p99_ms for w in results.baseline]) if results.baseline else 0.0
     during = statistics.median([w.p99_ms for w in results.during]) if results.during else 0.0
     ratio = f"{during / base:.2f}" if base else "-"
+    kept = "yes" if results.gone_for_others_after_kill else "NO"
     return [
-        f"p99 as the median / worst of {WINDOW:g} s windows at {CONCURRENCY} connections; during / without "
-        f"the deletion (medians): {ratio}. The deletion runs in `followgraph accounts delete`, a process of "
-        f"its own, in batches of {results.batch} users (one script each); its Redis CPU is the Redis "
-        "process's CPU over the deletion less the page load's, at the rate measured without it.",
-        f"SIGKILLed after {results.killed_at:,} of {results.killed_of:,} users visited: the account was gone "
-        f"for everyone else ({'yes' if results.gone_for_others_after_kill else 'NO'}) and marked as a job; "
-        f"server A restarted and ended it {results.resume_seconds:.1f} s after it was started, leaving "
-        f"{results.left_after_resume} key(s) or sampled entries naming the account (0 expected).",
+        f"p99 as the median / worst of {WINDOW:g} s windows at {CONCURRENCY} connections; during / "
+        f"without the deletion (medians): {ratio}. The deletion runs in server A, the process serving "
+        f"the pages (deleteUser answers DELETING and it goes on), in batches of {results.batch} users "
+        "(one script each), working half its time; its Redis CPU is the Redis process's over the "
+        "deletion less the page load's, at the rate measured without it.",
+        f"Server A SIGKILLed after {results.killed_at:,} of {results.killed_of:,} users visited: the "
+        f"account gone for everyone else and marked as a job ({kept}); A started again and ended it "
+        f"{results.resume_seconds:.1f} s after its start, leaving {results.left_after_resume} key(s) or "
+        "sampled entries naming the account (0 expected).",
     ]

@@ -158,6 +158,7 @@ async def lifespan(app: Starlette) -> AsyncIterator[None]:
     _start_log_readers(state, settings)
     _collect_less()
     metrics: Metrics = state.metrics
+    store.watch_jobs(metrics.account_change)
     # Each process adds its cluster read channel's counts to the metrics now and then (with
     # several workers, each writes its own values; /metrics adds them up).
     exporting: asyncio.Task[None] | None = None

@@ -87,7 +87,7 @@ class SearchIndexer:
         k, redis = self.store.keys, self.store.redis
         if await redis.exists(k.search_built()):
             return
-        lease = f"{k.search_built()}:lease"
+        lease = k.search_lease()
         me = self.options.consumer
         if not await redis.set(lease, me, nx=True, ex=BUILD_LEASE_SECONDS):
             return

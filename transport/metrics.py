@@ -165,6 +165,14 @@ class Metrics:
             ["event"],
             registry=self.registry,
         )
+        self.account_changes = Gauge(
+            "followgraph_account_change_users_left",
+            "Users that the deactivations, reactivations and deletions in batches this process runs "
+            "(big accounts, a cluster) have still to visit; 0 when none runs.",
+            registry=self.registry,
+            multiprocess_mode="livesum",
+        )
+        self._left: dict[str, int] = {}
         # The read channel's counts (store/redis/tracking.py), added to profile_cache by export_cache().
         self._cache: tuple[CacheStats, CacheStats] | None = None
         self._names: set[str] = set()
@@ -198,6 +206,14 @@ class Metrics:
         count, latency = series
         count.inc()
         latency.observe(seconds)
+
+    def account_change(self, user_id: str, left: int) -> None:
+        """A change in batches of `user_id`'s account has `left` users to visit (0: it ended)."""
+        if left:
+            self._left[user_id] = left
+        else:
+            self._left.pop(user_id, None)
+        self.account_changes.set(sum(self._left.values()))
 
     def observe_batch(self, loader: str, size: int) -> None:
         self.batch_size.labels(loader).observe(size)

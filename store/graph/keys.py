@@ -202,6 +202,10 @@ class Keys:
         """String: set once the search index was built from every user (server/search.py)."""
         return f"{self.prefix}search:built"
 
+    def search_lease(self) -> str:
+        """String: held by the process building the search index while it builds (server/search.py)."""
+        return f"{self.search_built()}:lease"
+
     def rate_limit_prefix(self) -> str:
         """Prefix of the rate limiter's keys (one per limited user and action)."""
         return f"{self.prefix}limits"

@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
@@ -72,6 +72,10 @@ class JobProgress:
     kind: str
     done: int
     total: int
+
+
+# Told (account, users left to visit) after each step of a change in batches.
+JobWatcher = Callable[[str, int], None]
 
 
 class AccountState(enum.Enum):
@@ -277,6 +281,16 @@ class LifecycleOps(IndexOps):
             return None
         return JobProgress(job.partition(":")[0], int(done or 0), int(total or 0))
 
+    def watch_jobs(self, watcher: JobWatcher) -> None:
+        """Tell `watcher` how many users each change in batches of this process has left to visit,
+        after each step (0 when it ends)."""
+        self._watcher = watcher
+
+    def _tell(self, x: str, left: int) -> None:
+        watcher: JobWatcher | None = getattr(self, "_watcher", None)
+        if watcher is not None:
+            watcher(x, left)
+
     async def _start(self, x: str, names: Sequence[str]) -> None:
         """Count what a change in batches will visit, for job_progress."""
         k = self.keys
@@ -288,15 +302,22 @@ class LifecycleOps(IndexOps):
                     pipe.scard(getattr(k, name)(x))
             sizes: list[int] = await pipe.execute()
         await self.redis.hset(k.lifecycle_jobs(), mapping={f"{x}:done": 0, f"{x}:total": sum(sizes)})
+        self._tell(x, sum(sizes))
 
     async def _advance(self, x: str, n: int, started: float) -> None:
         """Count `n` more users visited, then rest so that the job works DUTY of its time."""
-        await self.redis.hincrby(self.keys.lifecycle_jobs(), f"{x}:done", n)
+        jobs = self.keys.lifecycle_jobs()
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hincrby(jobs, f"{x}:done", n)
+            pipe.hget(jobs, f"{x}:total")
+            done, total = await pipe.execute()
+        self._tell(x, max(0, int(total or 0) - int(done)))
         worked = time.monotonic() - started
         await asyncio.sleep(worked * (1 - DUTY) / DUTY)
 
     async def _end(self, x: str) -> None:
         await self.redis.hdel(self.keys.lifecycle_jobs(), x, f"{x}:done", f"{x}:total")
+        self._tell(x, 0)
 
     async def _detach_all(self, x: str) -> None:
         k = self.keys

@@ -106,7 +106,9 @@ async def read_graph(client: Client, users: list[str], keys: Keys | None = None)
             graph.profiles.add(user)
     if not k.sharded:
         known.update(k.logs())  # the change log
-    known.add(k.search_built())
+    # The search index's mark, and the lease of the process building it (server/search.py), held
+    # while a build runs.
+    known.update({k.search_built(), k.search_lease()})
     # The follow rate limiter's own keys, and the search index's sets of name prefixes and of ids
     # (tests/store/graph/test_search.py checks what they hold).
     own = (k.rate_limit_prefix(), f"{k.prefix}{{s:", f"{k.prefix}{{i:")

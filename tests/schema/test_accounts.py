@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from followgraph.store.graph import lifecycle
 from tests.served import Served
 
 PAYLOAD = "state errors { code message field } user { userId accountState followingCount fansCount }"
@@ -104,3 +107,24 @@ async def test_deletion_for_good(api: Served) -> None:
     assert [e["code"] for e in again["errors"]] == ["USER_NOT_FOUND"]
     removed = (await admin(api, DELETE_USER, {"id": "cat"}))["deleteUser"]
     assert removed == {"state": None, "errors": [], "user": None}
+
+
+async def test_a_deletion_in_batches_shows_its_progress(api: Served, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lifecycle, "ATOMIC_LIMIT", 0)
+    monkeypatch.setattr(lifecycle, "BATCH", 1)
+    await api.register("star", "f1", "f2", "f3")
+    for fan in ("f1", "f2", "f3"):
+        await api.store.follow(follower=fan, followee="star")
+    metrics = api.app.state.metrics
+    seen: list[int] = []
+
+    def watch(user_id: str, left: int) -> None:
+        seen.append(left)
+        metrics.account_change(user_id, left)
+
+    api.store.watch_jobs(watch)
+    gone = (await api.data(SELF["deleteAccount"], as_user="star"))["deleteAccount"]
+    assert gone == {"state": None, "errors": [], "user": None}
+    assert seen == [3, 2, 1, 0, 0]  # the fans, one a step; the end
+    shown = (await api.client.get("/metrics")).text
+    assert "followgraph_account_change_users_left 0.0" in shown
