@@ -15,7 +15,12 @@ work to the one above it:
   a request's context;
 - A executor: Executor.execute, which finds the plan by its document;
 - A endpoint: the whole /graphql ASGI app (headers, request id, body, token, deadline, metrics,
-  the access line), called as uvicorn calls it.
+  the access line), called as uvicorn calls it;
+- A endpoint, traced: the same app with tracing on (transport/tracing.py, exported over OTLP/HTTP
+  to a sink in another process, bench/tracing.py), each request carrying a caller's traceparent:
+  not sampled (the caller's flag 00: what every request pays for tracing being on), then sampled
+  (01: its request, operation and Redis round trips in spans, encoded and sent; the batch's spans
+  are all exported before its CPU time is read).
 
 HTTP parsing and the sockets to the client are in none of them: both servers run on the same
 uvicorn. The layers take turns, batch by batch; CPU time (process_time) per page, each layer's
@@ -54,6 +59,7 @@ import uvloop
 
 from bench.plain import RELATIONSHIPS, PlainApp
 from bench.queries import FANS_QUERY
+from bench.tracing import NOT_SAMPLED, SAMPLED, exported_to, otlp_sink
 from followgraph.executor.plan import Plan
 from followgraph.resolvers.context import Context
 from followgraph.schema.scalars import serialize_datetime
@@ -68,7 +74,10 @@ from followgraph.transport.logs import configure_logging
 CONCURRENCY = 32
 BATCH = 480
 Page = Callable[[], Awaitable[bytes]]
-LAYERS = ("B without the rules", "B", "A reads", "A store", "A plan", "A executor", "A endpoint")
+# What a layer does after its batch of pages and before the batch's CPU time is read.
+Settle = Callable[[], None]
+TRACED = ("A endpoint, traced, not sampled", "A endpoint, traced, sampled")
+LAYERS = ("B without the rules", "B", "A reads", "A store", "A plan", "A executor", "A endpoint", *TRACED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +105,7 @@ class Layer:
     instructions: float = 0.0
 
 
-def _asgi_caller(app: Any, path: str, body: bytes, token: str) -> Page:
+def _asgi_caller(app: Any, path: str, body: bytes, token: str, traceparent: str | None = None) -> Page:
     """One POST through an ASGI app, the scope as uvicorn builds it; returns the body sent."""
     headers = [
         (b"host", b"127.0.0.1"),
@@ -104,6 +113,8 @@ def _asgi_caller(app: Any, path: str, body: bytes, token: str) -> Page:
         (b"authorization", f"Bearer {token}".encode()),
         (b"content-length", str(len(body)).encode()),
     ]
+    if traceparent is not None:
+        headers.append((b"traceparent", traceparent.encode()))
     scope = {
         "type": "http",
         "asgi": {"version": "3.0", "spec_version": "2.4"},
@@ -151,8 +162,8 @@ async def _calls_per_page(page: Page, pages: int = 256) -> float:
     return sum(row[1] for row in stats.values()) / pages
 
 
-async def _cpu_per_page(page: Page, pages: int) -> float:
-    """CPU µs per page, `pages` of them CONCURRENCY at a time."""
+async def _cpu_per_page(page: Page, pages: int, settle: Settle | None = None) -> float:
+    """CPU µs per page, `pages` of them CONCURRENCY at a time (and `settle` after them)."""
     each = pages // CONCURRENCY
 
     async def worker() -> None:
@@ -161,11 +172,16 @@ async def _cpu_per_page(page: Page, pages: int) -> float:
 
     started = time.process_time()
     await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
+    if settle is not None:
+        settle()
     return (time.process_time() - started) / (each * CONCURRENCY) * 1e6
 
 
-async def _layers(spec: LayerSpec, log: TextIO, stack: contextlib.AsyncExitStack) -> dict[str, Page]:
-    """Each layer's page; the apps run (their lifespans) until `stack` closes."""
+async def _layers(
+    spec: LayerSpec, log: TextIO, stack: contextlib.AsyncExitStack
+) -> tuple[dict[str, Page], dict[str, Settle]]:
+    """Each layer's page, and what some do after a batch; the apps run (their lifespans) until
+    `stack` closes."""
     url = f"redis://127.0.0.1:{spec.redis_port}/0"
     # As the server logs: the access line at info, to a file.
     real, sys.stderr = sys.stderr, log
@@ -227,10 +243,20 @@ async def _layers(spec: LayerSpec, log: TextIO, stack: contextlib.AsyncExitStack
         )
         return orjson.dumps({"data": result.data})
 
+    # The same app with tracing on, its spans exported to a sink in another process.
+    tracing = exported_to(stack.enter_context(otlp_sink()))
+    traced = create_app(settings, tracing=tracing)
+    await stack.enter_async_context(traced.router.lifespan_context(traced))
+    document = orjson.dumps({"query": FANS_QUERY, "variables": variables})
+    not_sampled, sampled = (
+        _asgi_caller(traced, "/graphql", document, spec.token, traceparent)
+        for traceparent in (NOT_SAMPLED, SAMPLED)
+    )
+    await sampled()  # its own executor compiles its own plan
     body = orjson.dumps(variables)
     b, b_unruled = (_asgi_caller(reference, "/b", body, spec.token) for reference in (plain, unruled))
-    pages = (b_unruled, b, a_reads, a_store, a_plan, a_executor, endpoint)
-    return dict(zip(LAYERS, pages, strict=True))
+    pages = (b_unruled, b, a_reads, a_store, a_plan, a_executor, endpoint, not_sampled, sampled)
+    return dict(zip(LAYERS, pages, strict=True)), {TRACED[1]: tracing.flush}
 
 
 _NAME = PROFILE_FIELDS.index("name")
@@ -274,8 +300,8 @@ async def measure(spec: LayerSpec) -> list[Layer]:
         (Path(tmp) / "access.log").open("w") as log,
     ):
         async with contextlib.AsyncExitStack() as stack:
-            layers = await _layers(spec, log, stack)
-            seen = await _turns(spec, layers)
+            layers, settles = await _layers(spec, log, stack)
+            seen = await _turns(spec, layers, settles)
             calls = {name: await _calls_per_page(page) for name, page in layers.items()}
             await asyncio.sleep(0)  # the last access lines, written before their file closes
         logging.shutdown()
@@ -286,19 +312,21 @@ async def measure(spec: LayerSpec) -> list[Layer]:
     return out
 
 
-async def _turns(spec: LayerSpec, layers: dict[str, Page]) -> dict[str, list[float]]:
+async def _turns(
+    spec: LayerSpec, layers: dict[str, Page], settles: dict[str, Settle]
+) -> dict[str, list[float]]:
     """Every layer's CPU per page in each of `spec.batches` batches, the layers taking turns, once
     their answers are checked against B's."""
     answers = {name: orjson.loads(await page()) for name, page in layers.items()}
     wrong = [name for name, answer in answers.items() if answer != answers["B"]]
     if wrong:
         raise RuntimeError(f"{', '.join(wrong)}: not B's answer")
-    for page in layers.values():  # warm every path
-        await _cpu_per_page(page, BATCH)
+    for name, page in layers.items():  # warm every path
+        await _cpu_per_page(page, BATCH, settles.get(name))
     seen: dict[str, list[float]] = {name: [] for name in layers}
     for _ in range(spec.batches):
         for name, page in layers.items():
-            seen[name].append(await _cpu_per_page(page, BATCH))
+            seen[name].append(await _cpu_per_page(page, BATCH, settles.get(name)))
     return seen
 
 
@@ -365,13 +393,16 @@ async def _counted(spec: LayerSpec, name: str, pages: int) -> None:
         (Path(tmp) / "access.log").open("w") as log,
     ):
         async with contextlib.AsyncExitStack() as stack:
-            page = (await _layers(spec, log, stack))[name]
+            layers, settles = await _layers(spec, log, stack)
+            page, settle = layers[name], settles.get(name)
             for _ in range(WARM_PAGES):
                 await page()
             print("ready", flush=True)
             sys.stdin.readline()
             for _ in range(pages):
                 await page()
+            if settle is not None:
+                settle()
             os._exit(0)  # counted to here: nothing of the shutdown
 
 

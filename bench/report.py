@@ -193,7 +193,11 @@ def layers_table(layers: list[Layer]) -> Table:
         "run with a request's context (variables, arguments, the root and its list); A executor, the "
         "plan found by its "
         "document; A endpoint, the whole /graphql ASGI app (headers, request id, body, token, "
-        "deadline, metrics, the access line). Beyond the row above: what the row adds to the one "
+        "deadline, metrics, the access line); A endpoint, traced, the same app with tracing on "
+        "(exported over OTLP/HTTP to a sink in another process, bench/tracing.py), its requests "
+        "carrying a caller's traceparent, not sampled (what every request pays for tracing being on) "
+        "then sampled (its spans made, encoded and sent, all of a batch's before its CPU time is "
+        "read). Beyond the row above: what the row adds to the one "
         "above it (for A reads, what A's own reads cost beyond the whole of B; for A store, what the "
         "builders cost beyond an answer written by hand).",
         "HTTP parsing and the client's sockets are in no row: both servers run on the same uvicorn, and "

@@ -52,6 +52,7 @@ from followgraph.transport.auth import AuthConfigError, mint_token
 from followgraph.transport.http_protocol import GuardedHttpToolsProtocol, connection_cap
 from followgraph.transport.logs import configure_logging
 from followgraph.transport.metrics import MULTIPROC_ENV, serve_metrics, workers_registry
+from followgraph.transport.tracing_config import TracingConfigError, check_config, tracing_from_env
 from followgraph.transport.web import DEMO_VIEWER, WEB_PROJECT, WebBuild, build_notice
 from followgraph.transport.ws_protocol import GoingAwayWebSocketProtocol
 
@@ -219,6 +220,10 @@ def serve(
 
 def _check_before_start(settings: Settings) -> None:
     """What can be said before the embedded Redis starts and the demo loads, rather than after."""
+    try:
+        check_config(os.environ)
+    except TracingConfigError as exc:
+        raise fail(f"Configuration error: {exc}") from None
     _check_port(settings.host, settings.port, "--port or FOLLOWGRAPH_PORT")
     if settings.metrics_port is not None:
         _check_metrics_port(settings)
@@ -263,7 +268,7 @@ def _uvicorn_options(settings: Settings) -> dict[str, Any]:
 def _serve_one(settings: Settings, watchdog: RedisWatchdog | None, options: dict[str, Any]) -> None:
     from followgraph.server.app import create_app
 
-    application = create_app(settings, watchdog=watchdog)
+    application = create_app(settings, watchdog=watchdog, tracing=tracing_from_env())
     with _metrics_port(settings, application.state.metrics.registry):
         uvicorn.run(application, **options)
 

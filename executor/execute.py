@@ -3,8 +3,8 @@ graphql-core otherwise, learning a plan from every document that ran without an 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Final
+from collections.abc import Coroutine, Mapping
+from typing import TYPE_CHECKING, Any, Final
 
 from cachetools import LRUCache
 from graphql import ExecutionResult, GraphQLError
@@ -14,11 +14,15 @@ from strawberry.types.graphql import OperationType
 from followgraph.executor.compiler import NotCompilable, compile_document
 from followgraph.executor.mutation_plan import MutationPlan
 from followgraph.executor.plan import Fallback, Plan
+from followgraph.executor.spans import OperationSpans, ran_general, ran_plan
 from followgraph.resolvers.context import Context
 from followgraph.resolvers.errors import INTERNAL_SERVER_ERROR
 from followgraph.schema import FollowGraphSchema
 from followgraph.schema.document import core_schema
 from followgraph.schema.validation import capped
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span, Tracer
 
 # Distinct documents kept (compiled, or known not to compile).
 PLAN_CACHE_SIZE = 512
@@ -49,15 +53,19 @@ def rejected(result: ExecutionResult) -> bool:
 class Executor:
     """Executes operations on one schema; owns the plans compiled from its documents."""
 
-    def __init__(self, schema: FollowGraphSchema, *, compiled: bool = True) -> None:
+    def __init__(
+        self, schema: FollowGraphSchema, *, compiled: bool = True, tracer: Tracer | None = None
+    ) -> None:
         self.schema = schema
         self.types = core_schema(schema)
         # (document, operation name) -> its plan, or None when it does not compile.
         self.plans: LRUCache[tuple[str, str | None], Plan | MutationPlan | None] | None = (
             LRUCache(PLAN_CACHE_SIZE) if compiled else None
         )
+        # Each operation gets a span when tracing is on (executor/spans.py).
+        self.spans = None if tracer is None else OperationSpans(tracer)
 
-    async def execute(
+    def execute(
         self,
         query: str,
         *,
@@ -65,9 +73,26 @@ class Executor:
         operation_name: str | None,
         context: Context,
         mutations: bool,
-    ) -> ExecutionResult:
+    ) -> Coroutine[Any, Any, ExecutionResult]:
         """The result, every error with an `extensions.code`; OperationNotAllowedError or
-        NoOperationError when the request names nothing it may run."""
+        NoOperationError when the request names nothing it may run. (The coroutine itself when the
+        operation gets no span: a coroutine around it would cost every operation a frame.)"""
+        if self.spans is None:
+            return self._execute(query, variables, operation_name, context, mutations, None)
+        return self.spans.around(
+            lambda span: self._execute(query, variables, operation_name, context, mutations, span),
+            operation_name,
+        )
+
+    async def _execute(
+        self,
+        query: str,
+        variables: Mapping[str, Any] | None,
+        operation_name: str | None,
+        context: Context,
+        mutations: bool,
+        span: Span | None,
+    ) -> ExecutionResult:
         key = (query, operation_name)
         plan = _UNSEEN if self.plans is None else self.plans.get(key, _UNSEEN)
         # A mutation's plan runs only where mutations may (POST): elsewhere the general executor
@@ -78,7 +103,11 @@ class Executor:
             except Fallback:
                 pass  # the general executor answers, errors included
             else:
+                if span is not None:
+                    ran_plan(span, "query" if isinstance(plan, Plan) else "mutation", plan.operation_name)
                 return _capped(result, self.schema.limits.max_errors)
+        if span is not None:
+            ran_general(span)
         result = await self._general(query, variables, operation_name, context, mutations)
         for error in result.errors or ():
             if not (error.extensions or {}).get("code"):

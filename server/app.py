@@ -19,6 +19,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from followgraph.executor.spans import OperationTypeOnSpan
 from followgraph.schema import build_schema
 from followgraph.schema.federation import build_subgraph_schema
 from followgraph.server.background import Worker, running
@@ -33,12 +34,15 @@ from followgraph.store.log.hub import EventHub
 from followgraph.store.log.stream import EventLog
 from followgraph.store.redis.cluster_channel import ClusterReadChannel, open_reads
 from followgraph.store.redis.lua import Client
+from followgraph.store.redis.spans import trace_client
 from followgraph.transport.account import account_routes
 from followgraph.transport.graphql_http import EndpointConfig, GraphQLEndpoint
 from followgraph.transport.jwks import JwksKeys
 from followgraph.transport.logs import configure_logging
 from followgraph.transport.metrics import Metrics
 from followgraph.transport.subscriptions import SubscriptionEndpoint
+from followgraph.transport.tracing import Tracing
+from followgraph.transport.tracing_config import tracing_from_env
 from followgraph.transport.web import WEB_PROJECT, WebBuild, graphiql_page, web_routes
 
 log = logging.getLogger(__name__)
@@ -56,18 +60,25 @@ def create_app(
     redis: Client | None = None,
     watchdog: RedisWatchdog | None = None,
     shared: SharedRedis | None = None,
+    tracing: Tracing | None = None,
 ) -> FollowGraphApp:
     """The application for `settings`; `redis` (not closed by the app) replaces settings.redis_url.
 
     `watchdog` keeps the embedded Redis this process started: /healthz fails when it gives up, and
     /metrics counts its restarts. `shared` is the embedded Redis another process started (the
     parent of `serve --workers`' workers): /healthz fails once it is gone with its owner.
+    `tracing` (transport/tracing.py) puts requests, operations, Redis round trips and SQL batches
+    in spans; without it, none is made.
     """
     if redis is None and settings.redis_url is None:
         raise ValueError("create_app needs a Redis: pass redis= or set redis_url (FOLLOWGRAPH_REDIS_URL).")
     build = build_subgraph_schema if settings.federation else build_schema
     schema = build(
-        limits=settings.query_limits, introspection=settings.introspection, suggestions=settings.suggestions
+        limits=settings.query_limits,
+        introspection=settings.introspection,
+        suggestions=settings.suggestions,
+        # The general executor's operations tell their type to their spans.
+        extensions=() if tracing is None else (OperationTypeOnSpan,),
     )
     auth = settings.auth_config()
     web = WebBuild.find(settings.web_dist or WEB_PROJECT / "dist")
@@ -84,7 +95,7 @@ def create_app(
     metrics = Metrics()
     if watchdog is not None:
         metrics.registry.register(watchdog)
-    endpoint = GraphQLEndpoint(schema, config, metrics)
+    endpoint = GraphQLEndpoint(schema, config, metrics, tracing=tracing)
     subscriptions = SubscriptionEndpoint(
         schema,
         auth,
@@ -114,6 +125,7 @@ def create_app(
     app.state.endpoint = endpoint
     app.state.metrics = metrics
     app.state.keeper = watchdog or shared
+    app.state.tracing = tracing
     return app
 
 
@@ -146,8 +158,12 @@ async def lifespan(app: Starlette) -> AsyncIterator[None]:
     given: Client | None = state.given_redis
     client = given if given is not None else connect(settings.redis_url or "", timeout=settings.redis_timeout)
     state.redis = client
+    tracing: Tracing | None = state.tracing
+    tracer = None if tracing is None else tracing.tracer
+    # What goes through redis-py gets its spans on this client alone (a given one is put back).
+    untrace = None if tracer is None else trace_client(client, tracer)
     reads = (
-        open_reads(client, timeout=settings.redis_timeout, cache=settings.profile_cache)
+        open_reads(client, timeout=settings.redis_timeout, cache=settings.profile_cache, tracer=tracer)
         if settings.read_channel
         else None
     )
@@ -182,8 +198,14 @@ async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await state.hub.stop()
         if reads is not None:
             await reads.aclose()
+        if untrace is not None:
+            untrace()
         if given is None:
             await client.aclose()
+        if tracing is not None:
+            # The spans of the last requests, before the process goes (a collector away costs
+            # the exporter's timeout at most).
+            await asyncio.to_thread(tracing.flush)
 
 
 def _start_log_readers(state: State, settings: Settings) -> None:
@@ -201,6 +223,7 @@ def _start_log_readers(state: State, settings: Settings) -> None:
             batch=settings.sync_batch,
             keep_seconds=settings.event_log_keep,
             events=events,
+            tracing=state.tracing,
         )
     )
     state.indexer = (
@@ -324,4 +347,4 @@ def app_from_env() -> FollowGraphApp:
     """The application configured by FOLLOWGRAPH_* variables (uvicorn's factory for worker processes)."""
     settings = Settings.from_env()
     configure_logging(settings.log_level)
-    return create_app(settings, shared=SharedRedis.from_env(settings))
+    return create_app(settings, shared=SharedRedis.from_env(settings), tracing=tracing_from_env())

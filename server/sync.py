@@ -24,6 +24,7 @@ from followgraph.store.log.consumer import Consumer, ConsumerOptions
 from followgraph.store.log.stream import EventLog, Lag
 from followgraph.store.sql import apply_events, create_engine, migrate
 from followgraph.store.sql.urls import UnsupportedDatabaseError, hidden_url, sqlite_path
+from followgraph.transport.tracing import Tracing
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +103,7 @@ class SqlSync:
         claim_idle_ms: int = 60_000,
         keep_seconds: float = 0.0,
         events: EventLog | None = None,
+        tracing: Tracing | None = None,
     ) -> None:
         self.store = store
         self.url = url
@@ -118,6 +120,8 @@ class SqlSync:
         )
         self.engine: AsyncEngine | None = None
         self._warned_lost = 0
+        # Each batch applied in a span, when tracing is on (transport/tracing.py).
+        self.tracing = tracing
 
     async def start(self) -> AsyncEngine:
         """Bring the database's tables up to date (Alembic) and connect. A SQLite file's directory
@@ -131,7 +135,11 @@ class SqlSync:
 
     async def _apply(self, events: list[Event]) -> None:
         assert self.engine is not None
-        await apply_events(self.engine, events)
+        if self.tracing is None:
+            await apply_events(self.engine, events)
+        else:
+            with self.tracing.sql_batch(self.engine.dialect.name, len(events)):
+                await apply_events(self.engine, events)
         if self.metrics is not None:
             self.metrics.applied.inc(len(events))
 

@@ -16,6 +16,7 @@ from followgraph.server.watchdog import RedisWatchdog
 from followgraph.store import FollowStore
 from followgraph.store.redis.lua import Client
 from followgraph.transport.auth import mint_token
+from followgraph.transport.tracing import Tracing
 
 
 @dataclass
@@ -86,11 +87,12 @@ async def serve(
     raise_app_exceptions: bool = True,
     watchdog: RedisWatchdog | None = None,
     base_url: str = "http://testserver",
+    tracing: Tracing | None = None,
 ) -> AsyncIterator[Served]:
     """The app for `settings`, started, on `redis` (or the Redis its settings name), with the
-    embedded Redis's `watchdog` if any. With `raise_app_exceptions` off, an exception the app lets
-    out is a 500, as in production."""
-    app = create_app(settings, redis=redis, watchdog=watchdog)
+    embedded Redis's `watchdog` if any, and `tracing` if any. With `raise_app_exceptions` off, an
+    exception the app lets out is a 500, as in production."""
+    app = create_app(settings, redis=redis, watchdog=watchdog, tracing=tracing)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app, raise_app_exceptions=raise_app_exceptions)
         async with httpx.AsyncClient(transport=transport, base_url=base_url) as client:

@@ -56,6 +56,7 @@ from followgraph.transport.logs import AccessLog
 from followgraph.transport.logs import request_id as request_id_var
 from followgraph.transport.metrics import Metrics
 from followgraph.transport.persisted import PersistedQueries, PersistedQueryError
+from followgraph.transport.tracing import Tracing, trace_ids
 from followgraph.transport.web import GRAPHIQL_NOT_BUILT
 
 HTML = b"text/html; charset=utf-8"
@@ -87,12 +88,23 @@ class EndpointConfig:
 class GraphQLEndpoint:
     """The handler of /graphql, bound to one schema, configuration and metrics."""
 
-    def __init__(self, schema: FollowGraphSchema, config: EndpointConfig, metrics: Metrics) -> None:
+    def __init__(
+        self,
+        schema: FollowGraphSchema,
+        config: EndpointConfig,
+        metrics: Metrics,
+        *,
+        tracing: Tracing | None = None,
+    ) -> None:
         self.schema = schema
         self.config = config
         self.metrics = metrics
         self._tokens = VerifiedTokens(config.auth)
-        self.executor = Executor(schema, compiled=config.compiled_queries)
+        # Requests and their operations in spans, when tracing is on (transport/tracing.py).
+        self.tracing = tracing
+        self.executor = Executor(
+            schema, compiled=config.compiled_queries, tracer=None if tracing is None else tracing.tracer
+        )
         self.access = AccessLog("followgraph.http")
         # One budget for reading the body and running the operations: a body trickled in slowly
         # cannot make the request outlive it.
@@ -111,7 +123,10 @@ class GraphQLEndpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """The ASGI application of the path: answered without Starlette's Request and Response
         objects."""
-        status, body, headers = await self.handle(scope, receive)
+        answer = self.handle(scope, receive)
+        if self.tracing is not None:
+            answer = self.tracing.request(scope, answer, "/graphql")
+        status, body, headers = await answer
         headers.append((b"content-length", str(len(body)).encode()))
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
@@ -354,6 +369,7 @@ class GraphQLEndpoint:
             seconds,
             request_id=request_id,
             operation_name=operation_name,
+            trace=None if self.tracing is None else trace_ids(),
         )
 
 

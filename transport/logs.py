@@ -1,5 +1,6 @@
 """Logging: one compact JSON object per line (no space after `,` or `:`, as orjson writes them),
-with the request id where there is one.
+with the request id where there is one, and on an access line the trace and span ids of the request
+when tracing is on (transport/tracing.py).
 
 The access log (one line per HTTP request) is written by `AccessLog`: the same JSON object as any
 other line, but built with orjson, without a LogRecord and a formatter call, and buffered: the
@@ -46,11 +47,13 @@ FLUSH_SECONDS = 0.1
 FLUSH_BYTES = 64 * 1024
 # An access line's bytes beside its path, about (the fields, their names, the request id).
 _LINE_BYTES = 180
+_NO_IDS: dict[str, str] = {}
 
 
 # An access line's fields: the logger, then the request's method, path, status, outcome, seconds,
-# request id and GraphQL operation name (None when the document names none).
-_Entry = tuple[str, str, str, int, str, float, str, str | None]
+# request id, GraphQL operation name (None when the document names none), and trace and span ids
+# (None when tracing is off).
+_Entry = tuple[str, str, str, int, str, float, str, str | None, tuple[str, str] | None]
 
 
 class _Lines:
@@ -105,10 +108,11 @@ class _Lines:
                         "message": f"{method} {path} {status} {outcome} {seconds * 1000:.1f}ms",
                         "request_id": rid,
                         "operation_name": name,
+                        **(_NO_IDS if ids is None else {"trace_id": ids[0], "span_id": ids[1]}),
                     },
                     option=newline,
                 )
-                for stamp, (logger, method, path, status, outcome, seconds, rid, name) in self.pending
+                for stamp, (logger, method, path, status, outcome, seconds, rid, name, ids) in self.pending
             ]
         ).decode()
         self.pending.clear()
@@ -143,9 +147,9 @@ _lines: _Lines | None = None
 
 class AccessLog:
     """Writes the access line of a request at INFO on `logger`, "METHOD PATH STATUS OUTCOME 12.3ms"
-    with the request id and the GraphQL operation's name (null when the document names none): held
-    and written with others when configure_logging set up the output, through the logging module
-    otherwise (an embedding application's own logging)."""
+    with the request id, the GraphQL operation's name (null when the document names none) and,
+    given them, the trace and span ids: held and written with others when configure_logging set up
+    the output, through the logging module otherwise (an embedding application's own logging)."""
 
     def __init__(self, logger: str) -> None:
         self.logger = logging.getLogger(logger)
@@ -161,23 +165,19 @@ class AccessLog:
         *,
         request_id: str,
         operation_name: str | None,
+        trace: tuple[str, str] | None = None,
     ) -> None:
         if not self.logger.isEnabledFor(logging.INFO):
             return
         lines = _lines
         handlers = logging.root.handlers
         if lines is None or len(handlers) != 1 or handlers[0] is not lines.handler:
-            self.logger.info(
-                "%s %s %d %s %.1fms",
-                method,
-                path,
-                status,
-                outcome,
-                seconds * 1000,
-                extra={"request_id": request_id, "operation_name": operation_name},
-            )
+            extra: dict[str, object] = {"request_id": request_id, "operation_name": operation_name}
+            if trace is not None:
+                extra["trace_id"], extra["span_id"] = trace
+            self.logger.info("%s %s %d %s %.1fms", method, path, status, outcome, seconds * 1000, extra=extra)
             return
-        lines.add((self.name, method, path, status, outcome, seconds, request_id, operation_name))
+        lines.add((self.name, method, path, status, outcome, seconds, request_id, operation_name, trace))
 
 
 # The separators orjson writes the access lines with, so that every line reads the same.

@@ -29,10 +29,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import hiredis
 from redis._parsers.base import BaseParser
@@ -43,6 +43,10 @@ from redis.exceptions import ConnectionError, NoScriptError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from followgraph.store.redis.lua import Arg, Client, ScriptCall
+from followgraph.store.redis.spans import READ_CHANNEL, RoundTrips
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Tracer
 
 log = logging.getLogger(__name__)
 
@@ -189,17 +193,36 @@ class ReadChannel:
     """Runs commands in one round trip each, sharing one connection with every other caller."""
 
     def __init__(
-        self, address: Address, *, timeout: float = DEFAULT_TIMEOUT, on_send: Callable[[], None] | None = None
+        self,
+        address: Address,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        on_send: Callable[[], None] | None = None,
+        tracer: Tracer | None = None,
     ) -> None:
         self.address = address
         self.timeout = timeout
         self.on_send = on_send
+        # Each call's round trip gets a span when tracing is on (store/redis/spans.py).
+        self.spans = (
+            None
+            if tracer is None
+            else RoundTrips(
+                tracer,
+                READ_CHANNEL,
+                address=address.path or address.host,
+                port=None if address.path else address.port,
+                db=address.db,
+            )
+        )
         self._protocol: ChannelProtocol | None = None
         self._connecting: asyncio.Task[ChannelProtocol] | None = None
         self._closed = False
 
     @classmethod
-    def for_client(cls, client: Client, *, timeout: float | None = None) -> ReadChannel | None:
+    def for_client(
+        cls, client: Client, *, timeout: float | None = None, tracer: Tracer | None = None
+    ) -> ReadChannel | None:
         """A channel to the Redis `client` talks to, logged in as it is; None when the client is not
         a plain single Redis over TCP or a Unix socket (a cluster, TLS, a fake, or a primary found
         through Sentinel, whose address changes with a failover: redis-py asks the sentinels again)."""
@@ -231,11 +254,18 @@ class ReadChannel:
         # A connection class that counts its writes (tests and the benchmark count round trips)
         # counts the channel's too.
         counter = getattr(kind, "count_send", None)
-        return cls(address, timeout=float(wait), on_send=counter)
+        return cls(address, timeout=float(wait), on_send=counter, tracer=tracer)
 
-    async def run(self, commands: Sequence[Command]) -> list[Any]:
+    def run(self, commands: Sequence[Command]) -> Coroutine[Any, Any, list[Any]]:
         """The replies of `commands`, sent together; a reply that is an error is raised. Sent once
-        more on a new connection when the connection is lost before the replies came."""
+        more on a new connection when the connection is lost before the replies came. (The
+        coroutine itself when its round trip gets no span: a coroutine around it would cost every
+        read a frame.)"""
+        if self.spans is None:
+            return self._run(commands)
+        return self.spans.around(self._run(commands), lambda: [command[0] for command in commands])
+
+    async def _run(self, commands: Sequence[Command]) -> list[Any]:
         if not commands:
             return []
         protocol = self._protocol

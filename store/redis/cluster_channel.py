@@ -23,9 +23,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from redis.asyncio import RedisCluster
 from redis.asyncio.connection import SSLConnection
@@ -43,6 +43,7 @@ from redis.exceptions import (
 
 from followgraph.store.redis.channel import DEFAULT_TIMEOUT, Address, ReadChannel, Reads, script_commands
 from followgraph.store.redis.lua import Client, KeyedRead, ScriptCall, run_scripts
+from followgraph.store.redis.spans import CLUSTER_READ_CHANNEL, RoundTrips, call_names
 from followgraph.store.redis.tracking import (
     DEFAULT_CAPACITY,
     CacheStats,
@@ -50,6 +51,9 @@ from followgraph.store.redis.tracking import (
     TrackedChannel,
     TrackingRefused,
 )
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Tracer
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +98,7 @@ class ClusterReadChannel:
         password: str | None = None,
         on_send: Callable[[], None] | None = None,
         cache: int = DEFAULT_CAPACITY,
+        tracer: Tracer | None = None,
     ) -> None:
         self.client = client
         self.timeout = timeout
@@ -105,10 +110,18 @@ class ClusterReadChannel:
         self._channels: dict[Lane, ReadChannel] = {}
         # Reads that went through redis-py instead, counted for the tests.
         self.rerouted = 0
+        # Each read gets a span when tracing is on, whatever nodes it goes to (store/redis/spans.py);
+        # the nodes' own channels make none.
+        self.spans = None if tracer is None else RoundTrips(tracer, CLUSTER_READ_CHANNEL)
 
     @classmethod
     def for_client(
-        cls, client: Client, *, timeout: float | None = None, cache: int = DEFAULT_CAPACITY
+        cls,
+        client: Client,
+        *,
+        timeout: float | None = None,
+        cache: int = DEFAULT_CAPACITY,
+        tracer: Tracer | None = None,
     ) -> ClusterReadChannel | None:
         """A channel to the nodes of the cluster `client` talks to, logged in as it is; None when the
         client is not a cluster, uses TLS or does not decode replies."""
@@ -128,11 +141,17 @@ class ClusterReadChannel:
             password=kwargs.get("password"),
             on_send=getattr(kind, "count_send", None),
             cache=cache,
+            tracer=tracer,
         )
 
-    async def run_scripts(self, calls: Sequence[ScriptCall]) -> list[Any]:
+    def run_scripts(self, calls: Sequence[ScriptCall]) -> Coroutine[Any, Any, list[Any]]:
         """The replies of script calls that read, or write what a second run leaves unchanged: one
-        write per node, the nodes concurrently."""
+        write per node, the nodes concurrently. (The coroutine itself when the read gets no span.)"""
+        if self.spans is None:
+            return self._run_scripts(calls)
+        return self.spans.around(self._run_scripts(calls), lambda: call_names(calls))
+
+    async def _run_scripts(self, calls: Sequence[ScriptCall]) -> list[Any]:
         if not calls:
             return []
         try:
@@ -142,7 +161,7 @@ class ClusterReadChannel:
             self.cache = 0
             for lane in [lane for lane in self._channels if lane[1]]:
                 await self._channels.pop(lane).aclose()
-            return await self.run_scripts(calls)
+            return await self._run_scripts(calls)
         except REROUTED as exc:
             log.debug("cluster read through redis-py: %s: %s", type(exc).__name__, exc)
             self.rerouted += 1
@@ -327,12 +346,16 @@ class _Keyed(_Job):
 
 
 def open_reads(
-    client: Client, *, timeout: float | None = None, cache: int = DEFAULT_CAPACITY
+    client: Client,
+    *,
+    timeout: float | None = None,
+    cache: int = DEFAULT_CAPACITY,
+    tracer: Tracer | None = None,
 ) -> Reads | None:
     """The read channel for `client`: one connection to a single Redis, one per master node of a
     cluster (and one more per node keeping up to `cache` profiles); None where the store reads
-    through redis-py (TLS, an in-memory fake)."""
-    single = ReadChannel.for_client(client, timeout=timeout)
+    through redis-py (TLS, an in-memory fake). With a `tracer`, its round trips get spans."""
+    single = ReadChannel.for_client(client, timeout=timeout, tracer=tracer)
     if single is not None:
         return single
-    return ClusterReadChannel.for_client(client, timeout=timeout, cache=cache)
+    return ClusterReadChannel.for_client(client, timeout=timeout, cache=cache, tracer=tracer)

@@ -11,12 +11,17 @@ from pathlib import Path
 
 import httpx
 import pytest
+import redis.asyncio as aioredis
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from followgraph.server.settings import Settings
 from followgraph.server.sync import SqlSync
 from followgraph.store import FollowStore
 from followgraph.store.redis.lua import Client
 from followgraph.store.sql import counts, create_engine, mirror
+from followgraph.transport.tracing import Tracing
 from tests.conftest import TEST_SECRET
 from tests.served import serve
 from tests.server.copies import USERS, caught_up, copied_between, differences, poll, random_changes, register
@@ -123,3 +128,32 @@ async def test_an_unusable_database_url_stops_the_copy_without_retrying(
         await feeder.run(asyncio.Event())
     assert feeder.engine is None
     assert feeder.state.error is not None and feeder.state.error.startswith("database URL unusable")
+
+
+async def test_each_batch_applied_is_a_span_when_tracing_is_on(
+    real_redis: aioredis.Redis, tmp_path: Path
+) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    store = FollowStore(real_redis)
+    await register(store, ["ann", "bob", "cat"])
+    feeder = SqlSync(store, f"sqlite:///{tmp_path / 'copy.db'}", consumer="test", tracing=Tracing(provider))
+    stop = asyncio.Event()
+    task = asyncio.create_task(feeder.run(stop))
+    try:
+        await store.follow(follower="ann", followee="bob")
+        await store.follow(follower="cat", followee="bob")
+        await caught_up(feeder)
+    finally:
+        stop.set()
+        await task
+        await feeder.aclose()
+    batches = [s for s in exporter.get_finished_spans() if s.name == "sql batch"]
+    assert batches
+    assert all((s.attributes or {})["db.system.name"] == "sqlite" for s in batches)
+    # Three users registered and two follows: five events, in however many batches.
+    sizes = [(s.attributes or {})["followgraph.sql.events"] for s in batches]
+    assert sum(size for size in sizes if isinstance(size, int)) == 5
+    # A batch is a trace of its own: the consumer's reads of the log around it made no span.
+    assert all(s.parent is None for s in exporter.get_finished_spans())
