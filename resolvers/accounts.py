@@ -59,14 +59,22 @@ def _inactive(exc: AccountInactiveError) -> Failure:
     return Failure("ACCOUNT_INACTIVE", str(exc))
 
 
-async def switch_off(context: Context, user_id: str, state: AccountState, reason: str = "") -> AccountOutcome:
+def _not_found(exc: UserNotFoundError, own: bool) -> Failure:
+    """The failure of a call on an account that does not exist: the viewer's own (no input field),
+    or the one an admin named."""
+    return Failure(exc.code, str(exc), None if own else ["input", "userId"])
+
+
+async def switch_off(
+    context: Context, user_id: str, state: AccountState, reason: str = "", *, own: bool = True
+) -> AccountOutcome:
     store = context.store
     try:
         await _finish(
             context, store.deactivate(user_id, state=state, reason=reason), "Switching off", user_id
         )
     except UserNotFoundError as exc:
-        return AccountOutcome(user_id, None, [Failure(exc.code, str(exc), ["input", "userId"])])
+        return AccountOutcome(user_id, None, [_not_found(exc, own)])
     finally:
         context.loaders.clear_all()
     now = await _state(context, user_id)
@@ -76,11 +84,13 @@ async def switch_off(context: Context, user_id: str, state: AccountState, reason
     return AccountOutcome(user_id, now, failures)
 
 
-async def switch_on(context: Context, user_id: str, lifting: AccountState) -> AccountOutcome:
+async def switch_on(
+    context: Context, user_id: str, lifting: AccountState, *, own: bool = True
+) -> AccountOutcome:
     try:
         await _finish(context, context.store.reactivate(user_id, lifting=lifting), "Reactivating", user_id)
     except UserNotFoundError as exc:
-        return AccountOutcome(user_id, None, [Failure(exc.code, str(exc), ["input", "userId"])])
+        return AccountOutcome(user_id, None, [_not_found(exc, own)])
     except AccountInactiveError as exc:
         return AccountOutcome(user_id, AccountState(exc.state), [_inactive(exc)])
     finally:
@@ -88,11 +98,11 @@ async def switch_on(context: Context, user_id: str, lifting: AccountState) -> Ac
     return AccountOutcome(user_id, await _state(context, user_id))
 
 
-async def delete(context: Context, user_id: str) -> AccountOutcome:
+async def delete(context: Context, user_id: str, *, own: bool = True) -> AccountOutcome:
     try:
         done = await _finish(context, context.store.delete_account(user_id), "Deleting", user_id)
     except UserNotFoundError as exc:
-        return AccountOutcome(user_id, None, [Failure(exc.code, str(exc), ["input", "userId"])])
+        return AccountOutcome(user_id, None, [_not_found(exc, own)])
     finally:
         context.loaders.clear_all()
     return AccountOutcome(user_id, None if done else AccountState.DELETING)
@@ -119,12 +129,13 @@ def _admin_target(context: Context, user_id: str, mutation: str) -> str:
 
 async def suspend_user(context: Context, user_id: str, reason: str | None) -> AccountOutcome:
     target = _admin_target(context, user_id, "suspendUser")
-    return await switch_off(context, target, AccountState.SUSPENDED, reason or "")
+    return await switch_off(context, target, AccountState.SUSPENDED, reason or "", own=False)
 
 
 async def unsuspend_user(context: Context, user_id: str) -> AccountOutcome:
-    return await switch_on(context, _admin_target(context, user_id, "unsuspendUser"), AccountState.SUSPENDED)
+    target = _admin_target(context, user_id, "unsuspendUser")
+    return await switch_on(context, target, AccountState.SUSPENDED, own=False)
 
 
 async def delete_user(context: Context, user_id: str) -> AccountOutcome:
-    return await delete(context, _admin_target(context, user_id, "deleteUser"))
+    return await delete(context, _admin_target(context, user_id, "deleteUser"), own=False)

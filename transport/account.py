@@ -21,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from followgraph.store import FollowStore
+from followgraph.store import AccountState, FollowStore
 from followgraph.store.graph.account_import import (
     IMPORTABLE,
     ImportFileError,
@@ -72,11 +72,11 @@ class AccountFiles:
     async def export(self, request: Request) -> Response:
         try:
             which = _list(request.path_params["name"], tuple(ExportedList))
-            principal = await self._principal(request)
+            user_id = await _existing(request, (await self._principal(request)).user_id, importing=False)
         except _Refused as refused:
             return refused.response()
         return StreamingResponse(
-            exported_csv(request.app.state.store, principal.user_id, which),
+            exported_csv(request.app.state.store, user_id, which),
             media_type="text/csv; charset=utf-8",
             headers={**_NO_STORE, "content-disposition": f'attachment; filename="{which.file_name}"'},
         )
@@ -88,18 +88,19 @@ class AccountFiles:
             mode = _mode(request.query_params.get("mode", "merge"))
             text = await self._text(request)
             rows, problems = addresses(text)
+            user_id = await _existing(request, principal.user_id, importing=True)
         except _Refused as refused:
             return refused.response()
         except ImportFileError as exc:
             return JSONResponse({"error": str(exc)}, 400, headers=_NO_STORE)
         store: FollowStore = request.app.state.store
-        key = store.keys.import_job(principal.user_id)
+        key = store.keys.import_job(user_id)
         started = time.time()
         claimed = await _claim(store, key, started, which, mode, len(rows) + len(problems))
         if not claimed:
             message = "An import of this user's is running: GET /account/import says how far it is."
             return JSONResponse({"error": message}, 409, headers=_NO_STORE)
-        job = asyncio.create_task(self._run(store, key, principal.user_id, which, text, mode))
+        job = asyncio.create_task(self._run(store, key, user_id, which, text, mode))
         self._jobs.add(job)
         job.add_done_callback(self._jobs.discard)
         body = {
@@ -147,6 +148,18 @@ class AccountFiles:
         await store.redis.hset(
             key, mapping={**_counts(report), "state": "done", "finished": repr(time.time())}
         )
+
+
+async def _existing(request: Request, user_id: str, *, importing: bool) -> str:
+    """`user_id`, whose account exists: one that is off may export (to leave with its lists), not
+    import."""
+    store: FollowStore = request.app.state.store
+    state = await store.account_state(user_id)
+    if state is None:
+        raise _Refused(404, f"No user {user_id!r} is registered.")
+    if importing and state is not AccountState.ACTIVE:
+        raise _Refused(403, f"The account is {state.value.lower()}: it imports nothing until it is back on.")
+    return user_id
 
 
 def _list(name: str, allowed: tuple[ExportedList, ...]) -> ExportedList:

@@ -83,7 +83,7 @@ class DemoTokens:
     """GET /demo/token?user=ID: a token of a registered user, for the demo's pages.
 
     Mounted only in demo mode (`serve --demo`), which production mode refuses. The token has no
-    admin scope and lasts 12 hours; the user must be registered.
+    admin scope and lasts 12 hours; the user must be registered (an account that is off included).
     """
 
     def __init__(self, auth: AuthConfig) -> None:
@@ -97,6 +97,9 @@ class DemoTokens:
             return JSONResponse(message, status_code=400, headers=_NO_STORE)
         store = request.app.state.store
         found, first = await store.registered([user_id, "1"])
+        if not found and requested is not None:
+            # An account that is off (deactivated, suspended) signs in too, to come back or leave.
+            found = await store.account_state(user_id) is not None
         if not found:
             if requested is not None:
                 return JSONResponse(

@@ -26,7 +26,13 @@ from followgraph.store.graph.bulk import (
     control_many,
     load_control_scripts,
 )
-from followgraph.store.graph.errors import StoreError
+from followgraph.store.graph.errors import (
+    BlockedError,
+    CannotFollowSelfError,
+    RateLimitedError,
+    StoreError,
+    UserNotFoundError,
+)
 from followgraph.store.graph.ids import is_valid_user_id
 from followgraph.store.graph.portability import ExportedList, members
 from followgraph.store.graph.store import FollowStore
@@ -139,9 +145,23 @@ async def _follow(
     results = await store.follow_many(follower=user_id, followees=[address for _, address in rows])
     for (line, address), result in zip(rows, results, strict=True):
         if isinstance(result, StoreError):
-            report.refuse(RowProblem(line, address, str(result)))
+            report.refuse(RowProblem(line, address, _reason(result, address)))
         else:
             report.applied += 1
+
+
+def _reason(error: StoreError, address: str) -> str:
+    """Why a row could not be applied, in the words every list's report uses."""
+    match error:
+        case UserNotFoundError() if error.user_id == address:
+            return "no such user"
+        case CannotFollowSelfError():
+            return "the user themself"
+        case BlockedError():
+            return "one of the two blocks the other"
+        case RateLimitedError():
+            return "the follow rate limit"
+    return str(error)
 
 
 _STATUS_REASONS = {

@@ -104,7 +104,9 @@ async def test_deletion_for_good(api: Served) -> None:
     assert (await api.data(COUNTS, {"id": "cat"}))["user"]["followingCount"] == 0
 
     again = (await admin(api, DELETE_USER, {"id": "ann"}))["deleteUser"]
-    assert [e["code"] for e in again["errors"]] == ["USER_NOT_FOUND"]
+    assert [(e["code"], e["field"]) for e in again["errors"]] == [("USER_NOT_FOUND", ["input", "userId"])]
+    own = (await api.data(SELF["reactivateAccount"], as_user="ann"))["reactivateAccount"]
+    assert [(e["code"], e["field"]) for e in own["errors"]] == [("USER_NOT_FOUND", None)]
     removed = (await admin(api, DELETE_USER, {"id": "cat"}))["deleteUser"]
     assert removed == {"state": None, "errors": [], "user": None}
 

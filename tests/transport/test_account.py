@@ -125,3 +125,24 @@ async def test_one_import_at_a_time(api: Served) -> None:
     await api.store.redis.hset(key, mapping={"beat": repr(time.time() - 60)})  # its server is gone
     assert (await api.client.get("/account/import", headers=api.auth("me"))).json()["state"] == "interrupted"
     assert (await imported(api, "/account/import/blocks", "nobody\n"))["state"] == "done"
+
+
+async def test_an_account_that_is_off_exports_its_lists_but_imports_nothing(api: Served) -> None:
+    await api.register("me", "a")
+    await api.store.follow(follower="me", followee="a")
+    await api.store.deactivate("me")
+    assert await exported(api, "following") == [
+        ["Account address", "Show boosts", "Notify on new posts", "Languages"],
+        ["a", "true", "false", ""],
+    ]
+    refused = await api.client.post("/account/import/following", content=b"a\n", headers=api.auth("me"))
+    assert refused.status_code == 403
+    assert refused.json() == {"error": "The account is deactivated: it imports nothing until it is back on."}
+
+
+async def test_a_deleted_accounts_token_exports_nothing(api: Served) -> None:
+    await api.register("me")
+    await api.store.delete_account("me")
+    gone = await api.client.get("/account/export/following.csv", headers=api.auth("me"))
+    assert gone.status_code == 404
+    assert gone.json() == {"error": "No user 'me' is registered."}

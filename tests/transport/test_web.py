@@ -236,6 +236,10 @@ async def test_demo_tokens(tmp_path: Path, real_redis: aioredis.Redis) -> None:
         assert unknown.json() == {"error": "There is no user 99999999 in the demo graph."}
         assert (await client.get("/demo/token", params={"user": "not valid!"})).status_code == 400
         assert (await client.post("/demo/token")).status_code == 405
+        # An account that is off signs in, to come back or leave.
+        await store.deactivate("7")
+        off = await client.get("/demo/token", params={"user": "7"})
+        assert off.status_code == 200 and off.json()["userId"] == "7"
 
 
 async def test_the_default_demo_user_is_registered(tmp_path: Path, real_redis: aioredis.Redis) -> None:

@@ -50,10 +50,10 @@ async def test_a_mastodon_following_file_is_merged(store: FollowStore) -> None:
     assert set(await listed(store, "me", ExportedList.FOLLOWING)) == {"a", "b", "old"}
     assert await store.redis.zscore(store.keys.requests_out("me"), "locked") is not None
     assert (report.rows, report.applied, report.failed) == (6, 3, 3)
-    assert [(p.line, p.address) for p in report.problems] == [
-        (4, "someone@mastodon.social"),
-        (6, "nobody"),
-        (7, "me"),
+    assert [(p.line, p.address, p.reason) for p in report.problems] == [
+        (4, "someone@mastodon.social", "an account of another service"),
+        (6, "nobody", "no such user"),
+        (7, "me", "the user themself"),
     ]
 
 

@@ -4,6 +4,7 @@ import { apiProblem, isNetworkFailure, type ApiProblem } from "./apollo/errors";
 import { resumeDemoSession, takeLinkedDemoUser } from "./session/demo";
 import { type Session, storedToken, storeToken } from "./session/session";
 import { SignedIn } from "./Shell";
+import type { SignOutReason } from "./session/SessionContext";
 import { SignIn } from "./session/SignIn";
 import { ErrorNotice } from "./ui/ErrorNotice";
 import { ProfileSkeleton } from "./ui/Skeleton";
@@ -11,7 +12,7 @@ import { ProfileSkeleton } from "./ui/Skeleton";
 type Start =
   | { state: "loading" }
   | { state: "unreachable"; problem: ApiProblem }
-  | { state: "signed-out"; problem?: string }
+  | { state: "signed-out"; problem?: string; notice?: string; demo?: boolean }
   | { state: "in"; session: Session };
 
 // Read once: the address no longer has it after the first read, and a Retry must still see it.
@@ -60,6 +61,17 @@ export function App() {
     return (
       <SignIn
         problem={start.problem}
+        notice={start.notice}
+        onDemo={
+          start.demo
+            ? () => {
+                // The demo afresh: a link's user was the one signed out (deleted, say).
+                linked = null;
+                setStart({ state: "loading" });
+                void begin();
+              }
+            : undefined
+        }
         onToken={(token) => {
           storeToken(token);
           setStart({ state: "in", session: { token, demo: false } });
@@ -71,9 +83,9 @@ export function App() {
     <SignedIn
       session={start.session}
       onSession={(session) => setStart({ state: "in", session })}
-      onSignOut={(problem) => {
+      onSignOut={(reason?: SignOutReason) => {
         storeToken(null);
-        setStart({ state: "signed-out", problem });
+        setStart({ state: "signed-out", ...reason, demo: start.session.demo });
       }}
     />
   );

@@ -2,6 +2,7 @@ import { gql, type TypedDocumentNode } from "@apollo/client";
 import { ApolloProvider, useQuery } from "@apollo/client/react";
 import { lazy, Suspense, useEffect, useLayoutEffect, useMemo, useState } from "react";
 
+import type { AccountState } from "./account/state";
 import { createClient } from "./apollo/client";
 import { type ApiProblem, apiProblem } from "./apollo/errors";
 import { NewFansBadge } from "./fans/NewFansBadge";
@@ -12,6 +13,7 @@ import { SearchBox } from "./search/SearchBox";
 import { DemoPicker } from "./session/DemoPicker";
 import { switchDemoUser } from "./session/demo";
 import type { Session } from "./session/session";
+import { SessionContext, type SignOutReason } from "./session/SessionContext";
 import { ViewerContext } from "./session/ViewerContext";
 import { Avatar } from "./ui/Avatar";
 import { ConfirmDialogs } from "./ui/ConfirmDialog";
@@ -21,6 +23,8 @@ import { Toasts } from "./ui/Toasts";
 
 // Loaded when first opened: the profile, the page most visits see, does not carry it.
 const SettingsPage = lazy(() => import("./settings/SettingsPage"));
+// Seen only by a viewer whose account is off.
+const InactiveAccount = lazy(() => import("./account/InactiveAccount"));
 
 const VIEWER: TypedDocumentNode<{
   viewer: {
@@ -34,6 +38,7 @@ const VIEWER: TypedDocumentNode<{
     fansCount: number;
     mutualCount: number;
     followRequestCount: number | null;
+    accountState: AccountState;
   } | null;
 }> = gql`
   query Viewer {
@@ -48,6 +53,7 @@ const VIEWER: TypedDocumentNode<{
       fansCount
       mutualCount
       followRequestCount
+      accountState
     }
   }
 `;
@@ -56,14 +62,24 @@ const VIEWER: TypedDocumentNode<{
 interface SessionProps {
   session: Session;
   onSession: (session: Session) => void;
-  onSignOut: (problem?: string) => void;
+  onSignOut: (reason?: SignOutReason) => void;
 }
 
 export function SignedIn({ session, onSession, onSignOut }: SessionProps) {
-  const client = useMemo(() => createClient(session.token), [session.token]);
+  const client = useMemo(() => {
+    // A mutation refused with ACCOUNT_INACTIVE: the account went off meanwhile; the viewer, read
+    // again, says how, and the app shows the screen of an account that is off.
+    const made = createClient(session.token, "/graphql", undefined, () => {
+      void made.refetchQueries({ include: [VIEWER] });
+    });
+    return made;
+  }, [session.token]);
+  const controls = useMemo(() => ({ session, signOut: onSignOut }), [session, onSignOut]);
   return (
     <ApolloProvider client={client}>
-      <Shell session={session} onSession={onSession} onSignOut={onSignOut} />
+      <SessionContext.Provider value={controls}>
+        <Shell session={session} onSession={onSession} onSignOut={onSignOut} />
+      </SessionContext.Provider>
     </ApolloProvider>
   );
 }
@@ -75,7 +91,7 @@ function Shell({ session, onSession, onSignOut }: SessionProps) {
   const [pickProblem, setPickProblem] = useState<ApiProblem | null>(null);
 
   useEffect(() => {
-    if (problem?.code === "UNAUTHENTICATED") onSignOut(problem.message);
+    if (problem?.code === "UNAUTHENTICATED") onSignOut({ problem: problem.message });
   }, [problem?.code, problem?.message, onSignOut]);
 
   // A page opened anew starts at the top; one gone back to waits for its content (restoreScroll).
@@ -115,6 +131,28 @@ function Shell({ session, onSession, onSignOut }: SessionProps) {
     }
   }
 
+  const switcher = session.demo ? (
+    <DemoPicker current={viewer} onPick={(userId) => void pickDemoUser(userId)} />
+  ) : (
+    <button type="button" className="button button-secondary" onClick={() => onSignOut()}>
+      Sign out
+    </button>
+  );
+
+  if (viewer.accountState !== "ACTIVE") {
+    return (
+      <ViewerContext.Provider value={{ id: viewer.id, userId: viewer.userId }}>
+        <Suspense fallback={<ProfileSkeleton />}>
+          <InactiveAccount
+            viewer={viewer}
+            switcher={switcher}
+            notice={pickProblem && <ErrorNotice problem={pickProblem} />}
+          />
+        </Suspense>
+      </ViewerContext.Provider>
+    );
+  }
+
   return (
     <ViewerContext.Provider value={{ id: viewer.id, userId: viewer.userId }}>
       <Toasts>
@@ -138,13 +176,7 @@ function Shell({ session, onSession, onSignOut }: SessionProps) {
             >
               Settings
             </a>
-            {session.demo ? (
-              <DemoPicker current={viewer} onPick={(userId) => void pickDemoUser(userId)} />
-            ) : (
-              <button type="button" className="button button-secondary" onClick={() => onSignOut()}>
-                Sign out
-              </button>
-            )}
+            {switcher}
           </header>
           <main className="page">
             {pickProblem && <ErrorNotice problem={pickProblem} />}

@@ -3,7 +3,7 @@
 //   FOLLOWGRAPH_URL=http://127.0.0.1:PORT [SCREENSHOTS=dir] [CHROMIUM=/usr/bin/chromium] node tests/browser/run.mjs
 // Every request to a host other than 127.0.0.1 is failed, and the run fails if any was attempted.
 import assert from "node:assert/strict";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 import AxeBuilder from "@axe-core/playwright";
@@ -61,10 +61,12 @@ async function newPage({ viewport = { width: 1280, height: 800 }, quiet = false,
   return page;
 }
 
-async function shot(page, name) {
+async function shot(page, name, { fullPage = false } = {}) {
   if (!screenshots) return;
   mkdirSync(screenshots, { recursive: true });
-  await page.screenshot({ path: join(screenshots, name) });
+  // The whole page from its top: scrolled, the sticky top bar would be drawn midway.
+  if (fullPage) await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: join(screenshots, name), fullPage });
 }
 
 async function step(name, run) {
@@ -519,7 +521,7 @@ await step("block and mute from a profile, undone from the Blocked and Muted tab
 async function assertFits(page, what) {
   const layout = await page.evaluate(() => {
     const width = document.documentElement.clientWidth;
-    const controls = ".profile-actions button, .top-bar select, .top-bar input, .row-actions button, [role=tab][aria-selected=true], .segments a, .privacy input";
+    const controls = ".profile-actions button, .top-bar select, .top-bar input, .row-actions button, [role=tab][aria-selected=true], .segments a, .privacy input, .account-part button, .account-part input, .inactive button";
     // Those on screen from top to bottom (sideways, every one must be).
     const onScreen = (element) => {
       const box = element.getBoundingClientRect();
@@ -1394,6 +1396,298 @@ await step(
     await a.context().close();
   },
 );
+
+// The account's lifecycle: users of their own, since deactivating or deleting one changes what
+// everyone else sees (these steps run last).
+const DEACTIVATOR = "140";
+const DELETER = "141";
+const DEMO_DELETER = "144";
+const IMPORTER = "142";
+const SUSPENDED = "143";
+// An admin token for suspendUser, when the runner gives one (tests/web/test_browser.py does).
+const adminToken = process.env.ADMIN_TOKEN;
+
+const accountOf = async (token) =>
+  (await api(token, "{ viewer { accountState followingCount fansCount } }")).viewer;
+
+/** The user as everyone else sees them: null while their account is off. */
+const seenByOthers = async (userId) => (await api(await demoToken(VIEWER), `{ user(userId: "${userId}") { userId } }`)).user;
+
+await step("account: deactivate from Settings, the deactivated screen (axe), a reload, reactivate and back", async () => {
+  const page = await appAs(DEACTIVATOR, { viewport: DESKTOP });
+  await page.goto(`${base}/#/settings/account`, { waitUntil: "load" });
+  const own = await page.evaluate(() => sessionStorage.getItem("followgraph.token"));
+  const before = await accountOf(own);
+  assert.equal(before.accountState, "ACTIVE");
+
+  const section = page.locator('[data-part="deactivate"]');
+  await section.waitFor();
+  assert.equal(await page.title(), "Account · Settings · FollowGraph");
+  await assertAccessible(page, "settings, account");
+  await shot(page, "app-account.png", { fullPage: true });
+
+  // Asked first: Cancel changes nothing.
+  await section.locator('button[data-action="deactivate"]').click();
+  const dialog = page.locator('dialog[data-confirm="deactivate"]');
+  await dialog.waitFor();
+  await assertAccessible(page, "the deactivate dialog");
+  await page.keyboard.press("Escape");
+  await dialog.waitFor({ state: "hidden" });
+  assert.equal((await accountOf(own)).accountState, "ACTIVE");
+
+  await section.locator('button[data-action="deactivate"]').click();
+  await dialog.locator('button[data-action="confirm"]').click();
+  const screen = page.locator('.inactive[data-account-state="DEACTIVATED"]');
+  await screen.locator("h1", { hasText: "Your account is deactivated" }).waitFor();
+  assert.equal(await page.evaluate(() => document.activeElement?.tagName), "H1", "the screen's title has the focus");
+  assert.equal(await page.locator(".profile-header, .tabs, .search").count(), 0, "the app is not shown");
+  assert.equal((await accountOf(own)).accountState, "DEACTIVATED");
+  assert.equal(await seenByOthers(DEACTIVATOR), null, "others still see the account");
+  await assertAccessible(page, "the deactivated screen");
+  await shot(page, "app-deactivated.png", { fullPage: true });
+
+  // Signed in again (a reload): the same screen, with Reactivate and Delete.
+  await page.reload();
+  await screen.waitFor();
+  await screen.locator('button[data-action="show-delete"]').click();
+  await screen.locator('[data-part="delete"] button[data-action="delete-account"]:disabled').waitFor();
+  await assertAccessible(page, "the deactivated screen, Delete open");
+  await screen.locator('button[data-action="reactivate"]').click();
+  await page.locator(`.profile-header[data-user-id="${DEACTIVATOR}"] [data-relationship="SELF"]`).waitFor();
+  assert.match(page.url(), new RegExp(`#/u/${DEACTIVATOR}$`), "from Settings › Account, back to the profile");
+  const after = await accountOf(own);
+  assert.deepEqual(after, before, "the follows did not come back");
+  assert.equal((await seenByOthers(DEACTIVATOR))?.userId, DEACTIVATOR);
+  await waitForCount(page, DEACTIVATOR, "following", before.followingCount);
+  await page.context().close();
+});
+
+await step("account: each list downloads as CSV with the session's token; a refusal is shown", async () => {
+  const token = await demoToken(IMPORTER);
+  const page = await appAs(IMPORTER, { viewport: DESKTOP });
+  await page.goto(`${base}/#/settings/account`, { waitUntil: "load" });
+  const part = page.locator('[data-part="download"]');
+  await part.waitFor();
+  const { viewer } = await api(token, "{ viewer { followingCount fansCount } }");
+  for (const [list, header, accounts] of [
+    ["following", "Account address,Show boosts,Notify on new posts,Languages", viewer.followingCount],
+    ["followers", "Account address", viewer.fansCount],
+  ]) {
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      part.locator(`button[data-action="download-${list}"]`).click(),
+    ]);
+    assert.equal(download.suggestedFilename(), `${list}.csv`);
+    const text = readFileSync(await download.path(), "utf8");
+    const lines = text.trim().split(/\r?\n/);
+    assert.equal(lines[0], header);
+    assert.equal(lines.length - 1, accounts, `${list}.csv: ${lines.length - 1} rows`);
+    await part.locator(`[data-download-status="${list}"]`, { hasText: `${list}.csv saved: ${accounts} accounts.` }).waitFor();
+  }
+  await page.context().close();
+
+  // The server refusing: the list is named, with why. (The browser logs the failed response.)
+  const refused = await appAs(IMPORTER, { viewport: DESKTOP, quiet: true });
+  await refused.route("**/account/export/blocks.csv", (route) =>
+    route.fulfill({ status: 503, contentType: "application/json", body: '{"error": "Down for maintenance."}' }),
+  );
+  await refused.goto(`${base}/#/settings/account`, { waitUntil: "load" });
+  await refused.locator('button[data-action="download-blocks"]').click();
+  await refused.locator('[role="alert"][data-download-error="blocks"]', { hasText: "Blocked could not be downloaded." }).waitFor();
+  await refused.context().close();
+});
+
+await step("account: a CSV uploaded, its progress followed, the rows it could not apply listed; overwrite asks first", async () => {
+  const token = await demoToken(IMPORTER);
+  const targets = ["150", "151"];
+  for (const userId of targets) await relate(token, "unfollow", userId);
+  const page = await appAs(IMPORTER, { viewport: DESKTOP });
+  const posted = [];
+  page.on("request", (request) => {
+    if (request.method() === "POST" && new URL(request.url()).pathname.startsWith("/account/import/")) posted.push(request.url());
+  });
+  // Profiles first, so that the cache holds what the imports change: a count, whether 161 is muted.
+  await page.goto(`${base}/#/u/161`, { waitUntil: "load" });
+  await page.locator('.profile-header[data-user-id="161"] button[data-action="mute"]').waitFor();
+  await open(page, `#/u/${IMPORTER}`);
+  const following = await count(page.locator(`.profile-header[data-user-id="${IMPORTER}"]`), "following");
+  await open(page, "#/settings/account");
+  const part = page.locator('[data-part="upload"]');
+  await part.waitFor();
+
+  // Nothing chosen: said, and nothing sent.
+  await part.locator('button[data-action="upload"]').click();
+  await part.locator('[role="alert"]', { hasText: "Choose a CSV file first." }).waitFor();
+
+  const file = [
+    "Account address,Show boosts,Notify on new posts,Languages",
+    ...targets.map((userId) => `${userId},true,false,`),
+    "someone@mastodon.example,true,false,",
+    `${IMPORTER},true,false,`,
+    "999999,true,false,",
+  ].join("\n");
+  await part.getByLabel("CSV file").setInputFiles({ name: "following.csv", mimeType: "text/csv", buffer: Buffer.from(file) });
+  const radio = (name) => part.getByRole("radio", { name: new RegExp(`^${name}`) });
+  assert.equal(await radio("Following").isChecked(), true);
+  assert.equal(await radio("Merge").isChecked(), true);
+  await part.locator('button[data-action="upload"]').click();
+  const status = part.locator('.import-status[data-import-state="done"]');
+  await status.waitFor();
+  assert.match(await status.innerText(), /The import into whom you follow is done: 5 rows, 2 applied, 3 could not be applied\./);
+  const problems = await part.locator(".import-problems tbody tr").evaluateAll((rows) =>
+    rows.map((row) => [...row.cells].map((cell) => cell.textContent)),
+  );
+  assert.deepEqual(
+    problems.map(([line, address]) => [line, address]).sort(),
+    [["4", "someone@mastodon.example"], ["5", IMPORTER], ["6", "999999"]],
+  );
+  for (const [, , reason] of problems) assert.ok(reason.length > 0);
+  for (const userId of targets) {
+    assert.equal((await api(token, `{ user(userId: "${userId}") { viewerIsFollowing } }`)).user.viewerIsFollowing, true);
+  }
+  await assertAccessible(page, "the import's report");
+  await shot(page, "app-account-import.png", { fullPage: true });
+  // The profile, from the cache, says what the import did.
+  await open(page, `#/u/${IMPORTER}`);
+  await waitForCount(page, IMPORTER, "following", following + targets.length);
+  await open(page, `#/u/${targets[0]}`);
+  await page.locator(`.profile-header[data-user-id="${targets[0]}"] button[data-action="unfollow"]`).waitFor();
+  await open(page, "#/settings/account");
+
+  // Overwrite: the mutes become the file's one account, after a question; Cancel sends nothing.
+  await relate(token, "mute", "160");
+  await part.getByLabel("CSV file").setInputFiles({ name: "mutes.csv", mimeType: "text/csv", buffer: Buffer.from("Account address,Hide notifications\n161,true\n") });
+  await radio("Muted").check();
+  await radio("Overwrite").check();
+  const explained = await radio("Overwrite").getAttribute("aria-describedby");
+  await part.locator(`[id="${explained}"]`, { hasText: "everyone the file does not name is unmuted" }).waitFor();
+  const sent = posted.length;
+  await part.locator('button[data-action="upload"]').click();
+  const dialog = page.locator('dialog[data-confirm="overwrite"]');
+  await dialog.waitFor();
+  await assertAccessible(page, "the overwrite question");
+  await dialog.locator("button", { hasText: "Cancel" }).click();
+  await dialog.waitFor({ state: "hidden" });
+  assert.equal(posted.length, sent, "Cancel sent the file");
+  await part.locator('button[data-action="upload"]').click();
+  await dialog.locator('button[data-action="confirm"]').click();
+  await part.locator('.import-status[data-import-state="done"]', { hasText: "The import into whom you mute is done: 1 row, 1 applied, 1 removed." }).waitFor();
+  assert.equal(posted.length, sent + 1);
+  assert.match(posted.at(-1), /\/account\/import\/mutes\?mode=overwrite$/);
+  const muting = (await api(token, "{ viewer { muting(first: 10) { edges { node { userId } } } } }")).viewer.muting.edges;
+  assert.deepEqual(muting.map((edge) => edge.node.userId), ["161"]);
+  await open(page, "#/u/161");
+  await page.locator('.profile-header[data-user-id="161"] button[data-action="unmute"]').waitFor();
+  await open(page, "#/settings/account");
+
+  // The latest import is shown on arrival.
+  await page.reload();
+  await part.locator('.import-status[data-import-state="done"]', { hasText: "whom you mute" }).waitFor();
+  await relate(token, "unmute", "161");
+  for (const userId of targets) await relate(token, "unfollow", userId);
+  await page.context().close();
+});
+
+await step("account: deleted for good once the user id is typed; signed out with a notice", async () => {
+  const page = await appAs(DELETER, { viewport: DESKTOP });
+  await page.goto(`${base}/#/settings/account`, { waitUntil: "load" });
+  const part = page.locator('[data-part="delete"]');
+  const button = part.locator('button[data-action="delete-account"]');
+  await button.waitFor();
+  assert.equal(await button.isDisabled(), true);
+  const typed = part.getByLabel(/To confirm, type your user id/);
+  await typed.fill(DELETER.slice(0, -1));
+  assert.equal(await button.isDisabled(), true, "a wrong id enables Delete");
+  await typed.fill(` ${DELETER}`);
+  assert.equal(await button.isDisabled(), false);
+  await button.click();
+  const notice = page.locator(".sign-in [data-notice]");
+  await notice.filter({ hasText: `Your account @${DELETER} ` }).waitFor();
+  assert.match(await notice.innerText(), /has been deleted|is being deleted/);
+  assert.equal(await page.evaluate(() => sessionStorage.getItem("followgraph.token")), null, "the token is kept");
+  assert.equal(await seenByOthers(DELETER), null);
+  const demo = await fetch(`${base}/demo/token?user=${DELETER}`);
+  assert.equal(demo.status, 422, "the deleted user can still be had from the demo");
+  await assertAccessible(page, "signed out after a deletion");
+  await shot(page, "app-deleted.png");
+  await page.context().close();
+
+  // A demo session: from the screen of the deactivated account, then back to the demo's default user.
+  const demoPage = await newPage({ viewport: DESKTOP });
+  await demoPage.goto(`${base}/?user=${DEMO_DELETER}#/settings/account`, { waitUntil: "load" });
+  await demoPage.locator('button[data-action="deactivate"]').click();
+  await demoPage.locator('dialog[data-confirm="deactivate"] button[data-action="confirm"]').click();
+  const screen = demoPage.locator('.inactive[data-account-state="DEACTIVATED"]');
+  await screen.locator('button[data-action="show-delete"]').click();
+  await screen.getByLabel(/To confirm, type your user id/).fill(DEMO_DELETER);
+  await screen.locator('button[data-action="delete-account"]').click();
+  await demoPage.locator(".sign-in [data-notice]", { hasText: `Your account @${DEMO_DELETER} ` }).waitFor();
+  assert.equal(await demoPage.evaluate(() => localStorage.getItem("followgraph.demoUser")), null, "the deleted demo user is still picked");
+  await demoPage.locator('.sign-in button[data-action="back-to-demo"]').click();
+  await demoPage.locator(`.profile-header[data-user-id="${VIEWER}"] [data-relationship="SELF"]`).waitFor();
+  assert.equal(await seenByOthers(DEMO_DELETER), null);
+  await demoPage.context().close();
+});
+
+await step("account: a suspended account's screen says only an admin lifts it, and still offers Delete", async () => {
+  if (!adminToken) {
+    console.log("skip the suspended screen: no ADMIN_TOKEN");
+    return;
+  }
+  const page = await appAs(SUSPENDED, { viewport: DESKTOP });
+  await page.goto(`${base}/#/u/1`, { waitUntil: "load" });
+  const header = page.locator('.profile-header[data-user-id="1"]');
+  await header.waitFor();
+  await api(adminToken, `mutation { suspendUser(input: {userId: "${SUSPENDED}", reason: "browser suite"}) { state errors { code } } }`);
+  try {
+    // Suspended while the app is open: the next change is refused (ACCOUNT_INACTIVE), and the app
+    // reads the viewer again and shows why.
+    await header.locator('button[data-action="follow"], button[data-action="unfollow"]').first().click();
+    const screen = page.locator('.inactive[data-account-state="SUSPENDED"]');
+    await screen.locator("h1", { hasText: "Your account is suspended" }).waitFor();
+    assert.match(await screen.innerText(), /Only an administrator can lift/);
+    assert.equal(await screen.locator('button[data-action="reactivate"]').count(), 0);
+    await screen.locator('button[data-action="show-delete"]').click();
+    await screen.locator('[data-part="delete"]').waitFor();
+    await assertAccessible(page, "the suspended screen");
+    await shot(page, "app-suspended.png", { fullPage: true });
+  } finally {
+    await api(adminToken, `mutation { unsuspendUser(input: {userId: "${SUSPENDED}"}) { state errors { code } } }`);
+  }
+  await page.context().close();
+});
+
+await step("account: on phones (360 to 414px) the account settings and the deactivated screen fit; the demo picker stays", async () => {
+  for (const viewport of PHONES) {
+    const page = await appAs(IMPORTER, { viewport });
+    await page.goto(`${base}/#/settings/account`, { waitUntil: "load" });
+    for (const part of ["download", "upload", "deactivate", "delete"]) {
+      await page.locator(`[data-part="${part}"]`).scrollIntoViewIfNeeded();
+      await assertFits(page, `${viewport.width}px, settings, account (${part})`);
+    }
+    if (viewport.width === 390) {
+      await page.evaluate(() => window.scrollTo(0, 0));
+      await shot(page, "app-phone-account.png", { fullPage: true });
+    }
+    await page.context().close();
+  }
+
+  // A demo session (a link's ?user=): deactivated from Settings, the screen keeps the demo picker.
+  for (const viewport of PHONES) {
+    const page = await newPage({ viewport });
+    await page.goto(`${base}/?user=${DEACTIVATOR}#/settings/account`, { waitUntil: "load" });
+    await page.locator('button[data-action="deactivate"]').click();
+    await page.locator('dialog[data-confirm="deactivate"] button[data-action="confirm"]').click();
+    const screen = page.locator('.inactive[data-account-state="DEACTIVATED"]');
+    await screen.waitFor();
+    assert.equal(await page.locator('.top-bar select[aria-label="Demo user"]').inputValue(), DEACTIVATOR);
+    await assertFits(page, `${viewport.width}px, the deactivated screen`);
+    if (viewport.width === 390) await shot(page, "app-phone-deactivated.png", { fullPage: true });
+    await screen.locator('button[data-action="reactivate"]').click();
+    await page.locator(`.profile-header[data-user-id="${DEACTIVATOR}"]`).waitFor();
+    await page.context().close();
+  }
+});
 
 await browser.close();
 assert.deepEqual(failures, []);

@@ -1,9 +1,11 @@
 import { ApolloClient, ApolloLink, HttpLink } from "@apollo/client";
 import { GraphQLWsLink } from "@apollo/client/link/subscriptions";
-import { isSubscriptionOperation } from "@apollo/client/utilities";
+import { isMutationOperation, isSubscriptionOperation } from "@apollo/client/utilities";
 import { createClient as createWsClient } from "graphql-ws";
+import { tap } from "rxjs";
 
 import { createCache } from "./cache";
+import { payloadHasError } from "./errors";
 
 // The server closes a socket whose token is bad or expired with 4403: retrying will not help.
 const FORBIDDEN = 4403;
@@ -21,10 +23,27 @@ export function subscriptionUrl(uri: string, base?: string): string {
  * Queries and mutations go over HTTP; subscriptions over one WebSocket (graphql-ws), opened on the
  * first subscription and closed after the last, with the token in `connection_init`'s payload.
  * Outside a browser, pass a WebSocket implementation (Node: the `ws` package).
+ *
+ * `onAccountInactive` is called when a mutation is refused with ACCOUNT_INACTIVE: the viewer's
+ * account was switched off since the app read it (in another tab, or suspended by an admin).
  */
-export function createClient(token: string, uri = "/graphql", webSocketImpl?: unknown): ApolloClient {
+export function createClient(
+  token: string,
+  uri = "/graphql",
+  webSocketImpl?: unknown,
+  onAccountInactive?: () => void,
+): ApolloClient {
   const authorization = `Bearer ${token}`;
-  const http = new HttpLink({ uri, headers: { authorization } });
+  const inactive = new ApolloLink((operation, forward) =>
+    forward(operation).pipe(
+      tap((result) => {
+        if (isMutationOperation(operation.query) && payloadHasError(result.data, "ACCOUNT_INACTIVE")) {
+          onAccountInactive?.();
+        }
+      }),
+    ),
+  );
+  const http = ApolloLink.from([inactive, new HttpLink({ uri, headers: { authorization } })]);
   const ws = new GraphQLWsLink(
     createWsClient({
       url: subscriptionUrl(uri, globalThis.location?.href),

@@ -1,7 +1,7 @@
 import { CombinedGraphQLErrors, ServerError, ServerParseError } from "@apollo/client/errors";
 import { describe, expect, it } from "vitest";
 
-import { apiProblem, UNREACHABLE, userErrorText } from "./errors";
+import { apiProblem, payloadHasError, UNREACHABLE, userErrorText } from "./errors";
 
 const response = (status: number) => new Response("<html>Bad Gateway</html>", { status });
 
@@ -58,5 +58,23 @@ describe("userErrorText", () => {
     expect(userErrorText({ code: "BLOCKED", message: "'42' and '105': one of them blocks the other." })).toMatch(
       /blocks/,
     );
+  });
+});
+
+describe("payloadHasError", () => {
+  const inactive = { code: "ACCOUNT_INACTIVE", message: "Your account is deactivated." };
+
+  it("finds a code in a mutation's payload, or in one of a batch's payloads", () => {
+    expect(payloadHasError({ follow: { user: null, errors: [inactive] } }, "ACCOUNT_INACTIVE")).toBe(true);
+    expect(payloadHasError({ followMany: [{ errors: [] }, { errors: [inactive] }] }, "ACCOUNT_INACTIVE")).toBe(true);
+  });
+
+  it("is false for payloads without it, other codes, and answers with no data", () => {
+    expect(payloadHasError({ follow: { errors: [] } }, "ACCOUNT_INACTIVE")).toBe(false);
+    expect(payloadHasError({ follow: { errors: [{ code: "BLOCKED" }] } }, "ACCOUNT_INACTIVE")).toBe(false);
+    expect(payloadHasError({ markFansSeen: { seenAt: "2026-01-01T00:00:00.000Z" } }, "ACCOUNT_INACTIVE")).toBe(false);
+    expect(payloadHasError({ follow: null }, "ACCOUNT_INACTIVE")).toBe(false);
+    expect(payloadHasError(null, "ACCOUNT_INACTIVE")).toBe(false);
+    expect(payloadHasError(undefined, "ACCOUNT_INACTIVE")).toBe(false);
   });
 });

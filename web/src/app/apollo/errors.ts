@@ -67,3 +67,16 @@ export function userErrorText(error: UserError): string {
   if (error.code === "RATE_LIMITED") return error.message || USER_ERROR_TEXT.RATE_LIMITED!;
   return USER_ERROR_TEXT[error.code] ?? error.message;
 }
+
+/**
+ * Whether a mutation's answer holds a payload (or, for a batch such as followMany, a payload in a
+ * list) whose `errors` has `code`: ACCOUNT_INACTIVE says the viewer's account went off meanwhile.
+ */
+export function payloadHasError(data: unknown, code: string): boolean {
+  if (typeof data !== "object" || data === null) return false;
+  const payloads = Object.values(data).flatMap((value: unknown) => (Array.isArray(value) ? value : [value]));
+  return payloads.some((payload: unknown) => {
+    const errors = (payload as { errors?: unknown } | null)?.errors;
+    return Array.isArray(errors) && errors.some((error) => (error as { code?: unknown } | null)?.code === code);
+  });
+}

@@ -2,6 +2,7 @@ import { gql, type TypedDocumentNode } from "@apollo/client";
 import { useApolloClient, useMutation, useQuery } from "@apollo/client/react";
 import { type ReactNode, useId, useLayoutEffect, useRef, useState } from "react";
 
+import { AccountSettings } from "../account/AccountSettings";
 import { apiProblem, userErrorText, type UserError } from "../apollo/errors";
 import { FollowList } from "../lists/FollowList";
 import { BLOCKED, MUTED } from "../lists/tabs";
@@ -103,9 +104,13 @@ const SECTIONS = [
   { key: "", label: "Privacy" },
   { key: "blocked", label: "Blocked" },
   { key: "muted", label: "Muted" },
+  { key: "account", label: "Account" },
 ];
 
-/** The viewer's settings: privacy (updateSettings), and the users they block and mute. */
+/**
+ * The viewer's settings: privacy (updateSettings), the users they block and mute, and their account
+ * (its lists as files, deactivation, deletion).
+ */
 export default function SettingsPage({ section }: { section: string }) {
   const viewer = useViewer();
   const current = SECTIONS.find((s) => s.key === section) ?? SECTIONS[0]!;
@@ -135,6 +140,7 @@ export default function SettingsPage({ section }: { section: string }) {
       {current.key === "" && <Privacy />}
       {current.key === "blocked" && <FollowList key="blocked" tab={BLOCKED} userId={viewer.userId} onOpen={open} />}
       {current.key === "muted" && <FollowList key="muted" tab={MUTED} userId={viewer.userId} onOpen={open} />}
+      {current.key === "account" && <AccountSettings />}
     </section>
   );
 }
