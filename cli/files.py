@@ -19,6 +19,7 @@ from typing import IO, Annotated
 
 import typer
 
+from followgraph.cli.edge_command import EdgeImport, edge_job_checks, run_edge_import
 from followgraph.cli.records import CONTROL_FIELDS, EDGE_FIELDS, USER_FIELDS, Format, HeaderError
 from followgraph.cli.support import (
     DataDir,
@@ -37,12 +38,10 @@ from followgraph.cli.transfer import (
     Progress,
     Summary,
     control_rows,
-    edge_rows,
     export_controls,
     export_edges,
     export_users,
     import_controls,
-    import_edges,
     import_users,
     user_rows,
 )
@@ -118,18 +117,14 @@ def _importer(
     on_error: OnError,
     register_missing: bool,
 ) -> Importer:
-    """The import of `lines`, whose CSV header is read now: HeaderError when it does not fit."""
+    """The import of users or controls from `lines`, whose CSV header is read now: HeaderError when
+    it does not fit (edges go through cli/edge_command.py)."""
     if kind is Kind.USERS:
         users = user_rows(lines, file_format, header=header)
         return lambda store, progress: import_users(store, users, on_error=on_error, progress=progress)
-    if kind is Kind.CONTROLS:
-        controls = control_rows(lines, file_format, header=header)
-        return lambda store, progress: import_controls(
-            store, controls, on_error=on_error, register_missing=register_missing, progress=progress
-        )
-    edges = edge_rows(lines, file_format, header=header)
-    return lambda store, progress: import_edges(
-        store, edges, on_error=on_error, register_missing=register_missing, progress=progress
+    controls = control_rows(lines, file_format, header=header)
+    return lambda store, progress: import_controls(
+        store, controls, on_error=on_error, register_missing=register_missing, progress=progress
     )
 
 
@@ -167,7 +162,7 @@ def _not_utf8(path: str, exc: UnicodeDecodeError) -> str:
     )
 
 
-def _report(summary: Summary, what: str) -> None:
+def _report(summary: Summary, what: str, where: str = "line") -> None:
     console.print(
         f"{counted(summary.rows, 'row')} in {summary.seconds:.1f}s ({summary.rate:,.0f} rows/s): "
         f"{counted(summary.written, what)} written, {summary.unchanged:,} already there, "
@@ -178,18 +173,25 @@ def _report(summary: Summary, what: str) -> None:
             f"  {counted(summary.requested, 'follow request')} pending: the followee is locked and the row "
             "has no followed_at (a row with one is written as a follow)."
         )
+    if summary.registered:
+        console.print(
+            f"  {counted(summary.registered, 'user')} registered: named by a follow, not registered before."
+        )
     for error in summary.errors:
-        console.print(f"  line {error.line:,}: {error.message}", markup=False, highlight=False)
+        console.print(f"  {where} {error.line:,}: {error.message}", markup=False, highlight=False)
     if summary.rejected > len(summary.errors):
         console.print(f"  ... and {counted(summary.rejected - len(summary.errors), 'more rejected row')}.")
     if summary.stopped_at is not None:
-        console.print(f"[red]Stopped at line {summary.stopped_at:,}[/red]; rows before it were imported.")
+        console.print(f"[red]Stopped at {where} {summary.stopped_at:,}[/red]; rows before it were imported.")
 
 
 def import_(
     path: Annotated[
-        str, typer.Argument(metavar="FILE", help="A .csv or .jsonl file, or - for standard input.")
-    ],
+        str | None,
+        typer.Argument(
+            metavar="[FILE]", help="A .csv or .jsonl file, or - for standard input (or --from-sql)."
+        ),
+    ] = None,
     kind: KindOption = Kind.EDGES,
     fmt: FormatOption = None,
     on_error: Annotated[
@@ -204,15 +206,59 @@ def import_(
         typer.Option(help="Register users that edges or controls name but that are not registered yet."),
     ] = True,
     header: HeaderOption = True,
+    from_sql: Annotated[
+        str | None,
+        typer.Option(
+            "--from-sql",
+            metavar="URL",
+            help="Edges: read the follows from a database instead of a file (postgresql://, mysql://, "
+            "mariadb:// or sqlite:///path), streamed with a server-side cursor; with --query.",
+        ),
+    ] = None,
+    query: Annotated[
+        str | None,
+        typer.Option(
+            metavar="SQL",
+            help="With --from-sql: a query whose columns are the follower, the followee and "
+            "optionally the follow's time (epoch ms, a timestamp, or null for now), in that order, "
+            'e.g. "SELECT follower_id, followee_id, created_at FROM follows ORDER BY follower_id, '
+            'followee_id" (an ORDER BY lets a run cut short go on where it stopped).',
+        ),
+    ] = None,
+    restart: Annotated[
+        bool,
+        typer.Option(
+            "--restart",
+            help="Edges: read the source from its start even if an earlier run of this import was "
+            "cut short (by default it goes on where that run stopped, from a checkpoint kept in Redis).",
+        ),
+    ] = False,
     redis_url: RedisUrl = None,
     data_dir: DataDir = None,
 ) -> None:
-    """Import follows, users or controls (blocks, mutes, pending requests): streaming, pipelined,
-    with a progress bar; safe to re-run.
+    """Import follows, users or controls (blocks, mutes, pending requests): streaming, in batches,
+    with a progress bar; safe to re-run. Follows can also come from a SQL query (--from-sql).
 
     Exits 1 when any row was rejected, 0 when every row was imported, 2 when the file was refused
-    before anything was written (its CSV header does not fit, for one).
+    before anything was written (its CSV header does not fit, for one). An import of follows cut
+    short (Ctrl-C, a crash) goes on where it stopped when run again.
     """
+    problems = list(edge_job_checks(path, from_sql, query))
+    if from_sql is not None and kind is not Kind.EDGES:
+        problems.append("--from-sql imports edges only.")
+    if problems:
+        raise fail(problems[0])
+    settings = settings_from(redis_url=redis_url, data_dir=data_dir)
+    if kind is Kind.EDGES:
+        try:
+            file_format = fmt or Format.of(path or "-", "csv" if path in ("-", None) else None)
+        except ValueError as exc:
+            raise fail(str(exc)) from None
+        job = EdgeImport(path, file_format, header, on_error, register_missing, restart, from_sql, query)
+        summary = run_edge_import(job, settings)
+        _finish(summary, kind, "row" if from_sql is not None else "line")
+        return
+    assert path is not None
     settings = settings_from(redis_url=redis_url, data_dir=data_dir)
     source: contextlib.AbstractContextManager[IO[str]]
     try:
@@ -242,7 +288,12 @@ def import_(
                 summary = asyncio.run(with_store(settings, lambda store: run(store, progress)))
             except UnicodeDecodeError as exc:
                 raise fail(_not_utf8(path, exc), 1) from None
-    _report(summary, kind.noun)
+    _finish(summary, kind)
+
+
+def _finish(summary: Summary, kind: Kind, where: str = "line") -> None:
+    """The summary, and the exit status it calls for."""
+    _report(summary, kind.noun, where)
     if summary.stopped_at is not None:
         raise typer.Exit(1)
     if summary.rejected:

@@ -71,10 +71,10 @@ def records(lines: Iterable[str], fmt: Format, fields: tuple[str, ...], header: 
     if first is None:
         return iter(())
     if header:
-        return _named(rows, _columns(first[1], fields))
-    if _is_header(first[1], fields):
+        return _named(rows, columns_of(first[1], fields))
+    if is_header(first[1], fields):
         raise HeaderError(
-            f"its first line, {_shown(first[1])}, is a header, but --no-header says it has none: "
+            f"its first line, {shown(first[1])}, is a header, but --no-header says it has none: "
             "drop --no-header"
         )
     return _named(itertools.chain([first], rows), fields)
@@ -118,25 +118,25 @@ def _named(rows: Iterable[tuple[int, list[str]]], names: tuple[str, ...]) -> Ite
         yield number, dict(zip(names, row, strict=False))
 
 
-def _shown(row: list[str]) -> str:
+def shown(row: list[str]) -> str:
     """A CSV line as a message quotes it."""
     return repr(",".join(row)[:60])
 
 
-def _is_header(row: list[str], fields: tuple[str, ...]) -> bool:
+def is_header(row: list[str], fields: tuple[str, ...]) -> bool:
     """Whether the row names columns of `fields`, the required ones among them, and nothing else."""
     names = {cell.strip() for cell in row}
     return names <= set(fields) and set(fields[: REQUIRED[fields]]) <= names
 
 
-def _columns(row: list[str], fields: tuple[str, ...]) -> tuple[str, ...]:
+def columns_of(row: list[str], fields: tuple[str, ...]) -> tuple[str, ...]:
     """The column names a CSV header gives, in its order; HeaderError when they are not columns of
     `fields` (each once, the required ones included)."""
     names = tuple(cell.strip() for cell in row)
     kind = _KIND[fields]
     if not set(names) & set(fields):
         raise HeaderError(
-            f"its first line, {_shown(row)}, names none of the columns of {kind} ({_described(fields)}): "
+            f"its first line, {shown(row)}, names none of the columns of {kind} ({_described(fields)}): "
             "start the file with a header naming them, in any order, or pass --no-header if its rows "
             f"hold {','.join(fields)} in that order"
         )

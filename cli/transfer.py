@@ -40,13 +40,11 @@ from followgraph.store.graph.bulk import (
     ControlKind,
     ControlStatus,
     Edge,
-    EdgeStatus,
     UserRow,
     control_many,
-    follow_many,
     load_control_scripts,
     scan_controls,
-    scan_edges,
+    scan_following,
     scan_users,
     upsert_many,
 )
@@ -77,6 +75,10 @@ class Summary:
     # Edges without a time to a locked account: pending follow requests, as the API's follow makes.
     requested: int = 0
     unchanged: int = 0
+    # Users an edge import registered (named by a follow, not registered before).
+    registered: int = 0
+    # Rows an earlier run of a resumed import counted (in `rows`, not in `seconds`).
+    earlier: int = 0
     rejected: int = 0
     errors: list[RowError] = field(default_factory=list)
     stopped_at: int | None = None
@@ -95,7 +97,7 @@ class Summary:
 
     @property
     def rate(self) -> float:
-        return self.rows / self.seconds if self.seconds > 0 else 0.0
+        return (self.rows - self.earlier) / self.seconds if self.seconds > 0 else 0.0
 
 
 def parse_time(raw: Any) -> int | None:
@@ -177,6 +179,14 @@ def edge_rows(
     """The edges of `lines`, or why each row is not one; HeaderError at once when a CSV header does
     not fit (see _records)."""
     return _parsed(records(lines, fmt, EDGE_FIELDS, header), fmt, _edge)
+
+
+def edge_of(record: dict[str, Any], fmt: Format) -> Edge | str:
+    """The edge of a record, or the message that says why it is none."""
+    try:
+        return _edge(record, fmt)
+    except (InvalidInputError, ValueError) as exc:
+        return str(exc)
 
 
 def _edge(record: dict[str, Any], fmt: Format) -> Edge:
@@ -272,40 +282,6 @@ async def _batched(
     if progress:
         progress(summary.rows)
     return summary.finish()
-
-
-async def import_edges(
-    store: FollowStore,
-    rows: Iterable[tuple[int, Edge | RowError]],
-    *,
-    on_error: OnError = OnError.SKIP,
-    register_missing: bool = True,
-    progress: Progress | None = None,
-) -> Summary:
-    """Apply every valid edge; each is one atomic, idempotent script, so a re-run is safe."""
-    summary = Summary()
-    known: set[str] = set()
-
-    async def flush(batch: list[tuple[int, Edge]]) -> bool:
-        pairs = [(number, (edge.follower, edge.followee), edge) for number, edge in batch]
-        ready = await _registered_rows(store, pairs, known, register_missing, summary, on_error)
-        for (number, edge), status in zip(
-            ready, await follow_many(store, [e for _, e in ready]), strict=True
-        ):
-            if status is EdgeStatus.ADDED:
-                summary.written += 1
-            elif status is EdgeStatus.REQUESTED:
-                summary.requested += 1
-            elif status is EdgeStatus.EXISTED:
-                summary.unchanged += 1
-            elif status is EdgeStatus.BLOCKED:
-                summary.reject(RowError(number, "one of the two users blocks the other"))
-            else:  # unregistered meanwhile
-                unknown = edge.follower if status is EdgeStatus.FOLLOWER_UNKNOWN else edge.followee
-                summary.reject(RowError(number, f"user {unknown!r} is not registered"))
-        return summary.stopped_at is None
-
-    return await _batched(rows, summary, on_error, flush, progress)
 
 
 async def _registered_rows(
@@ -430,10 +406,21 @@ def _cell(value: Any) -> Any:
 async def export_edges(
     store: FollowStore, out: IO[str], fmt: Format, *, progress: Progress | None = None
 ) -> int:
-    def record(edge: Edge) -> dict[str, Any]:
-        return {"follower": edge.follower, "followee": edge.followee, "followed_at": edge.at}
-
-    return await _export(scan_edges(store), out, fmt, EDGE_FIELDS, record, progress)
+    """Every follow, a batch of following sets at a time. Ids need no quoting in CSV nor escaping in
+    JSON (store/graph/ids.py), so each line is written as it is, as csv and json would write it."""
+    if fmt is Format.CSV:
+        out.write(",".join(EDGE_FIELDS) + "\n")
+    count = 0
+    async for entries in scan_following(store):
+        if fmt is Format.CSV:
+            out.write("".join([f"{a},{b},{at}\n" for a, b, at in entries]))
+        else:
+            line = '{{"follower": "{}", "followee": "{}", "followed_at": {}}}\n'
+            out.write("".join([line.format(a, b, at) for a, b, at in entries]))
+        count += len(entries)
+        if progress:
+            progress(count)
+    return count
 
 
 async def export_users(

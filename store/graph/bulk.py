@@ -33,6 +33,7 @@ __all__ = [
     "load_control_scripts",
     "scan_controls",
     "scan_edges",
+    "scan_following",
     "scan_users",
     "upsert_many",
 ]
@@ -146,6 +147,60 @@ async def scan_edges(store: FollowStore) -> AsyncIterator[list[Edge]]:
             batch = []
     if batch:
         yield await _edges_of(store, batch)
+
+
+# Keys a SCAN step of an export looks at: a user has a dozen keys, of which one is its following set.
+EXPORT_SCAN_COUNT = 10_000
+
+
+async def scan_following(store: FollowStore) -> AsyncIterator[list[tuple[str, str, str]]]:
+    """(follower, followee, time: epoch ms digits) of every follow, about CHUNK at a time, for
+    exports: read as Redis sends them, without an object or a float per follow."""
+    batch: list[str] = []
+    pattern = store.keys.pattern("following")
+    async for key in store.redis.scan_iter(match=pattern, count=EXPORT_SCAN_COUNT):
+        batch.append(key)
+        if len(batch) >= SCAN_COUNT:
+            async for entries in _raw_entries(store, batch):
+                yield entries
+            batch = []
+    if batch:
+        async for entries in _raw_entries(store, batch):
+            yield entries
+
+
+def _digits(score: str | float) -> str:
+    return score if isinstance(score, str) and score.isdigit() else str(int(float(score)))
+
+
+async def _raw_entries(store: FollowStore, keys: list[str]) -> AsyncIterator[list[tuple[str, str, str]]]:
+    """set_entries' entries with each score as Redis gave it (whole numbers: their digits)."""
+
+    def zrange(pipe: AnyPipeline | Any, key: str, start: int, stop: int) -> Any:
+        # A plain command: redis-py turns the pairs into floats only when told WITHSCORES by option.
+        return pipe.execute_command("ZRANGE", key, start, stop, "WITHSCORES")
+
+    def fill(pipe: AnyPipeline) -> None:
+        for key in keys:
+            zrange(pipe, key, 0, FIRST_READ - 1)
+
+    batch: list[tuple[str, str, str]] = []
+    for key, flat in zip(keys, await run_pipeline(store.redis, fill), strict=True):
+        owner = store.keys.user_of(key)
+        start, size = 0, FIRST_READ
+        while True:
+            # Pairs as RESP3 sends them, or a flat list as RESP2 does.
+            pairs: Any = flat if flat and isinstance(flat[0], list) else zip(*[iter(flat)] * 2, strict=True)
+            batch += [(owner, member, _digits(score)) for member, score in pairs]
+            if len(batch) >= CHUNK:
+                yield batch
+                batch = []
+            if len(flat) < (size if flat and isinstance(flat[0], list) else 2 * size):
+                break
+            start, size = start + size, CHUNK
+            flat = await zrange(store.redis, key, start, start + size - 1)
+    if batch:
+        yield batch
 
 
 async def set_entries(store: FollowStore, keys: list[str]) -> AsyncIterator[list[tuple[str, str, int]]]:

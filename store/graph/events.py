@@ -11,6 +11,9 @@ nothing. An entry's fields:
     and for USER:     name, avatarUrl, createdAt (the profile after the change)
         for SETTINGS: locked, hideFollowing, hideFans ('1' on, '0' off: the settings after it)
         for ACCOUNT:  state: DEACTIVATED, SUSPENDED, DELETING, ACTIVE (back on) or DELETED (gone)
+        for IMPORT:   users (registered at `at`, space-separated), follows ('follower followee
+                      time' lines) and requests ('follower followee' lines: pending requests
+                      those follows ended), each only when there are some; `a` is empty
 
 What each relation kind does to the pair (actor, target):
 
@@ -59,11 +62,14 @@ class EventKind(enum.Enum):
     USER = "USER"
     SETTINGS = "SETTINGS"
     ACCOUNT = "ACCOUNT"
+    # A batch of a bulk import (store/graph/imports.py): many follows and new users in one event,
+    # never pushed to subscriptions.
+    IMPORT = "IMPORT"
 
     @property
     def relation(self) -> bool:
         """Whether this is a change between two users (the contract's RelationEventKind)."""
-        return self not in (EventKind.USER, EventKind.SETTINGS, EventKind.ACCOUNT)
+        return self not in (EventKind.USER, EventKind.SETTINGS, EventKind.ACCOUNT, EventKind.IMPORT)
 
 
 # An ACCOUNT event's state once the account is deleted for good.
@@ -123,6 +129,20 @@ class Event:
         appended the event (the change's own time, not `at`, which an import may set in the past),
         and ids increase within a stream."""
         return parse_id(self.id)
+
+    def imported_users(self) -> list[str]:
+        """The users an IMPORT event registered (at its `at`)."""
+        return self.data.get("users", "").split()
+
+    def imported_follows(self) -> list[tuple[str, str, int]]:
+        """(follower, followee, time) of each follow an IMPORT event added."""
+        rows = [line.split(" ") for line in self.data.get("follows", "").splitlines()]
+        return [(a, b, int(at)) for a, b, at in rows]
+
+    def ended_requests(self) -> list[tuple[str, str]]:
+        """(follower, followee) of each pending request the follows of an IMPORT event ended."""
+        rows = [line.split(" ") for line in self.data.get("requests", "").splitlines()]
+        return [(a, b) for a, b in rows]
 
     def json(self) -> dict[str, Any]:
         """The event as the JSON the docs' change log page documents (`followgraph events tail`)."""

@@ -221,6 +221,18 @@ class Keys:
         take up what a restart or a crash cut short. One key, outside the graph's."""
         return f"{self.prefix}accepting"
 
+    def user_key_layout(self, names: Iterable[str]) -> list[str]:
+        """The keys `names` of any user as a script builds them for many users at once: the text
+        before the user id, then the text after it of each name (the methods above, split at the id)."""
+        parts = [getattr(self, name)("\0").split("\0") for name in names]
+        return [parts[0][0], *(after for _, after in parts)]
+
+    def import_checkpoint(self, source: str) -> str:
+        """Hash of how far the import of `source` (a digest naming a file or a query) has come:
+        the offset and line after its last batch written, with a checksum of what came before
+        (cli/checkpoints.py). One key, outside the graph's."""
+        return f"{self.prefix}import:{source}"
+
     def pattern(self, suffix: str = "*") -> str:
         """A SCAN pattern matching every user's key ending in `suffix` (all keys of the graph by default)."""
         return f"{self._escaped_prefix()}{{u:*}}:{suffix}"

@@ -43,6 +43,9 @@ def touched(events: Sequence[Event]) -> list[str]:
     for event in events:
         if event.kind is EventKind.USER or event.kind is EventKind.ACCOUNT:
             users[event.actor] = None
+        elif event.kind is EventKind.IMPORT:
+            users.update(dict.fromkeys(event.imported_users()))
+            users.update(dict.fromkeys(followee for _, followee, _ in event.imported_follows()))
         elif (moved := _MOVES_FANS.get(event.kind)) is not None:
             actor, target = moved
             if actor:

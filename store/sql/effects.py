@@ -96,6 +96,24 @@ def _switch(event: Event, field: str) -> bool | None:
     return value == "1"
 
 
+def _import_writes(event: Event) -> Iterator[Write]:
+    """An import's batch: what a USER event of each new user and a FOLLOW event of each follow
+    would write, all at the batch's version; a request row only where a follow ended one."""
+    profile = {"name": None, "avatar_url": None, "created_at": event.at}
+    for user in event.imported_users():
+        yield Write("users.profile", (user,), event.version, profile)
+    try:
+        follows = event.imported_follows()
+        ended = event.ended_requests()
+    except ValueError:
+        raise EventDataError(f"event {event.id}: a malformed follows or requests line") from None
+    for follower, followee, at in follows:
+        values = {"status": int(FollowStatus.FOLLOWING), "changed_at": at, "followed_at": at}
+        yield Write("follows", (follower, followee), event.version, values)
+    for follower, followee in ended:
+        yield _request(follower, followee, event, RequestStatus.FOLLOWED)
+
+
 def writes(event: Event) -> Iterator[Write]:
     """The row writes of one event, in no particular order."""
     if event.kind is EventKind.USER:
@@ -114,6 +132,8 @@ def writes(event: Event) -> Iterator[Write]:
         yield Write("users.settings", (event.actor,), event.version, values)
     elif event.kind is EventKind.ACCOUNT:
         return  # a deletion is the batch's (store/sql/plan.py); the rest keeps the rows as they are
+    elif event.kind is EventKind.IMPORT:
+        yield from _import_writes(event)
     else:
         if event.target is None:
             raise EventDataError(f"event {event.id}: {event.kind.value} has no target")

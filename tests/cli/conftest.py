@@ -11,7 +11,7 @@ import pytest
 import redis
 from rich.console import Console
 
-from followgraph.cli import account_states, accounts, admin, changes, files, serve, support
+from followgraph.cli import account_states, accounts, admin, changes, edge_command, files, serve, support
 from followgraph.server.redis_cluster import LocalCluster
 from followgraph.server.redis_server import RedisServer
 from tests.cli.clis import Target
@@ -31,7 +31,7 @@ def console(monkeypatch: pytest.MonkeyPatch) -> io.StringIO:
     buffer = io.StringIO()
     wide = Console(file=buffer, width=1000, color_system=None)
     # The commands and their shared helpers print to one console.
-    for module in (accounts, account_states, admin, changes, files, serve, support):
+    for module in (accounts, account_states, admin, changes, edge_command, files, serve, support):
         monkeypatch.setattr(module, "console", wide)
     return buffer
 

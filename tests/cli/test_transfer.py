@@ -10,6 +10,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from followgraph.cli.demo import DemoSpec, is_empty, load_demo
+from followgraph.cli.edge_import import EDGE_BATCH, import_edges
 from followgraph.cli.records import Format, HeaderError
 from followgraph.cli.transfer import (
     BATCH,
@@ -23,7 +24,6 @@ from followgraph.cli.transfer import (
     export_edges,
     export_users,
     import_controls,
-    import_edges,
     import_users,
     parse_flag,
     parse_time,
@@ -551,12 +551,12 @@ async def test_on_error_stop_also_stops_at_an_unregistered_user(real_redis: aior
 async def test_import_edges_reports_progress_per_batch(real_redis: aioredis.Redis) -> None:
     store = FollowStore(real_redis)
     seen: list[int] = []
-    text = "".join(f"u{i},hub,{i}\n" for i in range(2 * BATCH + 500))
+    text = "".join(f"u{i},hub,{i}\n" for i in range(2 * EDGE_BATCH + 500))
     summary = await import_edges(
         store, edge_rows(lines(text), Format.CSV, header=False), progress=seen.append
     )
-    assert summary.written == 2 * BATCH + 500
-    assert seen == [BATCH, 2 * BATCH, 2 * BATCH + 500]
+    assert summary.written == 2 * EDGE_BATCH + 500
+    assert seen == [EDGE_BATCH, 2 * EDGE_BATCH, 2 * EDGE_BATCH + 500]
     assert summary.seconds > 0
     assert summary.rate == pytest.approx(summary.rows / summary.seconds)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from followgraph.store.graph import control_scripts, lifecycle_scripts, scripts
+from followgraph.store.graph import control_scripts, imports, lifecycle_scripts, scripts
 from followgraph.store.graph.sources import LUA, source
 from followgraph.store.redis.lua import LuaScript
 
@@ -13,7 +13,7 @@ from followgraph.store.redis.lua import LuaScript
 def script_sources() -> list[str]:
     return [
         value.source
-        for module in (scripts, control_scripts, lifecycle_scripts)
+        for module in (scripts, control_scripts, lifecycle_scripts, imports)
         for value in vars(module).values()
         if isinstance(value, LuaScript)
     ]

@@ -1,0 +1,287 @@
+"""Bulk import of follows: a batch of thousands in a few script calls, one event for each batch.
+
+On a single Redis a batch is one atomic script (lua/import_follows.lua): every follow as `follow`
+makes it (both users' sets, the mutual sets at the later of the two times, blocks refused, a
+pending request ended, a follow of a locked account without a time made a request), the users it
+names registered where missing, one IMPORT event for everything the batch changed (events.py),
+and the import's checkpoint, all in the same call. Running a batch again changes nothing and logs
+nothing, so an import cut short anywhere is completed by running it again.
+
+On a cluster a batch takes three steps, each one script per master sent to every master at once,
+whose keys are all on that master: the users (registered where missing, each slot's in an event on
+its own log), the followers' sets (each slot's follows in an event on its log, as a follow's event
+is on the follower's slot), then the followees' sets. A crash between the steps leaves only the
+derived entries behind, which the batch run again completes; the checkpoint is written after the
+last step.
+
+The keys are built inside the scripts from the layout Keys gives (`user_key_layout`), per user
+rather than passed per follow: a batch names each user once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from redis.asyncio import RedisCluster
+from redis.exceptions import NoScriptError
+
+from followgraph.store.graph.follows import Edge, unfollow_out_call
+from followgraph.store.graph.scripts import FOLLOW_STEPS, LOG, NOW
+from followgraph.store.graph.sources import source
+from followgraph.store.graph.store import FollowStore
+from followgraph.store.redis.lua import Arg, LuaScript, run_scripts
+
+T = TypeVar("T")
+
+# The keys a batch builds for each user, in the order the scripts read their layout.
+USER_KEYS = (
+    "profile",
+    "account",
+    "following",
+    "fans",
+    "mutual",
+    "blocking",
+    "blocked_by",
+    "requests_out",
+    "requests_in",
+)
+
+_USERS = source("parts/import_users")
+_EVENT = source("parts/import_event")
+_BLOCKED = source("parts/blocked")
+_REQUESTS = source("parts/request_steps")
+
+IMPORT_FOLLOWS_SCRIPT = LuaScript(
+    NOW + LOG + _BLOCKED + _REQUESTS + _USERS + _EVENT + source("import_follows")
+)
+IMPORT_USERS_AT_SCRIPT = LuaScript(NOW + _USERS + _EVENT + source("import_users_at"))
+IMPORT_OUT_SCRIPT = LuaScript(NOW + FOLLOW_STEPS + _BLOCKED + _USERS + _EVENT + source("import_out"))
+IMPORT_IN_SCRIPT = LuaScript(NOW + FOLLOW_STEPS + _BLOCKED + _USERS + source("import_in"))
+SCRIPTS = (IMPORT_FOLLOWS_SCRIPT, IMPORT_USERS_AT_SCRIPT, IMPORT_OUT_SCRIPT, IMPORT_IN_SCRIPT)
+
+
+class Outcome(enum.Enum):
+    """What became of one follow of a batch: the letter the scripts answer with."""
+
+    ADDED = "1"
+    EXISTED = "0"
+    REQUESTED = "r"  # the followee is locked and the follow had no time: a pending request
+    BLOCKED = "b"
+    FOLLOWER_UNKNOWN = "f"
+    FOLLOWEE_UNKNOWN = "F"
+
+    @property
+    def refused(self) -> bool:
+        return self in (Outcome.BLOCKED, Outcome.FOLLOWER_UNKNOWN, Outcome.FOLLOWEE_UNKNOWN)
+
+
+REFUSED = frozenset(o.value for o in Outcome if o.refused)
+
+
+@dataclass(frozen=True, slots=True)
+class BatchResult:
+    """A letter per follow of the batch (Outcome's values), in order; with `stop`, the batch stopped
+    after the first refused one, and later follows have none. `registered`: users it registered."""
+
+    outcomes: str
+    registered: int
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """Where an import stands once a batch is written: the hash's key and its field, value pairs."""
+
+    key: str
+    values: Sequence[str]
+
+
+async def load_import_scripts(store: FollowStore) -> None:
+    """Load the scripts on the server (every master of a cluster), before the first batch."""
+    await asyncio.gather(*(script.load(store.redis) for script in SCRIPTS))
+
+
+async def import_batch(
+    store: FollowStore,
+    edges: Sequence[str],
+    *,
+    register: bool = True,
+    stop: bool = False,
+    checkpoint: Checkpoint | None = None,
+) -> BatchResult:
+    """Apply the follows of `edges`, flat: follower, followee, time (epoch ms digits, '' for now) of
+    each, ids valid and no self-follow. `register` registers the users they name that are missing
+    (not an account that is off); `stop` ends the batch at its first refused follow. The
+    checkpoint's values are written to its hash once the batch is (not when it stopped short).
+    One round trip on a single Redis; on a cluster three, each one script per master."""
+    if store.cluster:
+        return await _cluster_batch(store, edges, register, stop, checkpoint)
+    k = store.keys
+    keys = [k.log("")] if checkpoint is None else [checkpoint.key, k.log("")]
+    marks = list(checkpoint.values) if checkpoint else []
+    args: list[Arg] = [*k.user_key_layout(USER_KEYS), "1" if register else "0", "1" if stop else "0"]
+    args += [len(marks), *marks, *edges, "", k.log_cap]
+    outcomes, registered = await IMPORT_FOLLOWS_SCRIPT.run(store.redis, keys, args)
+    return BatchResult(str(outcomes), int(registered))
+
+
+# -- on a cluster ---------------------------------------------------------------------------------
+
+# Each master's part of a step: a key of that master (to route the call) and the arguments.
+_Calls = dict[str, tuple[Any, list[str], list[Arg]]]
+
+
+async def _on_masters(store: FollowStore, script: LuaScript, calls: _Calls) -> dict[str, Any]:
+    """The reply of each master's call of `script`, sent to every master at once."""
+    redis = store.redis
+    assert isinstance(redis, RedisCluster)
+
+    async def one(node: Any, keys: list[str], args: list[Arg]) -> Any:
+        command = script.command(keys, args)
+        try:
+            return await redis.execute_command(*command, target_nodes=node)
+        except NoScriptError:
+            await script.load(redis)
+            return await redis.execute_command(*command, target_nodes=node)
+
+    names = list(calls)
+    replies = await asyncio.gather(*(one(*calls[name]) for name in names))
+    return dict(zip(names, replies, strict=True))
+
+
+class _Masters:
+    """The users of a batch by slot and by master."""
+
+    def __init__(self, store: FollowStore) -> None:
+        self.store = store
+        self.redis = store.redis
+        self.nodes: dict[int, Any] = {}
+
+    def node(self, slot: int) -> Any:
+        node = self.nodes.get(slot)
+        if node is None:
+            assert isinstance(self.redis, RedisCluster)
+            node = self.nodes[slot] = self.redis.get_node_from_key(self.store.keys.slot_log(slot))
+        return node
+
+
+def _grouped(masters: _Masters, items: Iterable[tuple[int, T]]) -> dict[str, tuple[Any, list[tuple[int, T]]]]:
+    """Items (slot, value) by master: (the master, its items)."""
+    out: dict[str, tuple[Any, list[tuple[int, T]]]] = {}
+    for slot, values in items:
+        node = masters.node(slot)
+        out.setdefault(node.name, (node, []))[1].append((slot, values))
+    return out
+
+
+async def _cluster_batch(
+    store: FollowStore, edges: Sequence[str], register: bool, stop: bool, checkpoint: Checkpoint | None
+) -> BatchResult:
+    k = store.keys
+    layout = k.user_key_layout(USER_KEYS)
+    masters = _Masters(store)
+    count = len(edges) // 3
+    followers, followees, times = edges[0::3], edges[1::3], edges[2::3]
+
+    # 1. The users, each on its own slot.
+    by_slot: dict[int, list[str]] = {}
+    for user in dict.fromkeys([*followers, *followees]):
+        by_slot.setdefault(k.slot(user), []).append(user)
+    timeless = "" in times
+    calls: _Calls = {}
+    order: dict[str, list[str]] = {}
+    for name, (node, groups) in _grouped(masters, by_slot.items()).items():
+        args: list[Arg] = [*layout, "1" if register else "0", "1" if timeless else "0"]
+        for slot, users in groups:
+            args += [k.slot_log(slot), len(users), *users]
+            order.setdefault(name, []).extend(users)
+        calls[name] = (node, [k.slot_log(groups[0][0])], [*args, k.log_cap])
+    state: dict[str, str] = {}
+    for name, letters in (await _on_masters(store, IMPORT_USERS_AT_SCRIPT, calls)).items():
+        state.update(zip(order[name], str(letters), strict=True))
+    registered = sum(1 for letter in state.values() if letter == "n")
+
+    # Which follows go ahead: both users registered; those that stop the batch end it.
+    outcomes: list[str] = [""] * count
+    going: list[int] = []
+    requests: list[int] = []
+    for i in range(count):
+        if state[followers[i]] == "u":
+            outcomes[i] = Outcome.FOLLOWER_UNKNOWN.value
+        elif state[followees[i]] == "u":
+            outcomes[i] = Outcome.FOLLOWEE_UNKNOWN.value
+        elif times[i] == "" and state[followees[i]] == "l":
+            requests.append(i)  # a request, made as follow() makes it
+            continue
+        else:
+            going.append(i)
+            continue
+        if stop:
+            count = i + 1
+            break
+
+    # 2. The followers' sets, each slot's follows in an event on its log.
+    out_slots: dict[int, list[str]] = {}
+    out_order: dict[int, list[int]] = {}
+    for i in going:
+        slot = k.slot(followers[i])
+        out_slots.setdefault(slot, []).extend((followers[i], followees[i], times[i]))
+        out_order.setdefault(slot, []).append(i)
+    calls = {}
+    sent: dict[str, list[int]] = {}
+    for name, (node, groups) in _grouped(masters, out_slots.items()).items():
+        args = list(layout)
+        for slot, triples in groups:
+            args += [k.slot_log(slot), len(triples) // 3, *triples]
+            sent.setdefault(name, []).extend(out_order[slot])
+        calls[name] = (node, [k.slot_log(groups[0][0])], [*args, k.log_cap])
+    kept: dict[int, str] = {}
+    for name, (letters, joined) in (await _on_masters(store, IMPORT_OUT_SCRIPT, calls)).items():
+        for i, letter, at in zip(sent[name], str(letters), str(joined).split(" "), strict=True):
+            outcomes[i] = letter
+            if letter != Outcome.BLOCKED.value:
+                kept[i] = at
+
+    # 3. The followees' sets, at the times the followers' sets kept.
+    in_items: dict[int, list[int]] = {}
+    for i in kept:
+        in_items.setdefault(k.slot(followees[i]), []).append(i)
+    calls, sent = {}, {}
+    for name, (node, slots) in _grouped(masters, in_items.items()).items():
+        args = list(layout)
+        for _, indexes in slots:
+            for j in indexes:
+                args += [followers[j], followees[j], kept[j]]
+                sent.setdefault(name, []).append(j)
+        calls[name] = (node, [k.slot_log(slots[0][0])], args)
+    refused: list[int] = []
+    for name, letters in (await _on_masters(store, IMPORT_IN_SCRIPT, calls)).items():
+        refused += [i for i, letter in zip(sent[name], str(letters), strict=True) if letter == "b"]
+    # A block that came between the steps: the follower's step is undone, logged as an unfollow.
+    await run_scripts(store.redis, [unfollow_out_call(k, followers[i], followees[i]) for i in refused])
+    for i in refused:
+        outcomes[i] = Outcome.BLOCKED.value
+
+    if requests:
+        replies = await store.follow_edges([Edge(followers[i], followees[i]) for i in requests])
+        for i, (status, changed, _, _, pending) in zip(requests, replies, strict=True):
+            outcomes[i] = _request_outcome(status, changed, pending)
+    stopped = stop and any(letter in REFUSED for letter in outcomes[:count])
+    if checkpoint is not None and not stopped:
+        await store.redis.execute_command("HSET", checkpoint.key, *checkpoint.values)
+    return BatchResult("".join(outcomes[:count]), registered)
+
+
+def _request_outcome(status: int, changed: int, pending: int) -> str:
+    if status == -1:
+        return Outcome.FOLLOWER_UNKNOWN.value
+    if status == -2:
+        return Outcome.FOLLOWEE_UNKNOWN.value
+    if status < 0:
+        return Outcome.BLOCKED.value
+    if not changed:
+        return Outcome.EXISTED.value
+    return Outcome.REQUESTED.value if pending else Outcome.ADDED.value

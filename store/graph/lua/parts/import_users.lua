@@ -1,0 +1,64 @@
+-- What a batch of follows learns of each user it names, once per user however many follows name
+-- them. The keys of any user are built from the layout store/graph/keys.py gives: ARGV[1] is the
+-- text before the id, ARGV[2] to ARGV[10] the text after it of each key below.
+local HEAD = ARGV[1]
+local PROFILE, ACCOUNT, FOLLOWING, FANS, MUTUAL = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local BLOCKING, BLOCKED_BY, REQUESTS_OUT, REQUESTS_IN = ARGV[7], ARGV[8], ARGV[9], ARGV[10]
+local function key(user, tail) return HEAD .. user .. tail end
+
+-- One time for everything the batch writes without a time of its own.
+local stamp_ms
+local function stamp()
+  stamp_ms = stamp_ms or now_ms(nil)
+  return stamp_ms
+end
+
+-- A user is KNOWN (registered before), NEW (registered by this batch: no block, mute, request or
+-- follow can name them yet) or UNKNOWN (not registered, or an account that is off:
+-- store/graph/lifecycle.py). A call of a command costs a script far more than the command's own
+-- work, so one EXISTS tells all the batch needs of a user: each key is named as many times as its
+-- weight, and the count is 10 x profile + 5 x following + the number of sets of blocks and
+-- requests the user has.
+local KNOWN, NEW, UNKNOWN = 1, 2, 0
+local state, controlled, follows_some, locked = {}, {}, {}, {}
+local registered = {}
+
+local function learn(user, register)
+  local p, f = key(user, PROFILE), key(user, FOLLOWING)
+  local n = redis.call('EXISTS', p, p, p, p, p, p, p, p, p, p, f, f, f, f, f, key(user, BLOCKING),
+    key(user, BLOCKED_BY), key(user, REQUESTS_OUT), key(user, REQUESTS_IN))
+  local s
+  if n >= 10 then
+    s = KNOWN
+  elseif register and redis.call('EXISTS', key(user, ACCOUNT)) == 0 then
+    redis.call('HSET', p, 'createdAt', stamp())
+    registered[#registered + 1] = user
+    s, n = NEW, 0
+  else
+    s = UNKNOWN
+  end
+  state[user] = s
+  controlled[user] = n % 5 > 0
+  follows_some[user] = n % 10 >= 5
+  return s
+end
+
+local function user_state(user, register)
+  return state[user] or learn(user, register)
+end
+
+-- Whether a user has a block either way or a pending request either way: most have none, and
+-- their follows then skip those checks.
+local function has_controls(user)
+  if controlled[user] == nil then learn(user, false) end
+  return controlled[user]
+end
+
+local function is_locked(user)
+  local l = locked[user]
+  if l == nil then
+    l = redis.call('HGET', key(user, PROFILE), 'locked') == '1'
+    locked[user] = l
+  end
+  return l
+end
