@@ -229,6 +229,15 @@ async def _source_table(url: str, rows: list[tuple[object, object, object]]) -> 
         await engine.dispose()
 
 
+async def _drop_source_table(url: str) -> None:
+    engine = create_engine(url)
+    try:
+        async with engine.begin() as connection:
+            await connection.execute(text("DROP TABLE IF EXISTS old_follows"))
+    finally:
+        await engine.dispose()
+
+
 async def test_from_sql_streams_a_query_from_each_database(
     sql_url: str, target: Target, console: io.StringIO
 ) -> None:
@@ -239,9 +248,12 @@ async def test_from_sql_streams_a_query_from_each_database(
     rows += [("u1", 1002, None), ("bad id", 1003, moment), ("1001", 1001, moment)]
     await _source_table(sql_url, rows)
     query = "SELECT follower, followee, created_at FROM old_follows ORDER BY id"
-    result = await asyncio.to_thread(
-        invoke, "import", "--from-sql", sql_url, "--query", query, *target.options()
-    )
+    try:
+        result = await asyncio.to_thread(
+            invoke, "import", "--from-sql", sql_url, "--query", query, *target.options()
+        )
+    finally:  # the run's database holds the copy's tables alone (tests/store/sql/test_migrations.py)
+        await _drop_source_table(sql_url)
     assert result.exit_code == 1, console.getvalue()
     said = console.getvalue()
     assert "2,503 rows in " in said
