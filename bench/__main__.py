@@ -14,7 +14,8 @@ of its own): delivery latency of viewerEvents to 1,000 WebSocket subscribers at 
 follows, and the server's memory per idle subscription; `--subscriptions-only` runs just that,
 `--no-subscriptions` skips it. Then a big account's deletion (bench/lifecycle.py): its time and Redis
 CPU, other users' page p99 during it, and its resumption after a SIGKILL; `--lifecycle-only` runs
-just that, `--no-lifecycle` skips it. Not a test: it asserts no timings.
+just that, `--no-lifecycle` skips it. `--cluster-only` runs just the one Redis / cluster
+side-by-side page. Not a test: it asserts no timings.
 """
 
 from __future__ import annotations
@@ -81,6 +82,11 @@ def parse(argv: list[str]) -> Options:
         action="store_true",
         help="only the big account's deletion (its report goes beside its JSON, not to benchmarks.md)",
     )
+    parser.add_argument(
+        "--cluster-only",
+        action="store_true",
+        help="only the one Redis / cluster side-by-side page (its report goes beside its JSON)",
+    )
     parser.add_argument("--no-pin", action="store_true", help="do not pin server, loader and Redis to CPUs")
     parser.add_argument(
         "--python-loader", action="store_true", help="use bench.loadgen even if wrk is on PATH"
@@ -117,6 +123,8 @@ def parse(argv: list[str]) -> Options:
         parser.error("--no-subscriptions and --subscriptions-only exclude each other")
     if args.no_lifecycle and args.lifecycle_only:
         parser.error("--no-lifecycle and --lifecycle-only exclude each other")
+    if args.no_cluster and args.cluster_only:
+        parser.error("--no-cluster and --cluster-only exclude each other")
     quick: bool = args.quick
     return Options(
         quick=quick,
@@ -132,6 +140,7 @@ def parse(argv: list[str]) -> Options:
         subscriptions_only=args.subscriptions_only,
         lifecycle=not args.no_lifecycle,
         lifecycle_only=args.lifecycle_only,
+        cluster_only=args.cluster_only,
         pin=not args.no_pin,
         python_loader=args.python_loader,
         profile=args.profile,

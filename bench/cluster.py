@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import redis
 
-from bench.graph import FanGraph, TypicalGraph, load_fan_graph, load_typical_graph
+from bench.graph import FanGraph, TypicalGraph, load_fan_graph, load_typical_graph, wait_until_indexed
 from bench.loadgen import RequestSpec
 from bench.model import Group, MemoryRow, Row
 from bench.processes import child_env, free_port, pin, wait_http
@@ -31,13 +31,16 @@ if TYPE_CHECKING:
     from bench.suite import Bench
 
 MASTERS = 3
-# The cluster's rows and one Redis' take turns this many times: the machine's other work drifts.
-ROUNDS = 3
+# The rows take turns this many times, in rounds of a few seconds without a warm-up of their own
+# (each server is warmed once before the first): the machine's other work comes and goes within
+# seconds, so short rounds taken in turn put each round of one row beside a round of the others
+# taken moments apart, and the spread of the rounds' ratios says how much it moved them.
+ROUNDS = 15
 
 
-def run_cluster(bench: Bench, single: Row | None, binaries: list[str]) -> None:
-    """Measure memory (with each of `binaries`) and the fans page (with the first) on fresh clusters;
-    `single` is the same page on one Redis."""
+def run_cluster(bench: Bench, single: Row | None, binaries: list[str], *, memory: bool = True) -> None:
+    """Measure memory (with each of `binaries`, unless not `memory`) and the fans page (with the
+    first) on fresh clusters; `single` is the same page on one Redis, earlier in the run."""
     for i, binary in enumerate(binaries):
         with tempfile.TemporaryDirectory(prefix="followgraph-bench-cluster-") as tmp:
             cluster = LocalCluster(directory=Path(tmp) / "cluster", masters=MASTERS, binary=binary)
@@ -48,7 +51,8 @@ def run_cluster(bench: Bench, single: Row | None, binaries: list[str]) -> None:
                     pin(node.process.pid, bench.layout.redis)
                 nodes = [redis.Redis(host=h, port=p, decode_responses=True) for h, p in cluster.startup_nodes]
                 try:
-                    _memory(bench, cluster, nodes)
+                    if memory:
+                        _memory(bench, cluster, nodes)
                     if i == 0:
                         cluster.flushall()
                         _pages(bench, cluster, nodes, Path(tmp), single)
@@ -81,10 +85,8 @@ def _pages(
     bench: Bench, cluster: LocalCluster, nodes: list[redis.Redis], tmp: Path, single: Row | None
 ) -> None:
     """The fans page on the cluster, beside the same page on a single Redis holding the same graph,
-    measured back to back with the same load: A on one Redis, A on the cluster (read channel per
-    node, profiles kept), the same without keeping profiles (FOLLOWGRAPH_PROFILE_CACHE=0), A on the
-    cluster reading through redis-py's cluster pipeline (FOLLOWGRAPH_READ_CHANNEL=0), then the
-    cluster's other list sizes. `single` (the first table's row) is kept as a note."""
+    the rows taking turns with the same load (`_measure_pages`), then the cluster's other list
+    sizes. `single` (the first table's row) is kept as a note."""
     opts = bench.options
     sizes = tuple(n for n in opts.sizes if n <= opts.middle_size)
     graph = FanGraph(sizes=sizes, writers=bench.graph.writers)
@@ -110,6 +112,20 @@ def _pages(
         one.stop()
 
 
+# The rows that take turns: A on one Redis and A on the cluster, both keeping profiles (the
+# default), then A on one Redis reading them with a script call as it did before it kept them
+# (FOLLOWGRAPH_PROFILE_CACHE=0), A on the cluster keeping none, and A on the cluster through
+# redis-py's cluster pipeline (FOLLOWGRAPH_READ_CHANNEL=0). Each: its label, whether it runs on the
+# cluster, and the settings it adds.
+SERVERS: tuple[tuple[str, bool, dict[str, str]], ...] = (
+    ("one Redis", False, {}),
+    ("cluster", True, {}),
+    ("one Redis, profiles not kept", False, {"FOLLOWGRAPH_PROFILE_CACHE": "0"}),
+    ("cluster, profiles not kept", True, {"FOLLOWGRAPH_PROFILE_CACHE": "0"}),
+    ("cluster, redis-py reads", True, {"FOLLOWGRAPH_READ_CHANNEL": "0"}),
+)
+
+
 def _measure_pages(
     bench: Bench,
     graph: FanGraph,
@@ -121,32 +137,46 @@ def _measure_pages(
     single: Row | None,
 ) -> None:
     env = child_env({"FOLLOWGRAPH_JWT_SECRET": bench.secret, "FOLLOWGRAPH_DATA_DIR": str(tmp / "data")})
-    servers: list[tuple[str, str, dict[str, str], Stats]] = [
-        ("one Redis", f"redis://127.0.0.1:{one.port}/0", env, one_stats),
-        ("cluster", cluster.url, env, nodes),
-        ("cluster, profiles not kept", cluster.url, {**env, "FOLLOWGRAPH_PROFILE_CACHE": "0"}, nodes),
-        ("cluster, redis-py reads", cluster.url, {**env, "FOLLOWGRAPH_READ_CHANNEL": "0"}, nodes),
-    ]
     group = Group("cluster", f"A on a {MASTERS}-master Redis Cluster vs one Redis: fans page (first: 20)")
     bench.results.groups.append(group)
     auth = bearer(bench.viewer_token)
     mid = graph.celebrity(bench.options.middle_size)
     started: list[tuple[str, Child, int, Stats]] = []
     try:
-        for label, url, server_env, stats in servers:
+        for label, on_cluster, settings in SERVERS:
+            url = cluster.url if on_cluster else f"redis://127.0.0.1:{one.port}/0"
+            stats: Stats = nodes if on_cluster else one_stats
             server_port = free_port()
-            server = bench.spawn_server(f"server A ({label})", server_port, url, server_env, tmp)
+            server = bench.spawn_server(f"server A ({label})", server_port, url, {**env, **settings}, tmp)
             bench.children.append(server)
             started.append((label, server, server_port, stats))
             wait_http(server, server_port)
+        host, port = cluster.startup_nodes[0]
+        waited = wait_until_indexed("127.0.0.1", one.port) + wait_until_indexed(host, port, cluster=True)
+        bench.say(f"  the servers built their search indexes ({waited:.1f} s waited)")
         request = RequestSpec("/graphql", fans_query_body(mid.user_id, 20), auth)
         rounds: list[list[Row]] = [[] for _ in started]
-        for _ in range(ROUNDS):
-            for (label, server, server_port, stats), measured in zip(started, rounds, strict=True):
-                name = f"A {label} ({mid.label})"
-                measured.append(bench.measure(stats, name, server, server_port, request, None))
-        for measured in rounds:
-            group.rows.append(_median(measured))
+        duration = float(max(1, round(bench.options.duration / 5)))
+        for label, server, server_port, stats in started:
+            bench.measure(stats, f"A {label} ({mid.label}) warm-up", server, server_port, request, None)
+        for number in range(1, ROUNDS + 1):
+            # One Redis and the cluster back to back, in turn first (the machine's drift over the
+            # pair falls on each alike), then the others.
+            order = list(range(len(started)))
+            if number % 2 == 0:
+                order[:2] = [1, 0]
+            for index in order:
+                label, server, server_port, stats = started[index]
+                name = f"A {label} ({mid.label}) {number}/{ROUNDS}"
+                row = bench.measure(
+                    stats, name, server, server_port, request, None, duration=duration, warmup=0.0
+                )
+                rounds[index].append(row)
+        for (label, _, _, _), measured in zip(started, rounds, strict=True):
+            row = _median(measured)
+            name = f"A {label} ({mid.label})"
+            group.rows.append(dataclasses.replace(row, name=name))
+            group.rounds[name] = measured
         _, server, server_port, stats = started[1]
         for celebrity in reversed(graph.celebrities):
             if celebrity is mid:
@@ -156,18 +186,20 @@ def _measure_pages(
                 bench.measure(stats, f"A cluster ({celebrity.label})", server, server_port, request, None)
             )
         group.notes.append(
-            f"The first four rows take turns, {ROUNDS} rounds with the same load, on the same graph loaded "
-            "into one Redis and into the cluster; each is its median round by req/s (every round's in its "
-            f"note). The {MASTERS} nodes run on the single Redis' CPU. Redis commands "
-            "per request are summed over the nodes: a page's 20 users sit in up to 20 slots, so their "
-            "profiles are one HMGET each on their own slot (one script call for all on one Redis), and "
-            "counts one script call per slot. On the cluster, A sends each command to its slot's node "
-            "on one auto-pipelined connection per node (store/redis/cluster_channel.py), and keeps "
-            "the profiles it read on a second connection per node until Redis says they changed "
-            "(store/redis/tracking.py): "
-            "a kept profile costs no command, but each node whose kept profiles a page uses gets a PING, "
-            "so that every invalidation sent before it has arrived. The third row keeps none "
-            "(FOLLOWGRAPH_PROFILE_CACHE=0); the fourth reads through redis-py's cluster pipeline instead."
+            f"The first five rows take turns, {ROUNDS} rounds of {duration:g} s with the same load, on the "
+            "same graph loaded into one Redis and into the cluster, the first two back to back and in "
+            "turn first; each row is its median round by req/s (every round's in its note; the ratios "
+            "give each round's ratio to one Redis, and their spread). The "
+            f"{MASTERS} nodes run on the single Redis' CPU. Redis commands per request are summed over "
+            "the nodes. A keeps the profiles it read on a second connection to Redis (per node on a "
+            "cluster) until Redis says they changed (store/redis/tracking.py): a kept profile costs no "
+            "command, but each connection whose kept profiles a page uses gets a PING, so that every "
+            "invalidation sent before it has arrived. On the cluster, A sends each command to its "
+            "slot's node on one auto-pipelined connection per node (store/redis/cluster_channel.py). "
+            "'Profiles not kept' is FOLLOWGRAPH_PROFILE_CACHE=0: on one Redis the page's users' "
+            "profiles are then one script call that runs an HMGET each (the read path before profiles "
+            "were kept there), on the cluster an HMGET each on its own slot; 'redis-py reads' is "
+            "FOLLOWGRAPH_READ_CHANNEL=0, redis-py's cluster pipeline."
         )
         if single is not None:
             group.notes.append(

@@ -15,6 +15,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
+import redis
+
 from bench.resp import ClusterPipe, RawPipe, chunks, pack, zadd
 from followgraph.store import Keys
 
@@ -286,3 +288,21 @@ def load_typical_graph(
     stage("mutual", (zadd(k.mutual(uid(a)), rows) for a, rows in mutual.items()))
     stage("profiles", (profile_command(k, uid(u), f"User {u}") for u in range(graph.users)))
     return len(edges), pairs // 2, growth
+
+
+def wait_until_indexed(host: str, port: int, *, cluster: bool = False, timeout: float = 900.0) -> float:
+    """Wait until a server started on the graph has built its search index (once, from every
+    profile: reads and writes that would otherwise fall on the first scenarios measured, on a
+    cluster more than on one Redis); the seconds waited."""
+    started = time.perf_counter()
+    client: redis.Redis | redis.RedisCluster = (
+        redis.RedisCluster(host=host, port=port) if cluster else redis.Redis(host=host, port=port)
+    )
+    try:
+        while not client.exists(Keys().search_built()):
+            if time.perf_counter() - started > timeout:
+                raise TimeoutError(f"the search index of {host}:{port} was not built in {timeout:g} s")
+            time.sleep(0.2)
+    finally:
+        client.close()
+    return time.perf_counter() - started

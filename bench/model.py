@@ -38,6 +38,8 @@ class Options:
     subscriptions_only: bool = False
     lifecycle: bool = True
     lifecycle_only: bool = False
+    # Only the one Redis / cluster side-by-side page (bench/cluster.py), memory left out.
+    cluster_only: bool = False
     # The single Redis' scenario groups (and "memory") to run beside the side-by-side page; all
     # when empty.
     scenarios: tuple[str, ...] = ()
@@ -109,6 +111,7 @@ class Row:
                 "write_commands_per_request": self.work.write_commands_per_request,
                 "changes_per_request": self.work.changes_per_request,
                 "usec_per_request": self.work.usec_per_request,
+                "cpu_usec_per_request": self.work.cpu_usec_per_request,
                 "calls": self.work.calls,
                 "mix": self.work.mix(),
             },
@@ -125,6 +128,8 @@ class Group:
     title: str
     rows: list[Row] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Each row's rounds, by the row's name, where the rows took turns (a row is its median round).
+    rounds: dict[str, list[Row]] = field(default_factory=dict)
 
     def row(self, name: str) -> Row:
         return next(r for r in self.rows if r.name == name)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.processes import Child, child_env, spawn
-from followgraph.store.graph.scripts import PAGE, PROFILES, RELATIONS
+from followgraph.store.graph.scripts import PAGE, PROFILES
 
 PEER_DIR = Path(__file__).resolve().parent / "peers" / "node"
 DESCRIPTION = "Fastify + Mercurius (graphql-jit) + ioredis + DataLoader + fast-jwt"
@@ -63,7 +63,7 @@ class NodePeer:
 
     def spawn(self, port: int, redis_url: str, secret: str, tmp: Path, cpus: set[int] | None) -> Child:
         scripts = tmp / "node-peer-scripts.json"
-        scripts.write_text(json.dumps({"page": PAGE, "profiles": PROFILES, "relations": RELATIONS}))
+        scripts.write_text(json.dumps({"page": PAGE, "profiles": PROFILES}))
         env = child_env(
             {
                 "PORT": str(port),

@@ -13,7 +13,7 @@ import redis
 import uvloop
 
 from bench.cluster import run_cluster
-from bench.graph import TypicalGraph, load_fan_graph
+from bench.graph import TypicalGraph, load_fan_graph, wait_until_indexed
 from bench.memory import measure_memory, redis_binaries
 from bench.processes import child_env, free_port, pin, spawn, wait_http
 from bench.rawfollow import writes
@@ -96,6 +96,8 @@ def run_pages_and_memory(bench: Bench) -> None:
         wait_http(plain_py, bench.port_plain_py)
         if bench.node is not None:
             wait_http(bench.node, bench.port_node)
+        waited = wait_until_indexed("127.0.0.1", server.port)
+        bench.say(f"Server A built its search index ({waited:.1f} s waited).")
 
         bench.say("Round trips and answers, in-process...")
         counts = uvloop.run(bench._in_process(tmp / "data-inproc"))

@@ -11,16 +11,20 @@ the JSON FollowGraph gives to bench.queries.FANS_QUERY, byte for byte):
 - two Redis round trips, the minimum: the store's PAGE script on the owner's fans set, which for a
   viewer other than the owner also reads what decides whether the owner shows the list to the
   viewer (the owner's hideFans and locked settings, whether the owner blocks the viewer, whether
-  the viewer is a fan), as FollowGraph's page does; then the store's RELATIONS script (viewer's
-  following + fans) and PROFILES script (the owner, whose missing profile means `user: null`, and
-  the page's users) in one write. A list the owner does not show the viewer is answered as
+  the viewer is a fan), as FollowGraph's page does; then a ZMSCORE of the viewer's following set
+  and one of its fans set, and the profiles (the owner, whose missing profile means `user: null`,
+  and the page's users), in one write. A list the owner does not show the viewer is answered as
   FollowGraph answers it: no edges. The scripts are the store's own (followgraph.store.graph.scripts),
   loaded with SCRIPT LOAD and called with EVALSHA;
+- the profiles kept as FollowGraph keeps them, on its own read channel's second connection
+  (store/redis/keeping_channel.py, store/redis/tracking.py) until Redis says they changed: a hot
+  page's profiles cost a PING. On redis-py (below), which keeps none, they are the store's
+  PROFILES script, as FollowGraph reads them when it keeps none;
 - cursors and times made by FollowGraph's own functions (store/graph/cursor.py, schema/scalars.py, which
   keep the strings of recent entries), relationships computed inline, the answer written with
   orjson (UTF-8, no \\u escapes).
 
-Redis client: by default FollowGraph's own read channel (`--client resp`, store/redis/channel.py): one
+Redis client: by default FollowGraph's own read channel (`--client resp`, store/redis/channel.py): an
 asyncio connection, commands packed and replies parsed by hiredis, and every command queued in one
 turn of the event loop written in one send (what ioredis calls auto-pipelining). `--client
 redis-py` runs the same reads on redis-py's asyncio client with hiredis (a pool of connections, a
@@ -39,6 +43,7 @@ import hashlib
 import os
 import time
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from itertools import chain
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
@@ -54,14 +59,15 @@ from followgraph.store.graph.columns import PROFILE_WIDTH, times_of
 from followgraph.store.graph.cursor import Cursor, cursor_of
 from followgraph.store.graph.errors import InvalidCursorError
 from followgraph.store.graph.ids import is_valid_user_id
-from followgraph.store.graph.scripts import PAGE, PROFILE_FIELDS, PROFILES, RELATIONS
-from followgraph.store.redis.channel import Address, ReadChannel
+from followgraph.store.graph.scripts import PAGE, PROFILE_FIELDS, PROFILE_READS, PROFILES, RELATION_READ
+from followgraph.store.redis.channel import Address
+from followgraph.store.redis.keeping_channel import KeepingReadChannel
 
 SECRET_ENV = "BENCH_JWT_SECRET"
 MAX_PAGE_SIZE = 100
 LEEWAY_SECONDS = 30
 KNOWN_TOKENS = 4096
-SCRIPTS = {"page": PAGE, "profiles": PROFILES, "relations": RELATIONS}
+SCRIPTS = {"page": PAGE, "profiles": PROFILES}
 SHAS = {name: hashlib.sha1(source.encode()).hexdigest() for name, source in SCRIPTS.items()}
 _NAME = PROFILE_FIELDS.index("name")
 _CREATED_AT = PROFILE_FIELDS.index("createdAt")
@@ -88,6 +94,13 @@ class Reads(Protocol):
 
     async def run(self, commands: Sequence[Command]) -> list[Any]: ...
 
+    async def details(
+        self, profile_keys: list[str], relation_keys: list[str], ids: list[str]
+    ) -> tuple[list[Any], list[list[Any]]]:
+        """In one round trip: the PROFILE_FIELDS of `profile_keys`, flat, and a ZMSCORE of `ids` in
+        each of `relation_keys`."""
+        ...
+
     async def close(self) -> None: ...
 
 
@@ -95,25 +108,31 @@ class Reads(Protocol):
 
 
 class ChannelReads:
-    """FollowGraph's own read channel (store/redis/channel.py): one auto-pipelined connection."""
+    """FollowGraph's own read channel (store/redis/keeping_channel.py): an auto-pipelined
+    connection, and a second one keeping the profiles read."""
 
-    def __init__(self, channel: ReadChannel) -> None:
-        self.channel = channel
+    def __init__(self, address: Address) -> None:
+        self.channel = KeepingReadChannel(address, on_send=self.count)
         self.writes = 0
 
     @classmethod
     def open(cls, url: str) -> ChannelReads:
         parts = urlsplit(url)
         db = parts.path.strip("/") or "0"
-        reads = cls(ReadChannel(Address(parts.hostname or "127.0.0.1", parts.port or 6379, db=int(db))))
-        reads.channel.on_send = reads.count
-        return reads
+        return cls(Address(parts.hostname or "127.0.0.1", parts.port or 6379, db=int(db)))
 
     def count(self) -> None:
         self.writes += 1
 
     async def run(self, commands: Sequence[Command]) -> list[Any]:
         return await self.channel.run(commands)
+
+    async def details(
+        self, profile_keys: list[str], relation_keys: list[str], ids: list[str]
+    ) -> tuple[list[Any], list[list[Any]]]:
+        relations = [(RELATION_READ, [key], ids) for key in relation_keys]
+        profiles, *scores = await self.channel.run_scripts([(PROFILE_READS, profile_keys, []), *relations])
+        return list(chain.from_iterable(profiles)), scores
 
     async def close(self) -> None:
         await self.channel.aclose()
@@ -131,6 +150,15 @@ class RedisPyReads:
             pipe.execute_command(*command)
         replies: list[Any] = await pipe.execute()
         return replies
+
+    async def details(
+        self, profile_keys: list[str], relation_keys: list[str], ids: list[str]
+    ) -> tuple[list[Any], list[list[Any]]]:
+        profiles: Command = ("EVALSHA", SHAS["profiles"], len(profile_keys), *profile_keys)
+        profiles_reply, *scores = await self.run(
+            [profiles, *(("ZMSCORE", key, *ids) for key in relation_keys)]
+        )
+        return profiles_reply, scores
 
     async def close(self) -> None:
         await self.client.aclose()
@@ -178,6 +206,17 @@ class PlainApp:
         except NoScriptError:
             await self._load_scripts()
             return await self.reads.run(commands)
+
+    async def _details(
+        self, profile_keys: list[str], relation_keys: list[str], ids: list[str]
+    ) -> tuple[list[Any], list[list[Any]]]:
+        """Reads.details, loading the scripts on NOSCRIPT."""
+        assert self.reads is not None, "the app has not started"
+        try:
+            return await self.reads.details(profile_keys, relation_keys, ids)
+        except NoScriptError:
+            await self._load_scripts()
+            return await self.reads.details(profile_keys, relation_keys, ids)
 
     async def stop(self) -> None:
         if self.reads is not None:
@@ -272,14 +311,11 @@ class PlainApp:
         page: Command = ("EVALSHA", SHAS["page"], len(page_keys), *page_keys, *page_args)
         [(_total, _start, _stop, flat, _hidden)] = await self._run([page])
         ids: list[str] = flat[0::2]
-        details: list[Command] = [("EVALSHA", SHAS["profiles"], 1 + len(ids), *k.profiles([owner, *ids]))]
-        if viewer is not None and ids:
-            details.append(("EVALSHA", SHAS["relations"], 2, k.following(viewer), k.fans(viewer), *ids))
-        replies = await self._run(details)
-        profiles = replies[0]
+        relation_keys = [k.following(viewer), k.fans(viewer)] if viewer is not None and ids else []
+        profiles, scores = await self._details(k.profiles([owner, *ids]), relation_keys, ids)
         if profiles[_CREATED_AT] is None:  # the owner is not registered
             return orjson.dumps({"data": {"user": None}})
-        out, back = replies[1] if len(replies) > 1 else ([None] * len(ids), [None] * len(ids))
+        out, back = scores if scores else ([None] * len(ids), [None] * len(ids))
         names = profiles[PROFILE_WIDTH + _NAME :: PROFILE_WIDTH]
         edges = [
             {

@@ -45,17 +45,8 @@ def ratios(groups_list: list[Group], memory: list[MemoryRow]) -> list[Ratio]:
     if "executor" in groups and len(groups["executor"].rows) == 2:
         compiled, general = groups["executor"].rows
         out.append(_throughput("A compiled plans / A general executor throughput", compiled, general))
-    if "cluster" in groups and len(groups["cluster"].rows) > 1:
-        single, cluster = groups["cluster"].rows[0], groups["cluster"].rows[1]
-        out.append(_throughput("cluster / one Redis throughput (same page)", cluster, single))
-        out.append(_p50("cluster / one Redis p50 (same page)", cluster, single))
-        for kept_none in (r for r in groups["cluster"].rows if "profiles not kept" in r.name):
-            label = "cluster, profiles not kept / one Redis throughput (same page)"
-            out.append(_throughput(label, kept_none, single))
-        for through in (r for r in groups["cluster"].rows if "redis-py reads" in r.name):
-            out.append(
-                _throughput("cluster on redis-py reads / one Redis throughput (same page)", through, single)
-            )
+    if "cluster" in groups:
+        out += _cluster(groups["cluster"])
 
     for on_cluster in (m for m in memory if "cluster" in m.redis):
         version = on_cluster.redis.split()[0]
@@ -98,6 +89,84 @@ def ratios(groups_list: list[Group], memory: list[MemoryRow]) -> list[Ratio]:
         out += _pooled_ratios(rows, API_ON, API_NO_LOG, "A mutations, log + consumer on / no log")
         out += _pooled_ratios(rows, API_ON, API_OFF, "A mutations, consumer on / off (log written in both)")
         out += _pooled_ratios(rows, API_OFF, API_NO_LOG, "A mutations, log without consumer / no log")
+    return out
+
+
+def _cluster(group: Group) -> list[Ratio]:
+    """The cluster's rows and one Redis without kept profiles against one Redis (the default), by
+    their medians and round by round (each round of a row was taken moments after the same round
+    of one Redis)."""
+
+    def row(label: str) -> Row | None:
+        return next((r for r in group.rows if r.name.startswith(f"A {label} (")), None)
+
+    single = row("one Redis")
+    if single is None:
+        return []
+    out: list[Ratio] = []
+    for label in (
+        "cluster",
+        "cluster, profiles not kept",
+        "cluster, redis-py reads",
+        "one Redis, profiles not kept",
+    ):
+        other = row(label)
+        if other is None:
+            continue
+        out.append(_throughput(f"{label} / one Redis throughput (same page)", other, single))
+        each = [
+            _div(mine.load.rps, theirs.load.rps)
+            for mine, theirs in zip(
+                group.rounds.get(other.name, []), group.rounds.get(single.name, []), strict=True
+            )
+        ]
+        if len(each) > 1:
+            ordered = sorted(each)
+            out.append(
+                Ratio(
+                    f"{label} / one Redis throughput, round by round (median)",
+                    ordered[(len(ordered) - 1) // 2],
+                    f"min {ordered[0]:.2f}, max {ordered[-1]:.2f} over {len(each)} rounds: "
+                    + " / ".join(f"{ratio:.2f}" for ratio in each),
+                )
+            )
+        if label == "cluster":
+            out.append(_p50("cluster / one Redis p50 (same page)", other, single))
+            cpu = sorted(
+                _div(mine.server_cpu_ms or 0, theirs.server_cpu_ms or 0)
+                for mine, theirs in zip(
+                    group.rounds.get(other.name, []), group.rounds.get(single.name, []), strict=True
+                )
+            )
+            if cpu:
+                out.append(
+                    Ratio(
+                        "cluster / one Redis server CPU per page, round by round (median)",
+                        cpu[(len(cpu) - 1) // 2],
+                        f"min {cpu[0]:.2f}, max {cpu[-1]:.2f} over {len(cpu)} rounds",
+                    )
+                )
+    before = row("one Redis, profiles not kept")
+    if before is not None:
+        for what, mine, theirs in (
+            ("Redis µs (commandstats)", single.work.usec_per_request, before.work.usec_per_request),
+            ("Redis CPU", single.work.cpu_usec_per_request, before.work.cpu_usec_per_request),
+        ):
+            out.append(
+                Ratio(
+                    f"one Redis, profiles kept / not kept: {what} per page",
+                    _div(mine, theirs),
+                    f"{mine:.1f} / {theirs:.1f} µs",
+                )
+            )
+        if single.server_cpu_ms and before.server_cpu_ms:
+            out.append(
+                Ratio(
+                    "one Redis, profiles kept / not kept: server CPU per page",
+                    single.server_cpu_ms / before.server_cpu_ms,
+                    f"{single.server_cpu_ms:.3f} / {before.server_cpu_ms:.3f} ms",
+                )
+            )
     return out
 
 

@@ -1,4 +1,5 @@
-"""What Redis did for a scenario: INFO commandstats and rdb_changes_since_last_save, as deltas."""
+"""What Redis did for a scenario: INFO commandstats, the server's CPU time and
+rdb_changes_since_last_save, as deltas."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ class Snapshot:
     calls: dict[str, int]
     usec: dict[str, int]
     dirty: int
+    cpu: float = 0.0  # the server's CPU seconds (user and system), summed over the nodes
 
     @classmethod
     def take(cls, client: Stats) -> Snapshot:
@@ -34,6 +36,7 @@ class Snapshot:
         calls: Counter[str] = Counter()
         usec: Counter[str] = Counter()
         dirty = 0
+        cpu = 0.0
         for node in client if isinstance(client, list) else [client]:
             stats: dict[str, Any] = node.info("commandstats")
             for key, value in stats.items():
@@ -42,7 +45,9 @@ class Snapshot:
                 usec[name] += int(value["usec"])
             persistence: dict[str, Any] = node.info("persistence")
             dirty += int(persistence["rdb_changes_since_last_save"])
-        return cls(dict(calls), dict(usec), dirty)
+            used: dict[str, Any] = node.info("cpu")
+            cpu += float(used["used_cpu_user"]) + float(used["used_cpu_sys"])
+        return cls(dict(calls), dict(usec), dirty, cpu)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,8 +56,12 @@ class RedisWork:
 
     requests: int
     calls: dict[str, int]  # per command, in total
-    usec: int  # Redis CPU time in commands, in total
+    # Time in commands, in total, as commandstats counts it: a script's own and that of the
+    # commands it runs, which are counted again on their own (so a script's commands twice).
+    usec: int
     dirty: int  # keys/elements changed, in total
+    # The server's CPU time, in total: commands, and reading, parsing and answering them.
+    cpu_usec: float = 0.0
 
     @classmethod
     def between(cls, before: Snapshot, after: Snapshot, requests: int) -> RedisWork:
@@ -62,7 +71,8 @@ class RedisWork:
             if name not in IGNORED and n - before.calls.get(name, 0) > 0
         }
         usec = sum(after.usec[name] - before.usec.get(name, 0) for name in after.usec if name not in IGNORED)
-        return cls(requests, calls, usec, after.dirty - before.dirty)
+        cpu = 1e6 * (after.cpu - before.cpu)
+        return cls(requests, calls, usec, after.dirty - before.dirty, cpu)
 
     def _per(self, value: float) -> float:
         return value / self.requests if self.requests else 0.0
@@ -82,6 +92,10 @@ class RedisWork:
     @property
     def usec_per_request(self) -> float:
         return self._per(self.usec)
+
+    @property
+    def cpu_usec_per_request(self) -> float:
+        return self._per(self.cpu_usec)
 
     def mix(self, top: int = 6) -> str:
         """The commands of one request on average, most frequent first: 'hmget 20, zmscore 2, ...'."""

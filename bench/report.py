@@ -113,10 +113,11 @@ def scenario_table(group: Group) -> Table:
             "write cmds/req",
             "changes/req",
             "Redis µs/req",
+            "Redis CPU µs/req",
             "errors",
             "others' CPU %",
         ],
-        notes=[*group.notes, OTHERS_NOTE],
+        notes=[*group.notes, OTHERS_NOTE, REDIS_NOTE],
     )
     for row in group.rows:
         table.rows.append(_scenario_cells(row))
@@ -129,6 +130,14 @@ OTHERS_NOTE = (
     "loop) per request, warm-up included; unlike req/s it hardly depends on what else runs. "
     "others' CPU %: CPU time that processes outside the harness took during the scenario, in % of "
     "one core (this machine is shared); a high value means that row's req/s and latencies are disturbed."
+)
+
+
+REDIS_NOTE = (
+    "Redis µs/req: time in commands per request, as INFO commandstats counts it (a script's time "
+    "includes the commands it runs, which are counted again on their own). Redis CPU µs/req: the "
+    "Redis server's own CPU time per request (INFO cpu, user and system, summed over a cluster's "
+    "nodes): its commands, and reading, parsing and answering them."
 )
 
 
@@ -145,6 +154,7 @@ def _scenario_cells(row: Row) -> list[str]:
         f"{work.write_commands_per_request:.1f}",
         f"{work.changes_per_request:.1f}",
         f"{work.usec_per_request:.0f}",
+        f"{work.cpu_usec_per_request:.0f}",
         str(load.errors + load.connection_errors),
         "-" if row.other_cpu is None else f"{row.other_cpu:.0f}",
     ]
@@ -448,7 +458,13 @@ def to_json(results: Results, wall_seconds: float) -> dict[str, Any]:
         else {**asdict(results.load), "edges_per_second": results.load.edges_per_second},
         "checks": results.checks,
         "groups": [
-            {"key": g.key, "title": g.title, "rows": [r.to_json() for r in g.rows], "notes": g.notes}
+            {
+                "key": g.key,
+                "title": g.title,
+                "rows": [r.to_json() for r in g.rows],
+                "notes": g.notes,
+                "rounds": {name: [r.to_json() for r in rows] for name, rows in g.rounds.items()},
+            }
             for g in results.groups
         ],
         "ratios": [asdict(r) for r in results.ratios],
@@ -499,11 +515,13 @@ def write(results: Results, wall_seconds: float, console: Console) -> tuple[Path
     suffix = ("-quick" if opts.quick else "") + ("-eventlog" if opts.eventlog_only else "")
     suffix += "-subscriptions" if opts.subscriptions_only else ""
     suffix += "-lifecycle" if opts.lifecycle_only else ""
+    suffix += "-cluster" if opts.cluster_only else ""
     json_path = out_dir / f"bench-{stamp}{suffix}.json"
     json_path.write_text(json.dumps(to_json(results, wall_seconds), indent=2, default=str) + "\n")
     # The committed report records full runs; a --quick try-out or a single section writes its
     # Markdown beside the JSON.
     partial = opts.quick or opts.eventlog_only or opts.subscriptions_only or opts.lifecycle_only
+    partial = partial or opts.cluster_only
     partial = partial or bool(opts.scenarios)
     md_path = json_path.with_suffix(".md") if partial else BENCH_DIR / "benchmarks.md"
     md_path.write_text(markdown(items, results))

@@ -4,8 +4,10 @@ of what was recorded. Each part is a module of its own that takes the harness (b
 
 from __future__ import annotations
 
+from bench.cluster import run_cluster
 from bench.eventlog import run_eventlog
 from bench.lifecycle import run_lifecycle
+from bench.memory import redis_binaries
 from bench.pages import run_pages_and_memory
 from bench.ratios import ratios
 from bench.subscriptions import run_subscriptions
@@ -19,8 +21,11 @@ def run_all(bench: Bench) -> Results:
     o = bench.options
     only = "eventlog" if o.eventlog_only else "subscriptions" if o.subscriptions_only else None
     only = "lifecycle" if o.lifecycle_only else only
+    only = "cluster" if o.cluster_only else only
     if only is None:
         run_pages_and_memory(bench)
+    if only == "cluster":
+        run_cluster(bench, None, redis_binaries(o.redis_binary)[:1], memory=False)
     if o.eventlog and only in (None, "eventlog"):
         run_eventlog(bench)
     if o.subscriptions and only in (None, "subscriptions"):

@@ -279,10 +279,12 @@ class Bench:
         note: str = "",
         concurrency: int | None = None,
         duration: float | None = None,
+        warmup: float | None = None,
     ) -> Row:
         connections = concurrency or self.options.concurrency
         seconds = duration or self.options.duration
-        spec = LoadSpec("127.0.0.1", port, connections, self.options.warmup, seconds, request)
+        warm = self.options.warmup if warmup is None else warmup
+        spec = LoadSpec("127.0.0.1", port, connections, warm, seconds, request)
         before = Snapshot.take(stats)
         cpu = meter(self._our_pids)
         server_cpu = tree_seconds(server.pid)

@@ -29,6 +29,8 @@ from followgraph.cli.demo import (
     load_demo,
     load_demo_controls,
 )
+from followgraph.cli.demo_ha import DEFAULT_PORT
+from followgraph.cli.demo_ha import demo_ha as demo_ha_redis
 from followgraph.cli.support import (
     DataDir,
     RedisUrl,
@@ -81,6 +83,21 @@ def _watched_redis(settings: Settings) -> Iterator[tuple[Settings, Embedded]]:
         raise fail(str(exc), 1) from None
     except RedisServerError as exc:
         raise fail(f"Could not start the embedded Redis: {exc}", 1) from None
+
+
+@contextlib.contextmanager
+def _redis_to_serve(
+    settings: Settings, demo_ha_port: int | None
+) -> Iterator[tuple[Settings, RedisWatchdog | None]]:
+    """The settings with the Redis to serve on (the embedded one unless a URL is given, or
+    --demo-ha's primary on `demo_ha_port`, replica and Sentinels), and the embedded Redis's watchdog
+    if any."""
+    if demo_ha_port is not None:
+        with demo_ha_redis(settings, demo_ha_port) as url:
+            yield dataclasses.replace(settings, redis_url=url), None
+        return
+    with _watched_redis(settings) as (settings, embedded):
+        yield settings, embedded.watchdog
 
 
 async def _demo(settings: Settings, spec: DemoSpec) -> bool:
@@ -175,8 +192,28 @@ def serve(
             help=env_help("federation", "off"),
         ),
     ] = None,
+    demo_ha: Annotated[
+        bool,
+        typer.Option(
+            "--demo-ha",
+            help="Serve on a primary, a replica and three Sentinels of its own (from the embedded "
+            "server's binary, on ports 6390, 6391 and 26390-26392 unless --demo-ha-port says, with "
+            "their files in the data directory's ha/) instead of one Redis, to try a failover: kill "
+            "the primary and watch the log. Demo mode unless --no-demo.",
+        ),
+    ] = False,
+    demo_ha_port: Annotated[
+        int,
+        typer.Option(
+            min=1024,
+            max=45533,
+            help="--demo-ha's primary port; the replica's is the next, the Sentinels' 20000 above those.",
+        ),
+    ] = DEFAULT_PORT,
 ) -> None:
     """Serve the GraphQL API, the web app at / and GraphiQL at /graphql."""
+    if demo_ha and demo is None:
+        demo = True
     settings = settings_from(
         host=host,
         port=port,
@@ -191,10 +228,12 @@ def serve(
         federation=federation,
     )
     configure_logging(settings.log_level)
+    if demo_ha and settings.redis_url is not None:
+        raise fail("--demo-ha starts its own Redis: unset --redis-url and FOLLOWGRAPH_REDIS_URL.")
     _check_before_start(settings)
     # A data directory an earlier version made (0755) holds the AOF, the SQL copy and the secret.
     make_private(settings.data_dir)
-    with _watched_redis(settings) as (settings, embedded):
+    with _redis_to_serve(settings, demo_ha_port if demo_ha else None) as (settings, watchdog):
         try:
             settings.auth_config()
         except ConfigError as exc:
@@ -209,7 +248,6 @@ def serve(
         # uvicorn re-raises the signal that stopped it; as an exception it lets the embedded
         # Redis be shut down cleanly below instead of dying with the process.
         signal.signal(signal.SIGTERM, exit_on_signal)
-        watchdog = embedded.watchdog
         if settings.workers == 1:
             _serve_one(settings, watchdog, options)
         else:

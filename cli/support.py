@@ -28,6 +28,7 @@ from followgraph.server.redis_client import connect, warm_up
 from followgraph.server.redis_server import RedisServerError
 from followgraph.server.settings import ENV_PREFIX, HELP, ConfigError, Settings, allowed, shown_default
 from followgraph.store import FollowStore
+from followgraph.store.redis.replicas import wait_for_replicas
 from followgraph.store.sql.urls import hidden_url
 
 console = Console(stderr=True, soft_wrap=not sys.stderr.isatty())
@@ -111,6 +112,9 @@ async def on_store(settings: Settings, work: Callable[[FollowStore], Awaitable[T
         client = connect(url, timeout=max(settings.redis_timeout, BULK_TIMEOUT))
     except ValueError as exc:
         raise StoreUnavailable(redis_problem(url, exc)) from None
+    wait = settings.replica_wait
+    if wait is not None:  # the commands' writes wait for the replicas, as the server's do
+        wait_for_replicas(client, wait, settings.keys.replicated)
     try:
         await warm_up(client)
         return await work(FollowStore(client, keys=settings.keys))

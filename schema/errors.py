@@ -1,4 +1,5 @@
-"""Error masking: expected errors reach clients as they are, anything else is logged and masked."""
+"""Error masking: expected errors reach clients as they are, anything else is logged and masked;
+a write its replicas did not confirm is WRITE_NOT_REPLICATED (store/redis/replicas.py), to retry."""
 
 import logging
 from collections.abc import Iterator
@@ -9,6 +10,7 @@ from strawberry.extensions import SchemaExtension
 from strawberry.types.execution import ExecutionResult, StreamExecutionResult
 
 from followgraph.resolvers.errors import INTERNAL_SERVER_ERROR, ApiError
+from followgraph.store.redis.replicas import WRITE_NOT_REPLICATED, WriteNotReplicatedError
 
 log = logging.getLogger("followgraph.errors")
 
@@ -50,6 +52,22 @@ class MaskUnexpectedErrors(SchemaExtension):
     def mask(error: GraphQLError, request_id: str) -> GraphQLError:
         if is_expected(error):
             return error
+        original = error.original_error
+        if isinstance(original, WriteNotReplicatedError):
+            # Made on the primary, not confirmed by its replicas: the client may send it again.
+            log.warning(
+                "write not replicated in %s: %s",
+                ".".join(map(str, error.path or [])) or "the operation",
+                original,
+                extra={"request_id": request_id},
+            )
+            return GraphQLError(
+                str(original),
+                nodes=error.nodes,
+                path=error.path,
+                extensions={"code": WRITE_NOT_REPLICATED},
+                original_error=original,
+            )
         log.error(
             "unexpected error in %s",
             ".".join(map(str, error.path or [])) or "the operation",

@@ -33,7 +33,9 @@ from followgraph.store import FollowStore, StoreError
 from followgraph.store.log.hub import EventHub
 from followgraph.store.log.stream import EventLog
 from followgraph.store.redis.cluster_channel import ClusterReadChannel, open_reads
+from followgraph.store.redis.keeping_channel import KeepingReadChannel
 from followgraph.store.redis.lua import Client
+from followgraph.store.redis.replicas import wait_for_replicas
 from followgraph.store.redis.spans import trace_client
 from followgraph.transport.account import account_routes
 from followgraph.transport.graphql_http import EndpointConfig, GraphQLEndpoint
@@ -162,6 +164,9 @@ async def lifespan(app: Starlette) -> AsyncIterator[None]:
     tracer = None if tracing is None else tracing.tracer
     # What goes through redis-py gets its spans on this client alone (a given one is put back).
     untrace = None if tracer is None else trace_client(client, tracer)
+    # Each write of the graph waits for the replicas asked for (store/redis/replicas.py).
+    wait = settings.replica_wait
+    unwait = None if wait is None else wait_for_replicas(client, wait, settings.keys.replicated)
     reads = (
         open_reads(client, timeout=settings.redis_timeout, cache=settings.profile_cache, tracer=tracer)
         if settings.read_channel
@@ -175,10 +180,10 @@ async def lifespan(app: Starlette) -> AsyncIterator[None]:
     _collect_less()
     metrics: Metrics = state.metrics
     store.watch_jobs(metrics.account_change)
-    # Each process adds its cluster read channel's counts to the metrics now and then (with
+    # Each process adds its read channel's counts of kept profiles to the metrics now and then (with
     # several workers, each writes its own values; /metrics adds them up).
     exporting: asyncio.Task[None] | None = None
-    if isinstance(reads, ClusterReadChannel):
+    if isinstance(reads, ClusterReadChannel | KeepingReadChannel):
         metrics.watch_cache(reads.cache_stats)
         exporting = asyncio.create_task(_export_cache(metrics))
     # The acceptances of unlocked accounts' requests that the last stop or a crash cut short.
@@ -198,6 +203,8 @@ async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await state.hub.stop()
         if reads is not None:
             await reads.aclose()
+        if unwait is not None:
+            unwait()
         if untrace is not None:
             untrace()
         if given is None:

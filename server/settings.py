@@ -7,11 +7,10 @@ sentence naming the variable.
 from __future__ import annotations
 
 import os
-import types
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Union, get_args, get_origin, get_type_hints
+from typing import Any, get_type_hints
 
 from limits import parse_many
 from sqlalchemy.engine import make_url
@@ -23,9 +22,13 @@ from followgraph.server.secret import load_or_create_secret
 from followgraph.server.settings_help import HELP as HELP
 from followgraph.server.settings_help import OTHER_VARIABLES as OTHER_VARIABLES
 from followgraph.server.settings_help import SHOWN_DEFAULTS
+from followgraph.server.settings_values import ENV_PREFIX as ENV_PREFIX
+from followgraph.server.settings_values import ConfigError as ConfigError
+from followgraph.server.settings_values import env_name, named, parser, read_file
 from followgraph.store.graph.keys import DEFAULT_LOG_CAP, Keys
 from followgraph.store.graph.paging import MAX_LIMIT
 from followgraph.store.graph.ratelimit import FollowLimit
+from followgraph.store.redis.replicas import ReplicaWait
 from followgraph.store.redis.tracking import DEFAULT_CAPACITY as DEFAULT_PROFILE_CACHE
 from followgraph.store.sql.urls import UnsupportedDatabaseError, database_url, hidden_url
 from followgraph.transport.auth import DEFAULT_MAX_LIFETIME, AuthConfig, AuthConfigError
@@ -34,7 +37,6 @@ from followgraph.transport.jwks import JwksKeys
 from followgraph.transport.persisted import ManifestError, PersistedQueries, TrustedMode, load_manifest
 from followgraph.transport.subscriptions import SocketLimits
 
-ENV_PREFIX = "FOLLOWGRAPH_"
 LOG_LEVELS = ("debug", "info", "warning", "error")
 APPENDFSYNC = ("everysec", "always", "no")
 # Settings that take one of a few words.
@@ -71,6 +73,8 @@ RANGES: dict[str, tuple[float, float]] = {
     "subscription_buffer": (1, 1_000_000),
     "profile_cache": (0, 10_000_000),
     "redis_timeout": (0.05, 60),
+    "write_replicas": (0, 100),
+    "write_replicas_timeout": (0.01, 60),
     "header_timeout": (0.1, 300),
     "request_timeout": (0.1, 600),
     "ws_ping_seconds": (0, 3600),
@@ -79,79 +83,6 @@ RANGES: dict[str, tuple[float, float]] = {
 }
 
 _DEFAULT_LIMITS = QueryLimits()
-
-
-class ConfigError(ValueError):
-    """A setting is missing or malformed; the message names the variable."""
-
-
-def _env_name(name: str) -> str:
-    return ENV_PREFIX + name.upper()
-
-
-# The settings that the command line's options also set (`followgraph serve --port ...`): their
-# errors name both, since either may be what was given.
-_OPTIONS = (
-    "port",
-    "host",
-    "workers",
-    "metrics_port",
-    "appendfsync",
-    "log_level",
-    "redis_url",
-    "database_url",
-    "data_dir",
-    "federation",
-)
-
-
-def _named(name: str) -> str:
-    """How an error names the setting `name`: its variable, and its option when it has one."""
-    option = f"--{name.replace('_', '-')} or " if name in _OPTIONS else ""
-    return option + _env_name(name)
-
-
-def _bool(name: str, raw: str) -> bool:
-    value = raw.strip().lower()
-    if value in {"1", "true", "yes", "on"}:
-        return True
-    if value in {"0", "false", "no", "off", ""}:
-        return False
-    raise ConfigError(f"{_env_name(name)}={raw!r} is not a boolean: use 1/0, true/false, yes/no or on/off.")
-
-
-def _int(name: str, raw: str) -> int:
-    try:
-        return int(raw)
-    except ValueError:
-        raise ConfigError(f"{_env_name(name)}={raw!r} is not a whole number.") from None
-
-
-def _float(name: str, raw: str) -> float:
-    try:
-        return float(raw)
-    except ValueError:
-        raise ConfigError(f"{_env_name(name)}={raw!r} is not a number.") from None
-
-
-def _tuple(name: str, raw: str) -> tuple[str, ...]:
-    return tuple(part.strip() for part in raw.split(",") if part.strip())
-
-
-_PARSERS: dict[type, Callable[[str, str], Any]] = {
-    str: lambda _name, raw: raw,
-    int: _int,
-    float: _float,
-    bool: _bool,
-    Path: lambda _name, raw: Path(raw),
-    tuple: _tuple,
-}
-
-
-def _parser(annotation: Any) -> Callable[[str, str], Any]:
-    if get_origin(annotation) in (Union, types.UnionType):  # X | None
-        annotation = next(a for a in get_args(annotation) if a is not type(None))
-    return _PARSERS[get_origin(annotation) or annotation]
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +131,10 @@ class Settings:
     # Longest token lifetime accepted (exp - now), in seconds: 30 days.
     jwt_max_lifetime: int = DEFAULT_MAX_LIFETIME
     redis_timeout: float = 1.0
+    # Replicas each write of the graph waits for before it answers (WAIT), and for how long in
+    # seconds; a write they do not confirm is an error (store/redis/replicas.py). 0: none.
+    write_replicas: int = 0
+    write_replicas_timeout: float = 0.5
     # The SQL copy of the graph (server/sync.py): a SQLAlchemy URL (postgresql://, mysql://,
     # sqlite:///path); None: SQLite in the data directory; "off": no copy.
     database_url: str | None = field(default=None, repr=False)
@@ -252,9 +187,9 @@ class Settings:
         hints = get_type_hints(cls)
         values: dict[str, Any] = {}
         for f in fields(cls):
-            raw = env.get(_env_name(f.name))
+            raw = env.get(env_name(f.name))
             if raw not in (None, ""):
-                values[f.name] = _parser(hints[f.name])(f.name, raw)
+                values[f.name] = parser(hints[f.name])(f.name, raw)
         values.update({k: v for k, v in overrides.items() if v is not None})
         production = bool(values.get("production", False))
         # Production turns the explorer, introspection and "did you mean" hints off unless asked for.
@@ -268,13 +203,13 @@ class Settings:
         for name, (low, high) in RANGES.items():
             value = getattr(self, name)
             if value is not None and not low <= value <= high:
-                raise ConfigError(f"{_named(name)}={value} is out of range: use {low} to {high}.")
+                raise ConfigError(f"{named(name)}={value} is out of range: use {low} to {high}.")
         for name, words in CHOICES.items():
             if getattr(self, name) not in words:
-                raise ConfigError(f"{_named(name)}={getattr(self, name)!r} is not one of {', '.join(words)}.")
+                raise ConfigError(f"{named(name)}={getattr(self, name)!r} is not one of {', '.join(words)}.")
         if not self.key_prefix or any(c in self.key_prefix for c in "{}* "):
             raise ConfigError(
-                f"{_named('key_prefix')}={self.key_prefix!r} must be non-empty, without {{, }}, * or spaces."
+                f"{named('key_prefix')}={self.key_prefix!r} must be non-empty, without {{, }}, * or spaces."
             )
         if self.follow_rate_limit.lower() != "off":
             try:
@@ -282,67 +217,73 @@ class Settings:
                     raise ValueError("one rate only")
             except ValueError:
                 raise ConfigError(
-                    f"{_named('follow_rate_limit')}={self.follow_rate_limit!r} is not one rate such as "
+                    f"{named('follow_rate_limit')}={self.follow_rate_limit!r} is not one rate such as "
                     "'400/day', '20 per minute' or 'off'."
                 ) from None
         if self.demo and self.production:
             raise ConfigError(
-                f"--demo ({_env_name('demo')}=1) hands out tokens to anyone who asks: "
-                f"it cannot be combined with --production ({_env_name('production')}=1)."
+                f"--demo ({env_name('demo')}=1) hands out tokens to anyone who asks: "
+                f"it cannot be combined with --production ({env_name('production')}=1)."
             )
         if (sql := self.sql_url) is not None:
             try:
                 make_url(database_url(sql))
             except UnsupportedDatabaseError as exc:
-                raise ConfigError(f"{_named('database_url')}: {exc}") from None
+                raise ConfigError(f"{named('database_url')}: {exc}") from None
             except (ArgumentError, ValueError) as exc:
                 raise ConfigError(
-                    f"{_named('database_url')}={hidden_url(sql)!r} is not a database URL ({exc})."
+                    f"{named('database_url')}={hidden_url(sql)!r} is not a database URL ({exc})."
                 ) from None
         if self.redis_url is not None:
             scheme = self.redis_url.partition("://")[0].lower() if "://" in self.redis_url else ""
             if scheme not in REDIS_SCHEMES:
                 raise ConfigError(
-                    f"{_named('redis_url')}={hidden_url(self.redis_url)!r} is not a Redis URL: use "
+                    f"{named('redis_url')}={hidden_url(self.redis_url)!r} is not a Redis URL: use "
                     "redis://host:port/db, rediss:// (TLS), unix:///path/to/socket, "
                     "redis+cluster://host:port or redis+sentinel://host:port/service."
                 )
+        if self.write_replicas and self.write_replicas_timeout >= self.redis_timeout:
+            raise ConfigError(
+                f"{env_name('write_replicas_timeout')}={self.write_replicas_timeout:g} must be shorter than "
+                f"{env_name('redis_timeout')}={self.redis_timeout:g}: a write waits that long for its "
+                "replicas, within the time its Redis command has to answer."
+            )
         if self.jwt_private_key_file is not None and self.jwt_public_key_file is None:
             raise ConfigError(
-                f"{_env_name('jwt_private_key_file')} is set without {_env_name('jwt_public_key_file')}: "
+                f"{env_name('jwt_private_key_file')} is set without {env_name('jwt_public_key_file')}: "
                 "RS256 needs the public key to check tokens (the private key only signs them)."
             )
         self._validate_identity_provider()
         if self.trusted_documents != "off" and self.trusted_documents_file is None:
             raise ConfigError(
-                f"{_named('trusted_documents')}={self.trusted_documents} needs the manifest: set "
-                f"{_env_name('trusted_documents_file')} to your clients' persisted-query manifest."
+                f"{named('trusted_documents')}={self.trusted_documents} needs the manifest: set "
+                f"{env_name('trusted_documents_file')} to your clients' persisted-query manifest."
             )
         if self.jwt_secret is not None and self.jwt_public_key_file is not None:
             raise ConfigError(
-                f"Set either {_named('jwt_secret')} (HS256) "
-                f"or {_named('jwt_public_key_file')} (RS256), not both."
+                f"Set either {named('jwt_secret')} (HS256) "
+                f"or {named('jwt_public_key_file')} (RS256), not both."
             )
 
     def _validate_identity_provider(self) -> None:
         if self.oidc_issuer is not None and self.jwks_url is not None:
-            raise ConfigError(f"Set {_env_name('oidc_issuer')} or {_env_name('jwks_url')}, not both.")
+            raise ConfigError(f"Set {env_name('oidc_issuer')} or {env_name('jwks_url')}, not both.")
         provider = self.oidc_issuer or self.jwks_url
         if provider is None:
             return
         name = "oidc_issuer" if self.oidc_issuer is not None else "jwks_url"
         if not (provider.startswith("https://") or _is_local_http(provider)):
             raise ConfigError(
-                f"{_env_name(name)}={provider!r} must be an https:// URL (http:// only for localhost)."
+                f"{env_name(name)}={provider!r} must be an https:// URL (http:// only for localhost)."
             )
         if self.jwt_secret is not None or self.jwt_public_key_file is not None:
             raise ConfigError(
-                f"Tokens come from the identity provider ({_env_name(name)}): unset "
-                f"{_env_name('jwt_secret')} and {_env_name('jwt_public_key_file')}."
+                f"Tokens come from the identity provider ({env_name(name)}): unset "
+                f"{env_name('jwt_secret')} and {env_name('jwt_public_key_file')}."
             )
         if self.jwt_audience is None:
             raise ConfigError(
-                f"{_env_name('jwt_audience')} is required with an identity provider: the aud its "
+                f"{env_name('jwt_audience')} is required with an identity provider: the aud its "
                 "tokens carry for this API (a token it issued for another application must not be "
                 "taken here)."
             )
@@ -351,6 +292,13 @@ class Settings:
     def follow_limit(self) -> FollowLimit | None:
         """The follow rate limit; None when it is off."""
         return None if self.follow_rate_limit.lower() == "off" else FollowLimit.parse(self.follow_rate_limit)
+
+    @property
+    def replica_wait(self) -> ReplicaWait | None:
+        """What each write waits for (store/redis/replicas.py); None when writes wait for no replica."""
+        if self.write_replicas == 0:
+            return None
+        return ReplicaWait(self.write_replicas, self.write_replicas_timeout)
 
     @property
     def keys(self) -> Keys:
@@ -403,7 +351,7 @@ class Settings:
         try:
             trusted = load_manifest(self.trusted_documents_file)
         except ManifestError as exc:
-            raise ConfigError(f"{_env_name('trusted_documents_file')}: {exc}") from None
+            raise ConfigError(f"{env_name('trusted_documents_file')}: {exc}") from None
         return PersistedQueries(trusted=trusted, mode=mode)
 
     def to_env(self) -> dict[str, str]:
@@ -419,7 +367,7 @@ class Settings:
                 text = ",".join(value)
             else:
                 text = str(value)
-            env[_env_name(f.name)] = text
+            env[env_name(f.name)] = text
         return env
 
     def auth_config(self) -> AuthConfig:
@@ -436,10 +384,10 @@ class Settings:
                 keys = JwksKeys(issuer=self.oidc_issuer, jwks_url=self.jwks_url)
                 return AuthConfig("JWKS", jwks=keys, **common)
             if self.jwt_public_key_file is not None:
-                public = _read(self.jwt_public_key_file, "jwt_public_key_file")
+                public = read_file(self.jwt_public_key_file, "jwt_public_key_file")
                 private = None
                 if self.jwt_private_key_file is not None:
-                    private = _read(self.jwt_private_key_file, "jwt_private_key_file")
+                    private = read_file(self.jwt_private_key_file, "jwt_private_key_file")
                 return AuthConfig("RS256", public_key=public, private_key=private, **common)
             if self.jwt_secret is not None:
                 return AuthConfig("HS256", secret=self.jwt_secret.encode(), **common)
@@ -451,13 +399,6 @@ class Settings:
 def _is_local_http(url: str) -> bool:
     host = url.removeprefix("http://").split("/", 1)[0].rsplit(":", 1)[0]
     return url.startswith("http://") and host in ("localhost", "127.0.0.1", "[::1]")
-
-
-def _read(path: Path, name: str) -> str:
-    try:
-        return path.read_text()
-    except OSError as exc:
-        raise ConfigError(f"{_env_name(name)}={str(path)!r} cannot be read: {exc.strerror}.") from None
 
 
 def allowed(name: str) -> str | None:

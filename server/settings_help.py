@@ -64,6 +64,11 @@ HELP: dict[str, str] = {
     "may lie (HTTP 401).",
     "redis_timeout": "Seconds a Redis command may take to answer; it is then retried once, then the "
     "request gets a masked error.",
+    "write_replicas": "Replicas each write waits for (WAIT) before it answers: a write fewer replicas "
+    "confirm within write_replicas_timeout is answered WRITE_NOT_REPLICATED (retry it), never as a "
+    "success, so a failover loses no acknowledged write. 0: writes answer without waiting.",
+    "write_replicas_timeout": "Seconds a write waits for its replicas (with write_replicas above 0); "
+    "less than redis_timeout.",
     "database_url": "The SQL copy of the graph: postgresql://user:pass@host/db, "
     "mysql://user:pass@host/db (MySQL or MariaDB) or sqlite:///path/file.db; off for none.",
     "sync": "Whether each server process also feeds the SQL copy; 0 when followgraph sync does it.",
@@ -90,8 +95,8 @@ HELP: dict[str, str] = {
     "plan; 0 sends every request through the general executor.",
     "read_channel": "Read pages and users' facts on one auto-pipelined connection per process (one "
     "per master node on a cluster); 0 reads through the pooled client. Never used with TLS.",
-    "profile_cache": "On a cluster, users' profiles each server process keeps per master node "
-    "until Redis says they changed; 0 keeps none.",
+    "profile_cache": "Users' profiles each server process keeps (per master node on a cluster) "
+    "until Redis says they changed, about 0.5 kB each; 0 keeps none and reads them on every page.",
     "max_depth": "Deepest field nesting of a query, introspection excluded (QUERY_TOO_DEEP).",
     "max_aliases": "Aliases in one operation (TOO_MANY_ALIASES).",
     "max_directives": "Directives on one selection (TOO_MANY_DIRECTIVES).",

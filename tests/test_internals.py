@@ -5,8 +5,9 @@ versions, so that a release that moves them fails here, loudly, rather than in p
   request beyond the cap through uvicorn's on_headers_complete, and points each request's cycle at
   the connection's joined writes;
 - transport/ws_protocol.py changes the close code of uvicorn's WebSocket protocol on shutdown;
-- store/redis/channel.py parses replies with hiredis and redis-py's error parser, and
-  store/redis/cluster_channel.py reads redis-py's slot and node caches;
+- store/redis/channel.py parses replies with hiredis and redis-py's error parser,
+  store/redis/cluster_channel.py reads redis-py's slot and node caches, and store/redis/replicas.py
+  sends a cluster node's barrier and WAIT through the node's own pipeline;
 - schema/federation.py answers `_entities` with its own `entities_resolver` (Strawberry's federation
   schema makes the field of that method) and gives User its federation directives by replacing the
   class's Strawberry definition while the schema is built (which reads it from the class).
@@ -25,7 +26,7 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 from redis._parsers.base import BaseParser
-from redis.asyncio.cluster import NodesManager
+from redis.asyncio.cluster import ClusterNode, NodesManager, PipelineCommand
 from redis.exceptions import ResponseError
 from strawberry.federation import Schema as FederationSchema
 from strawberry.schema.schema import Schema
@@ -117,6 +118,16 @@ def test_redis_py_internals_the_read_channels_use_are_there() -> None:
     caches = assigned(NodesManager.__init__)
     for name in ("slots_cache", "nodes_cache", "connection_kwargs"):
         assert name in caches, name
+
+
+def test_redis_py_internals_a_cluster_write_s_confirmation_uses_are_there() -> None:
+    # store/redis/replicas.py sends a barrier and WAIT on one connection of a node, as redis-py's
+    # cluster pipeline sends a node's commands: each PipelineCommand gets its reply or error.
+    command = PipelineCommand(0, "WAIT", 1, 100)
+    assert (command.args, command.position) == (("WAIT", 1, 100), 0)
+    assert "result" in assigned(PipelineCommand.__init__)
+    assert "cmd.result = " in inspect.getsource(ClusterNode.execute_pipeline)
+    assert list(inspect.signature(ClusterNode.execute_pipeline).parameters) == ["self", "commands"]
 
 
 def test_strawberry_federation_internals_the_subgraph_schema_uses_are_there() -> None:

@@ -38,6 +38,7 @@ from followgraph.resolvers.errors import INTERNAL_SERVER_ERROR, UNAUTHENTICATED
 from followgraph.schema import FollowGraphSchema
 from followgraph.store import FollowStore
 from followgraph.store.graph.ratelimit import FollowLimit
+from followgraph.store.redis.replicas import WRITE_NOT_REPLICATED
 from followgraph.transport.auth import AuthConfig, AuthError, Principal, VerifiedTokens
 from followgraph.transport.deadlines import Deadlines
 from followgraph.transport.graphql_request import (
@@ -338,6 +339,10 @@ class GraphQLEndpoint:
         body["data"] = result.data
         if any(e["extensions"]["code"] == INTERNAL_SERVER_ERROR for e in errors):
             return 200, body, "internal"
+        if any(e["extensions"]["code"] == WRITE_NOT_REPLICATED for e in errors):
+            # A GraphQL response like any other (as the specification asks of an executed
+            # operation), counted apart: writes the replicas did not confirm.
+            return 200, body, "not_replicated"
         return 200, body, "error" if errors else "ok"
 
     @staticmethod

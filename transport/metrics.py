@@ -159,7 +159,7 @@ class Metrics:
         )
         self.profile_cache = Counter(
             "followgraph_profile_cache",
-            "On a cluster, users' profiles the read channel wanted, by where they came from (kept: "
+            "Users' profiles the read channel wanted, by where they came from (kept: "
             "this process's copy; read: Redis), the invalidations Redis sent for the kept ones "
             "(invalidation), and the reads that found a kept one changed and read again (changed).",
             ["event"],
@@ -219,7 +219,7 @@ class Metrics:
         self.batch_size.labels(loader).observe(size)
 
     def watch_cache(self, stats: CacheStats) -> None:
-        """Count `stats` (a cluster read channel's) in profile_cache, from now on."""
+        """Count `stats` (the read channel's) in profile_cache, from now on."""
         self._cache = (stats, dataclasses.replace(stats))
 
     def export_cache(self) -> None:

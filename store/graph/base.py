@@ -22,6 +22,7 @@ from followgraph.store.redis.lua import (
     ScriptCall,
     run_scripts,
 )
+from followgraph.store.redis.replicas import waits_for_replicas
 
 
 class StoreBase:
@@ -50,6 +51,9 @@ class StoreBase:
         finds its work done does nothing), in one round trip: through the read channel, which may
         send them again (over a new connection when one was lost; on a cluster, through redis-py
         when a slot moved or a node did not answer)."""
+        if waits_for_replicas(self.redis):
+            # The read channel sends no WAIT after a write; the client does.
+            return await run_scripts(self.redis, calls)
         return await self._read(calls)
 
     @staticmethod

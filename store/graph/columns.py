@@ -71,7 +71,7 @@ class UserColumns:
 
     - `profiles`: the HMGET values of scripts.PROFILE_FIELDS, PROFILE_WIDTH a user, flat;
     - `relations`: when the viewer followed each user and when each followed the viewer (scores,
-      None for no follow);
+      as strings or, through redis-py, numbers; None for no follow);
     - `counts`: following, fans and mutual counts, COUNT_WIDTH a user, flat;
     - `controls`: CONTROL_FLAGS lists of a flag per user (scripts.CONTROLS_SCRIPT's reply).
 
@@ -125,11 +125,11 @@ class UserColumns:
         controls: bool,
     ) -> UserColumns:
         """The columns from the replies of store.graph's facts calls, in their order: the
-        profiles (one flat reply for all users), the relations, the counts (a reply per group of
-        `groups`, the users by cluster slot), the controls."""
+        profiles (one flat reply for all users), the relations (the viewer's following, then its
+        fans), the counts (a reply per group of `groups`, the users by cluster slot), the controls."""
         profiles = replies[0] if profile else None
         rest = replies[1:] if profile else replies[:]
-        relations = rest.pop(0) if relation else None
+        relations = [rest.pop(0), rest.pop(0)] if relation else None
         flags = rest.pop() if controls else None
         all_counts = _gather(user_ids, groups, rest, COUNT_WIDTH) if counts else None
         return cls(
@@ -205,7 +205,7 @@ class UserColumns:
             return [Relationship.NONE] * len(self.user_ids)
         viewer, table = self.viewer, _RELATIONSHIPS
         return [
-            Relationship.SELF if user_id == viewer else table[bool(out), bool(back)]
+            Relationship.SELF if user_id == viewer else table[out is not None, back is not None]
             for user_id, out, back in zip(self.user_ids, *scores, strict=True)
         ]
 
@@ -321,10 +321,10 @@ def _relation_objects(viewer: str | None, ids: list[str], reply: Sequence[list[A
         # The two relations without times are shared: nothing changes a Relation once built.
         if user_id == viewer:
             relations.append(_SELF)
-        elif not out and not back:
+        elif out is None and back is None:
             relations.append(NO_RELATION)
         else:
-            relationship = _RELATIONSHIPS[bool(out), bool(back)]
+            relationship = _RELATIONSHIPS[out is not None, back is not None]
             relations.append(Relation(relationship, time_of(out), time_of(back)))
     return relations
 

@@ -175,6 +175,14 @@ class Keys:
         """The Redis Cluster slot holding every key of `user_id`."""
         return _user_slot(user_id)
 
+    def replicated(self, slot: int | None = None) -> str:
+        """String set after the writes that wait for replicas, so that their WAIT covers
+        everything the primary did before (store/redis/replicas.py): one key on a single Redis,
+        one of `slot` on a cluster, where the node that took the write must take it too."""
+        if slot is None:
+            return f"{self.prefix}replicated"
+        return f"{self.prefix}{{{slot_tags()[slot]}}}:replicated"
+
     def persisted_query(self, digest: str) -> str:
         """String: the GraphQL document whose SHA-256 is `digest` (transport/persisted.py)."""
         return f"{self.prefix}apq:{digest}"

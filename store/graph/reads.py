@@ -280,7 +280,9 @@ class ReadOps(StoreBase):
         k = self.keys
         groups = self._slot_groups(ids) if counts else []
         calls: list[ScriptCall] = []
-        keyed = profile and self.cluster
+        # A profile a key at a time where the channel keeps them (and on a cluster, where a page's
+        # users sit in up to 20 slots); else one script call for all.
+        keyed = profile and (self.cluster or (self.reads is not None and self.reads.keeps))
         if profile:
             keys = k.profiles(ids)
             if keyed:
@@ -290,7 +292,10 @@ class ReadOps(StoreBase):
             else:
                 calls.append((scripts.PROFILES_SCRIPT, keys, []))
         if relation and viewer is not None:
-            calls.append((scripts.RELATIONS_SCRIPT, [k.following(viewer), k.fans(viewer)], ids))
+            calls += [
+                (scripts.RELATION_READ, [k.following(viewer)], ids),
+                (scripts.RELATION_READ, [k.fans(viewer)], ids),
+            ]
         if counts:
             calls += [
                 (scripts.COUNTS_SCRIPT, [key for u in g for key in _count_keys(k, u)], []) for g in groups

@@ -127,11 +127,6 @@ NEW_FANS_COUNT = source("new_fans_count")
 PROFILE_FIELDS = ("name", "avatarUrl", "createdAt", "locked", "hideFollowing", "hideFans")
 PROFILES = source("profiles")  # reads PROFILE_FIELDS in order (tests/store/graph/test_sources.py)
 
-# KEYS: viewer's following, viewer's fans   ARGV: user ids
-# Returns {when the viewer followed each (or false), when each followed the viewer (or false)}.
-# Both keys are the viewer's, so this is one slot even on a cluster. Reads only.
-RELATIONS = source("relations")
-
 # KEYS: viewer's blocking, blocked_by, muting, requests_out, requests_in   ARGV: user ids
 # Returns a ZMSCORE reply per key: whether the viewer blocks each user, is blocked by them, mutes
 # them, asked to follow them, was asked by them. The viewer's keys only: one slot. Reads only.
@@ -175,10 +170,14 @@ HIDDEN_SCRIPT = LuaScript(HIDDEN)
 PROFILES_SCRIPT = LuaScript(PROFILES)
 # One profile, as PROFILES reads it: a plain HMGET costs Redis a fraction of a script call.
 PROFILE_READ = ReadCommand("HMGET", *PROFILE_FIELDS)
-# The profiles of a page's users on a cluster, where they sit in up to 20 slots: an HMGET each (a
-# script call per slot would cost Redis several times that). A profile changes rarely, so the read
-# channel keeps them until Redis says one changed (store/redis/tracking.py).
+# The profiles of a page's users, an HMGET each, where the read channel keeps them until Redis says
+# one changed (store/redis/tracking.py: a profile changes rarely, so a hot page's cost Redis
+# nothing), and on a cluster, where they sit in up to 20 slots (a script call per slot would cost
+# Redis several times that). Without a channel that keeps them, one Redis reads them with PROFILES.
 PROFILE_READS = KeyedRead(PROFILE_READ, cacheable=True)
-RELATIONS_SCRIPT = LuaScript(RELATIONS)
+# When the viewer followed each user (a ZMSCORE of the viewer's following set) or each followed the
+# viewer (of its fans set), None for no follow: plain commands on the viewer's slot. A script
+# running both cost Redis more than the two commands together, handing their replies through Lua.
+RELATION_READ = ReadCommand("ZMSCORE")
 COUNTS_SCRIPT = LuaScript(COUNTS)
 CONTROLS_SCRIPT = LuaScript(CONTROLS)

@@ -9,7 +9,8 @@ their callers in order.
 
 It runs reads only (the page and facts scripts, which change nothing), so a call that lost its
 connection is sent once more on a new one. Writes stay on redis-py's pooled client. The channel
-speaks to a single Redis over TCP or a Unix socket; a Redis Cluster gets one per master node
+speaks to a single Redis over TCP or a Unix socket, and by default keeps the profiles it reads on a
+second connection (store/redis/keeping_channel.py); a Redis Cluster gets one per master node
 (store/redis/cluster_channel.py, `open_reads` picks); for TLS or an in-memory fake there is none and the
 store reads through redis-py.
 
@@ -27,6 +28,7 @@ Failures:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import deque
 from collections.abc import Callable, Coroutine, Sequence
@@ -80,6 +82,12 @@ class Reads(Protocol):
     """What the store reads through: a single Redis' channel or a cluster's."""
 
     async def run_scripts(self, calls: Sequence[ScriptCall]) -> list[Any]: ...
+
+    @property
+    def keeps(self) -> bool:
+        """Whether the replies of cacheable keyed reads are kept until Redis says they changed
+        (store/redis/tracking.py), so that the store reads profiles one key at a time."""
+        ...
 
     async def aclose(self) -> None: ...
 
@@ -184,9 +192,83 @@ class ChannelProtocol(asyncio.Protocol):
             self.on_send()
 
 
+async def settle(futures: Sequence[asyncio.Future[Any]]) -> None:
+    """Wait until every one of `futures` is done, whatever each ends with (its caller looks at
+    them all after), and cancel them all when the wait itself is cancelled. Awaited one after the
+    other: replies sent in the same turn of the event loop arrive in the same turns, so this wakes
+    its caller about once, where asyncio.wait costs a waiter, a callback per future and a timer.
+    No timer of its own is needed: each connection fails its calls when Redis does not answer."""
+    try:
+        for future in futures:
+            if not future.done():
+                with contextlib.suppress(Exception):
+                    await future
+    except BaseException:
+        for future in futures:
+            future.cancel()
+        raise
+
+
+def connection_lost(futures: Sequence[asyncio.Future[Any]]) -> bool:
+    """Whether one of the settled `futures` lost its connection (the read is sent again); any
+    other error of theirs is raised."""
+    for future in futures:
+        error = future.exception()
+        if isinstance(error, ConnectionError):
+            return True
+        if error is not None:
+            raise error
+    return False
+
+
 def script_commands(calls: Sequence[ScriptCall]) -> list[Command]:
     """The EVALSHA commands of script calls."""
     return [script.command(keys, args) for script, keys, args in calls]
+
+
+def script_loads(calls: Sequence[ScriptCall]) -> list[Command]:
+    """The SCRIPT LOAD commands of the scripts of `calls` that Redis must know."""
+    sources = dict.fromkeys(script.source for script, _, _ in calls if script.needs_loading)
+    return [("SCRIPT", "LOAD", source) for source in sources]
+
+
+def login_of(
+    client: Client, timeout: float | None = None
+) -> tuple[Address, float, Callable[[], None] | None] | None:
+    """Where a read channel to the Redis `client` talks to connects and how it logs in, the
+    timeout of its reads (`timeout`, else the client's), and what counts its writes; None when the
+    client is not a plain single Redis over TCP or a Unix socket (a cluster, TLS, a fake, or a
+    primary found through Sentinel, whose address changes with a failover: redis-py asks the
+    sentinels again)."""
+    if not isinstance(client, Redis):
+        return None
+    pool = client.connection_pool
+    kwargs = pool.connection_kwargs
+    kind = pool.connection_class
+    path: str | None = None
+    if issubclass(kind, UnixDomainSocketConnection):
+        path = str(kwargs["path"])
+    elif not issubclass(kind, Connection) or kind.__module__.startswith("fakeredis"):
+        return None
+    elif issubclass(kind, SentinelManagedConnection):
+        return None
+    elif issubclass(kind, SSLConnection):
+        return None
+    if not kwargs.get("decode_responses"):
+        return None  # the store reads str replies
+    address = Address(
+        host=str(kwargs.get("host", "127.0.0.1")),
+        port=int(kwargs.get("port", 6379)),
+        path=path,
+        db=int(kwargs.get("db", 0) or 0),
+        username=kwargs.get("username"),
+        password=kwargs.get("password"),
+    )
+    wait = timeout if timeout is not None else kwargs.get("socket_timeout") or DEFAULT_TIMEOUT
+    # A connection class that counts its writes (tests and the benchmark count round trips)
+    # counts the channel's too.
+    counter = getattr(kind, "count_send", None)
+    return address, float(wait), counter
 
 
 class ReadChannel:
@@ -224,37 +306,12 @@ class ReadChannel:
         cls, client: Client, *, timeout: float | None = None, tracer: Tracer | None = None
     ) -> ReadChannel | None:
         """A channel to the Redis `client` talks to, logged in as it is; None when the client is not
-        a plain single Redis over TCP or a Unix socket (a cluster, TLS, a fake, or a primary found
-        through Sentinel, whose address changes with a failover: redis-py asks the sentinels again)."""
-        if not isinstance(client, Redis):
+        a plain single Redis over TCP or a Unix socket (see `login_of`)."""
+        login = login_of(client, timeout)
+        if login is None:
             return None
-        pool = client.connection_pool
-        kwargs = pool.connection_kwargs
-        kind = pool.connection_class
-        path: str | None = None
-        if issubclass(kind, UnixDomainSocketConnection):
-            path = str(kwargs["path"])
-        elif not issubclass(kind, Connection) or kind.__module__.startswith("fakeredis"):
-            return None
-        elif issubclass(kind, SentinelManagedConnection):
-            return None
-        elif issubclass(kind, SSLConnection):
-            return None
-        if not kwargs.get("decode_responses"):
-            return None  # the store reads str replies
-        address = Address(
-            host=str(kwargs.get("host", "127.0.0.1")),
-            port=int(kwargs.get("port", 6379)),
-            path=path,
-            db=int(kwargs.get("db", 0) or 0),
-            username=kwargs.get("username"),
-            password=kwargs.get("password"),
-        )
-        wait = timeout if timeout is not None else kwargs.get("socket_timeout") or DEFAULT_TIMEOUT
-        # A connection class that counts its writes (tests and the benchmark count round trips)
-        # counts the channel's too.
-        counter = getattr(kind, "count_send", None)
-        return cls(address, timeout=float(wait), on_send=counter, tracer=tracer)
+        address, wait, counter = login
+        return cls(address, timeout=wait, on_send=counter, tracer=tracer)
 
     def run(self, commands: Sequence[Command]) -> Coroutine[Any, Any, list[Any]]:
         """The replies of `commands`, sent together; a reply that is an error is raised. Sent once
@@ -287,13 +344,17 @@ class ReadChannel:
         try:
             return await self.run(commands)
         except NoScriptError:
-            sources = dict.fromkeys(script.source for script, _, _ in calls if script.needs_loading)
-            await self.run([("SCRIPT", "LOAD", source) for source in sources])
+            await self.run(script_loads(calls))
             return await self.run(commands)
 
     @property
     def connected(self) -> bool:
         return self._protocol is not None and self._protocol.lost is None
+
+    @property
+    def keeps(self) -> bool:
+        """Whether it keeps replies: not this one (store/redis/keeping_channel.py's does)."""
+        return False
 
     def send_now(self, commands: Sequence[Command]) -> asyncio.Future[list[Any]] | None:
         """Queue `commands` on the open connection without waiting: the future of their replies,

@@ -21,10 +21,10 @@ FollowStore.run_repeatable): running one twice changes nothing.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable, Coroutine, Sequence
 from functools import lru_cache
+from operator import contains
 from typing import TYPE_CHECKING, Any
 
 from redis.asyncio import RedisCluster
@@ -41,12 +41,23 @@ from redis.exceptions import (
     TryAgainError,
 )
 
-from followgraph.store.redis.channel import DEFAULT_TIMEOUT, Address, ReadChannel, Reads, script_commands
+from followgraph.store.redis.channel import (
+    DEFAULT_TIMEOUT,
+    Address,
+    ReadChannel,
+    Reads,
+    connection_lost,
+    script_commands,
+    settle,
+)
+from followgraph.store.redis.cluster_jobs import Fence, Held, Job, Keyed, Scripts
+from followgraph.store.redis.keeping_channel import KeepingReadChannel
 from followgraph.store.redis.lua import Client, KeyedRead, ScriptCall, run_scripts
 from followgraph.store.redis.spans import CLUSTER_READ_CHANNEL, RoundTrips, call_names
 from followgraph.store.redis.tracking import (
     DEFAULT_CAPACITY,
     CacheStats,
+    Fences,
     ProfileChanged,
     TrackedChannel,
     TrackingRefused,
@@ -81,6 +92,11 @@ REROUTED = (
 
 # A node's name, and whether its calls go to its tracking connection (the kept profiles).
 Lane = tuple[str, bool]
+# Keys whose node is remembered (a page's users' profile keys come again and again): forgotten
+# all at once past this many, and whenever a read goes through redis-py (a slot may have moved).
+ROUTES = 1 << 16
+# Lists of keys whose nodes are remembered, likewise (about 1.5 kB each: a page's 21 keys).
+LISTS = 1024
 
 
 class ClusterReadChannel:
@@ -108,6 +124,10 @@ class ClusterReadChannel:
         self.cache = cache
         self.cache_stats = CacheStats()
         self._channels: dict[Lane, ReadChannel] = {}
+        # The node of each key a keyed read asked for, by name, as the slot map said then; and
+        # of each key of a list of them asked before (a hot page's profiles), with the nodes once.
+        self._routes: dict[str, str] = {}
+        self._lists: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}
         # Reads that went through redis-py instead, counted for the tests.
         self.rerouted = 0
         # Each read gets a span when tracing is on, whatever nodes it goes to (store/redis/spans.py);
@@ -144,6 +164,10 @@ class ClusterReadChannel:
             tracer=tracer,
         )
 
+    @property
+    def keeps(self) -> bool:
+        return self.cache > 0
+
     def run_scripts(self, calls: Sequence[ScriptCall]) -> Coroutine[Any, Any, list[Any]]:
         """The replies of script calls that read, or write what a second run leaves unchanged: one
         write per node, the nodes concurrently. (The coroutine itself when the read gets no span.)"""
@@ -155,6 +179,12 @@ class ClusterReadChannel:
         if not calls:
             return []
         try:
+            first = calls[0][0]
+            # The store's reads of users' facts: their profiles first, then the other parts.
+            if isinstance(first, KeyedRead) and first.cacheable and self.cache > 0:
+                answered = await self._facts(calls)
+                if answered is not None:
+                    return answered
             return await self._direct(calls)
         except TrackingRefused as exc:
             log.warning("Redis refused the read channel's CLIENT TRACKING; no profiles are kept: %s", exc)
@@ -165,6 +195,8 @@ class ClusterReadChannel:
         except REROUTED as exc:
             log.debug("cluster read through redis-py: %s: %s", type(exc).__name__, exc)
             self.rerouted += 1
+            self._routes.clear()
+            self._lists.clear()
             if isinstance(exc, ProfileChanged):
                 self.cache_stats.changed += 1
             replies = await run_scripts(self.client, calls)
@@ -176,45 +208,156 @@ class ClusterReadChannel:
         # Each node's script calls, by their indexes among all; each node's keys of each keyed read.
         scripts: dict[str, list[int]] = {}
         keyed: dict[tuple[str, KeyedRead], list[str]] = {}
+        # A cacheable keyed read whose every reply is kept (a hot page's profiles): where each is.
+        held: Held | None = None
         try:
             for i, (script, keys, _) in enumerate(calls):
                 if isinstance(script, KeyedRead):
+                    if held is None and script.cacheable and self.cache > 0:
+                        held = self._held(i, keys)
+                        if held is not None:
+                            continue
                     for key in keys:
-                        lane = (slots[slot_of(key)][0].name, script)
-                        if (group := keyed.get(lane)) is None:
-                            keyed[lane] = [key]
+                        name = self._node_of(key)
+                        if (group := keyed.get((name, script))) is None:
+                            keyed[name, script] = [key]
                         else:
                             group.append(key)
                 else:
                     scripts.setdefault(slots[slot_of(keys[0])][0].name, []).append(i)
         except (KeyError, IndexError):
             raise SlotNotCoveredError("The slot map does not cover a slot (or is not known yet).") from None
-        if not keyed and len(scripts) == 1:
+        if held is None and not keyed and len(scripts) == 1:
             return await self._channel((next(iter(scripts)), False)).run_scripts(calls)
-        jobs: list[_Job] = [_Scripts(self._channel((name, False)), calls, at) for name, at in scripts.items()]
+        if held is not None and not keyed and len(scripts) <= 1:
+            answered = await self._held_at_once(calls, held, scripts)
+            if answered is not None:
+                return answered
+        jobs: list[Job] = [Scripts(self._channel((name, False)), calls, at) for name, at in scripts.items()]
         cached = self.cache > 0
         jobs += [
-            _Keyed(self._channel((name, cached and read.cacheable)), read, keys)
+            Keyed(self._channel((name, cached and read.cacheable)), read, keys)
             for (name, read), keys in keyed.items()
         ]
+        if held is not None:
+            jobs += [Fence(channel) for channel in held.channels]
         answers = await self._at_once(jobs)
         if answers is None:
             answers = await self._each(jobs)
         replies: list[Any] = [None] * len(calls)
         read_of: dict[KeyedRead, dict[str, Any]] = {}
         for job, answer in zip(jobs, answers, strict=True):
-            if isinstance(job, _Scripts):
+            if isinstance(job, Scripts):
                 for i, reply in zip(job.at, answer, strict=True):
                     replies[i] = reply
-            elif isinstance(job, _Keyed):
+            elif isinstance(job, Keyed):
                 read_of.setdefault(job.read, {}).update(zip(job.keys, answer, strict=True))
         for i, (script, keys, _) in enumerate(calls):
             if isinstance(script, KeyedRead):
+                if held is not None and i == held.at:
+                    replies[i] = held.replies(keys)
+                    self.cache_stats.hits += len(keys)
+                    continue
                 found = read_of[script]
                 replies[i] = [found[key] for key in keys]
         return replies
 
-    async def _at_once(self, jobs: list[_Job]) -> list[list[Any]] | None:
+    async def _facts(self, calls: Sequence[ScriptCall]) -> list[Any] | None:
+        """A hot page's read of users' facts (`_held_at_once`) when its profiles are all kept and
+        its other calls are scripts of one node; None for any other read (`_direct` makes it)."""
+        slots = self.client.nodes_manager.slots_cache
+        scripts: dict[str, list[int]] = {}
+        try:
+            held = self._held(0, calls[0][1])
+            if held is None:
+                return None
+            for i in range(1, len(calls)):
+                script, keys, _ = calls[i]
+                if isinstance(script, KeyedRead):
+                    return None
+                scripts.setdefault(slots[slot_of(keys[0])][0].name, []).append(i)
+        except (KeyError, IndexError):
+            raise SlotNotCoveredError("The slot map does not cover a slot (or is not known yet).") from None
+        if len(scripts) > 1:
+            return None
+        return await self._held_at_once(calls, held, scripts)
+
+    def _node_of(self, key: str) -> str:
+        """The name of the node of `key`'s slot (remembered: see ROUTES)."""
+        routes = self._routes
+        if (name := routes.get(key)) is None:
+            if len(routes) >= ROUTES:
+                routes.clear()
+            name = routes[key] = self.client.nodes_manager.slots_cache[slot_of(key)][0].name
+        return name
+
+    def _held(self, at: int, keys: Sequence[str]) -> Held | None:
+        """Where the reply of each of `keys` is kept, and the tracking channel of each node that
+        keeps one, when every one is kept on an open tracking connection; else None (a read of its
+        own asks the nodes). The replies are taken once a fence on each of those connections is
+        done: a hot page's profiles then cost a PING per node, shared with the other reads of the
+        same turn of the event loop, and a lookup or two a key (run in C: map)."""
+        listed = tuple(keys)
+        routed = self._lists.get(listed)
+        if routed is None:
+            names = [self._node_of(key) for key in keys]
+            if len(self._lists) >= LISTS:
+                self._lists.clear()
+            routed = self._lists[listed] = (names, list(dict.fromkeys(names)))
+        names, nodes = routed
+        kept_on: dict[str, dict[str, Any]] = {}
+        channels: list[TrackedChannel] = []
+        for name in nodes:
+            channel = self._channels.get((name, True))
+            if not isinstance(channel, TrackedChannel) or (kept := channel.kept_now()) is None:
+                return None
+            kept_on[name] = kept
+            channels.append(channel)
+        holders = list(map(kept_on.__getitem__, names))
+        if not all(map(contains, holders, keys)):
+            return None
+        return Held(at, holders, channels)
+
+    async def _held_at_once(
+        self, calls: Sequence[ScriptCall], held: Held, scripts: dict[str, list[int]]
+    ) -> list[Any] | None:
+        """A hot page's read: its kept profiles (`held`) beside the script calls of one node (the
+        viewer's relations), queued now with a fence on each node that keeps a profile, without a
+        job per node; None when a connection is not open or was lost, or the node does not know a
+        script (the general way connects, loads and sends again)."""
+        futures: list[asyncio.Future[list[Any]]] = []
+        at: list[int] = []
+        if scripts:
+            [(name, at)] = scripts.items()
+            channel = self._channels.get((name, False))
+            sent = None if channel is None else channel.send_now(script_commands([calls[i] for i in at]))
+            if sent is None:
+                return None
+            futures.append(sent)
+        fences = Fences(asyncio.get_running_loop().create_future(), len(held.channels))
+        for tracked in held.channels:
+            if not tracked.fence(fences):
+                for future in futures:
+                    future.cancel()
+                return None
+        futures.append(fences.future)
+        await settle(futures)
+        if connection_lost(futures):
+            return None
+        replies: list[Any] = [None] * len(calls)
+        if at:
+            for i, reply in zip(at, futures[0].result(), strict=True):
+                if isinstance(reply, NoScriptError):
+                    return None
+                if isinstance(reply, Exception):
+                    raise reply
+                replies[i] = reply
+        keys = calls[held.at][1]
+        replies[held.at] = held.replies(keys)
+        self.cache_stats.hits += len(keys)
+        return replies
+
+    async def _at_once(self, jobs: list[Job]) -> list[list[Any]] | None:
         """Each job's replies, queued now on its open connection, without a task per job; None when
         a connection is not open or was lost, or a node does not know a script (`_each` connects,
         loads and sends again)."""
@@ -225,19 +368,8 @@ class ClusterReadChannel:
             sent = job.send_now()
             assert sent is not None  # connected: checked above, in this same turn of the loop
             futures.append(sent)
-        # Awaited one after the other: the replies of the nodes arrive in the same turns of the
-        # event loop, so this wakes the caller about once, where asyncio.wait cost a waiter, a
-        # callback per future and a timer (some 10 µs a page). No timer of its own is needed:
-        # each connection fails its calls with a TimeoutError when its node does not answer in
-        # time (store/redis/channel.py).
-        try:
-            for future in futures:
-                with contextlib.suppress(Exception):
-                    await future
-        except BaseException:
-            for future in futures:
-                future.cancel()
-            raise
+        # Each connection fails its calls with a TimeoutError when its node does not answer.
+        await settle(futures)
         errors = [future.exception() for future in futures]
         late = next((error for error in errors if isinstance(error, TimeoutError)), None)
         if late is not None:
@@ -245,15 +377,16 @@ class ClusterReadChannel:
         if any(error is not None for error in errors):
             return None
         answers = [future.result() for future in futures]
-        for answer in answers:
-            for reply in answer:
+        for job, answer in zip(jobs, answers, strict=True):
+            # A kept read's error reply (or ProfileChanged) comes alone, first.
+            for reply in answer[:1] if job.kept else answer:
                 if isinstance(reply, NoScriptError):
                     return None
                 if isinstance(reply, Exception):
                     raise reply
         return answers
 
-    async def _each(self, jobs: list[_Job]) -> list[list[Any]]:
+    async def _each(self, jobs: list[Job]) -> list[list[Any]]:
         answers = await asyncio.gather(*(job.run() for job in jobs), return_exceptions=True)
         for answer in answers:
             if isinstance(answer, BaseException):
@@ -290,61 +423,6 @@ class ClusterReadChannel:
             await channel.aclose()
 
 
-class _Job:
-    """One node connection's part of a read."""
-
-    __slots__ = ("channel",)
-
-    channel: ReadChannel
-
-    def send_now(self) -> asyncio.Future[list[Any]] | None:
-        raise NotImplementedError
-
-    async def run(self) -> list[Any]:
-        raise NotImplementedError
-
-
-class _Scripts(_Job):
-    """The script calls at indexes `at` of `calls`, in their order."""
-
-    __slots__ = ("at", "calls")
-
-    def __init__(self, channel: ReadChannel, calls: Sequence[ScriptCall], at: list[int]) -> None:
-        self.channel = channel
-        self.calls = [calls[i] for i in at]
-        self.at = at
-
-    def send_now(self) -> asyncio.Future[list[Any]] | None:
-        return self.channel.send_now(script_commands(self.calls))
-
-    async def run(self) -> list[Any]:
-        return await self.channel.run_scripts(self.calls)
-
-
-class _Keyed(_Job):
-    """A keyed read of `keys`: on the node's tracking connection (TrackedChannel) when it is
-    cacheable, else a command per key on the node's script connection."""
-
-    __slots__ = ("keys", "read")
-
-    def __init__(self, channel: ReadChannel, read: KeyedRead, keys: list[str]) -> None:
-        self.channel = channel
-        self.read = read
-        self.keys = keys
-
-    def send_now(self) -> asyncio.Future[list[Any]] | None:
-        channel = self.channel
-        if isinstance(channel, TrackedChannel):
-            return channel.read_now(self.read, self.keys)
-        return channel.send_now(self.read.commands(self.keys))
-
-    async def run(self) -> list[Any]:
-        channel = self.channel
-        if isinstance(channel, TrackedChannel):
-            return await channel.read(self.read, self.keys)
-        return await channel.run(self.read.commands(self.keys))
-
-
 def open_reads(
     client: Client,
     *,
@@ -353,8 +431,12 @@ def open_reads(
     tracer: Tracer | None = None,
 ) -> Reads | None:
     """The read channel for `client`: one connection to a single Redis, one per master node of a
-    cluster (and one more per node keeping up to `cache` profiles); None where the store reads
+    cluster, and one more (per node) keeping up to `cache` profiles; None where the store reads
     through redis-py (TLS, an in-memory fake). With a `tracer`, its round trips get spans."""
+    if cache > 0:
+        kept = KeepingReadChannel.for_client(client, timeout=timeout, tracer=tracer, capacity=cache)
+        if kept is not None:
+            return kept
     single = ReadChannel.for_client(client, timeout=timeout, tracer=tracer)
     if single is not None:
         return single

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.client import Pipeline
@@ -25,10 +25,14 @@ AnyPipeline = Pipeline | ClusterPipeline
 class LuaScript:
     # Whether Redis must know the script (SCRIPT LOAD) before a call of it runs.
     needs_loading = True
+    # Every script made, by SHA: where what sees only an EVALSHA (store/redis/replicas.py) finds
+    # the script's source.
+    by_sha: ClassVar[dict[str, LuaScript]] = {}
 
     def __init__(self, source: str) -> None:
         self.source = source
         self.sha = hashlib.sha1(source.encode()).hexdigest()
+        LuaScript.by_sha.setdefault(self.sha, self)
 
     async def run(self, redis: Client, keys: Sequence[str], args: Sequence[Arg] = ()) -> Any:
         try:

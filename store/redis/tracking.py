@@ -1,27 +1,34 @@
 """Profiles kept in the server process, Redis saying when one changes (client-side caching).
 
-On a cluster the users of a page sit in up to 20 slots, so their profiles are up to 20 HMGETs on
-three nodes, and the server's side of those commands was most of what a cluster page cost beyond
-a page on one Redis (bench/benchmarks.md, cluster). Profiles change rarely, and a hot page shows
-the same users again and again. So each master node gets a second connection of the read channel,
-which speaks RESP3 with `CLIENT TRACKING ON`: Redis remembers the keys read on it and, when one of
-them changes (written, deleted, expired, evicted, moved away with its slot, flushed), pushes an
-invalidation on that same connection. The replies read on it are kept until then.
+A page of 20 fans shows 20 users' names, and reading their profiles was most of what the page cost
+Redis: on one Redis a script call that runs 21 HMGETs and hands their replies through Lua, on a
+cluster up to 20 HMGETs on three nodes, whose commands were most of what a cluster page cost the
+server beyond a page on one Redis (docs/performance.md has the figures).
+Profiles change rarely, and a hot page shows the same users again and again. So the read channel
+(each master node's, on a cluster) gets a second connection, which speaks RESP3 with
+`CLIENT TRACKING ON`: Redis remembers the keys read on it and, when one of them changes (written,
+deleted, expired, evicted, moved away with its slot, flushed), pushes an invalidation on that same
+connection. The replies read on it are kept until then.
 
 Read-your-writes holds. Redis queues a write's invalidation on the tracking connection before the
 write's own reply goes out, so it is ahead of the reply to anything sent on that connection after
 the write returned. A read therefore sends at least one command to each node whose kept replies it
 uses (a PING when it has all of them, which the reads queued in the same write share) and takes
-them when that command's reply arrives, after every invalidation sent before it. A reply
-invalidated in between is not guessed at: the read fails with ProfileChanged, and the caller reads
-again without the cache.
+them when that command's reply arrives, after every invalidation sent before it (or later: a
+reader of several nodes waits for each one's PING with `fence` and then takes them itself). A
+reply invalidated in between is not guessed at: the read fails with ProfileChanged, and the caller
+reads again without the cache.
 
 Only plain reads of one key go on this connection (lua.KeyedRead with `cacheable`): under RESP3
 some script replies change type (Lua's false becomes a boolean), so the scripts stay on the RESP2
 connection. When the connection is lost, invalidations sent to it may be lost too, so what it kept
 goes with it: the next connection starts empty. Where Redis refuses HELLO 3 or CLIENT TRACKING (an
 ACL without the CLIENT command, a managed service that turns tracking off), the connection is not
-made (TrackingRefused) and the cluster channel reads profiles without keeping them.
+made (TrackingRefused) and the channel reads profiles without keeping them.
+
+Every process keeps its own copy and hears of every change on its own connection, so the rule
+above holds across processes: once a write's reply has come back to whoever wrote it (another
+server process, a script run by hand), a read that any process begins afterwards sees it.
 """
 
 from __future__ import annotations
@@ -46,9 +53,11 @@ from followgraph.store.redis.channel import (
 )
 from followgraph.store.redis.lua import KeyedRead
 
-# Profiles kept per master node, by default: about 0.4 kB each in the server (385 B measured for a
-# short name and no avatar URL), so some 8 MB a node; Redis' tracking table remembers each key
-# read (up to its tracking-table-max-keys, 1M by default, past which it invalidates some).
+# Profiles kept per connection (per process on one Redis, per master node on a cluster), by
+# default: about 0.5 kB each in the server (470 B measured for a short name and no avatar URL, 560
+# B with a 40-character one: the key, the HMGET reply and the entry), so some 10 MB; Redis'
+# tracking table remembers each key read on a tracking connection (about 145 B a key measured,
+# up to its tracking-table-max-keys, 1M by default, past which it invalidates some).
 DEFAULT_CAPACITY = 20_000
 _PING: Command = ("PING",)
 
@@ -125,15 +134,37 @@ class _Read(PendingCall):
         return _checked([read[key] if key in read else get(key) for key in self.asked])
 
 
+class Fences:
+    """One future for fences on several tracking connections (a read of profiles kept on several
+    cluster nodes): done when each connection's PING is answered, failed when one fails."""
+
+    __slots__ = ("future", "left")
+
+    def __init__(self, future: asyncio.Future[list[Any]], connections: int) -> None:
+        self.future = future
+        self.left = connections
+
+    def arrived(self) -> None:
+        self.left -= 1
+        if not self.left and not self.future.done():
+            self.future.set_result([])
+
+    def failed(self, error: BaseException) -> None:
+        if not self.future.done():
+            self.future.set_exception(error)
+
+
 class _Barrier(PendingCall):
     """A PING that the reads queued in the same write share, each of whose keys were all kept:
-    when its reply comes, each read's future gets them as they are then."""
+    when its reply comes, each read's future gets them as they are then (and each Fences hears
+    that this connection's PING was answered)."""
 
-    __slots__ = ("reads",)
+    __slots__ = ("fences", "reads")
 
     def __init__(self, future: asyncio.Future[list[Any]], sent_at: float) -> None:
         super().__init__(future, 1, sent_at)
         self.reads: list[tuple[asyncio.Future[list[Any]], Sequence[str]]] = []
+        self.fences: list[Fences] = []
         # Should the PING fail (a lost connection, a timeout), so do the reads.
         future.add_done_callback(self._failed)
 
@@ -142,6 +173,8 @@ class _Barrier(PendingCall):
         for future, keys in self.reads:
             if not future.done():
                 future.set_result(_checked([get(key) for key in keys]))
+        for fences in self.fences:
+            fences.arrived()
 
     def _failed(self, future: asyncio.Future[list[Any]]) -> None:
         error = None if future.cancelled() else future.exception()
@@ -150,6 +183,8 @@ class _Barrier(PendingCall):
         for read, _ in self.reads:
             if not read.done():
                 read.set_exception(error)
+        for fences in self.fences:
+            fences.failed(error)
 
 
 def _checked(replies: list[Any]) -> list[Any]:
@@ -214,12 +249,24 @@ class _TrackingProtocol(ChannelProtocol):
             commands = read.commands(missing)
             self.queue(commands, _Read(future, loop.time(), keys, missing))
             return future
+        self._barrier(loop).reads.append((future, keys))
+        return future
+
+    def fence(self, fences: Fences) -> None:
+        """Tell `fences` when a PING queued now (shared with everything queued in this turn of the
+        event loop) is answered: every invalidation Redis sent before the PING ran has then
+        arrived, so what is kept from then on is right."""
+        if self.lost is not None:
+            fences.failed(self.lost)
+        else:
+            self._barrier(asyncio.get_running_loop()).fences.append(fences)
+
+    def _barrier(self, loop: asyncio.AbstractEventLoop) -> _Barrier:
         barrier = self.barrier
         if barrier is None:
             barrier = self.barrier = _Barrier(loop.create_future(), loop.time())
             self.queue([_PING], barrier)
-        barrier.reads.append((future, keys))
-        return future
+        return barrier
 
 
 class TrackedChannel(ReadChannel):
@@ -257,6 +304,23 @@ class TrackedChannel(ReadChannel):
             return await super()._connect()
         except LoginRefused as exc:
             raise TrackingRefused(str(exc)) from exc
+
+    def kept_now(self) -> dict[str, Any] | None:
+        """The replies the open connection keeps, by key (to read, not to change), None when it is
+        not open: a reply taken from them is right once a `fence` queued after the read began is
+        done."""
+        protocol = self._protocol
+        if not isinstance(protocol, _TrackingProtocol) or protocol.lost is not None:
+            return None
+        return protocol.kept.replies
+
+    def fence(self, fences: Fences) -> bool:
+        """The open connection's `_TrackingProtocol.fence`; False when it is not open."""
+        protocol = self._protocol
+        if not isinstance(protocol, _TrackingProtocol) or protocol.lost is not None:
+            return False
+        protocol.fence(fences)
+        return True
 
     def read_now(self, read: KeyedRead, keys: Sequence[str]) -> asyncio.Future[list[Any]] | None:
         """`send_now` for a keyed read: the future of its replies (an error reply, or

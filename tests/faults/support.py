@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -85,8 +86,11 @@ class Graph:
         return {(a, b): at for a, out in self.lists["following"].items() for b, at in out.items()}
 
 
-async def read_graph(client: Client, users: list[str], keys: Keys | None = None) -> Graph:
-    """The lists and profiles of `users`, and any key that is none of theirs."""
+async def read_graph(
+    client: Client, users: list[str], keys: Keys | None = None, *, off: Sequence[str] = ()
+) -> Graph:
+    """The lists and profiles of `users`, and any key that is none of theirs nor of the accounts
+    that are `off` (their own keys, and the `kept_by` that names them: store/graph/lifecycle.py)."""
     k = keys or Keys()
     graph = Graph({kind: {} for kind in KINDS})
     known: set[str] = set()
@@ -97,6 +101,8 @@ async def read_graph(client: Client, users: list[str], keys: Keys | None = None)
             pipe.exists(k.profile(user))
             known.update({k.following(user), k.fans(user), k.mutual(user), k.profile(user)})
             known.add(k.search_doc(user))  # what the search index holds of the user
+            if off:
+                known.add(k.kept_by(user))
         replies: list[Any] = await pipe.execute()
     for i, user in enumerate(users):
         row = replies[i * 4 : i * 4 + 4]
@@ -106,12 +112,18 @@ async def read_graph(client: Client, users: list[str], keys: Keys | None = None)
             graph.profiles.add(user)
     if not k.sharded:
         known.update(k.logs())  # the change log
+        known.add(k.replicated())  # what writes that wait for replicas set last
     # The search index's mark, and the lease of the process building it (server/search.py), held
     # while a build runs.
     known.update({k.search_built(), k.search_lease()})
     # The follow rate limiter's own keys, and the search index's sets of name prefixes and of ids
     # (tests/store/graph/test_search.py checks what they hold).
-    own = (k.rate_limit_prefix(), f"{k.prefix}{{s:", f"{k.prefix}{{i:")
+    own = (
+        k.rate_limit_prefix(),
+        f"{k.prefix}{{s:",
+        f"{k.prefix}{{i:",
+        *(f"{k.prefix}{{u:{x}}}" for x in off),
+    )
     graph.other_keys = sorted(
         [key async for key in client.scan_iter(count=1000) if key not in known and not key.startswith(own)]
     )
@@ -145,9 +157,10 @@ def violations(graph: Graph) -> list[str]:
     return found
 
 
-async def check_graph(store: FollowStore, users: list[str]) -> Graph:
-    """Read the graph, assert its invariants and that counts and page totals equal the list sizes."""
-    graph = await read_graph(store.redis, users, store.keys)
+async def check_graph(store: FollowStore, users: list[str], *, off: Sequence[str] = ()) -> Graph:
+    """Read the graph of `users` (beside the accounts that are `off`), assert its invariants and
+    that counts and page totals equal the list sizes."""
+    graph = await read_graph(store.redis, users, store.keys, off=off)
     broken = violations(graph)
     assert not broken, "\n".join(broken[:20])
     counts = await store.counts(users)

@@ -14,7 +14,8 @@ from followgraph.server.app import create_app
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
 from followgraph.store.redis.channel import ReadChannel
-from tests.conftest import TEST_SECRET, Backend
+from followgraph.store.redis.lua import Client
+from tests.conftest import TEST_SECRET
 from tests.served import Served, serve
 
 
@@ -76,7 +77,7 @@ def _sample(text: str, name: str, label: str) -> float:
     return float(found.group(1)) if found else 0.0
 
 
-async def test_metrics_count_the_profiles_kept_on_a_cluster(api: Served, served_backend: Backend) -> None:
+async def test_metrics_count_the_profiles_kept(api: Served) -> None:
     await api.register("alice", "bob", "carol")
     for fan in ("alice", "carol"):
         await api.data('mutation { follow(input: {userId: "bob"}) { changed } }', as_user=fan)
@@ -85,12 +86,24 @@ async def test_metrics_count_the_profiles_kept_on_a_cluster(api: Served, served_
         assert {node["name"] for node in data["user"]["fans"]["nodes"]} == {"User alice", "User carol"}
     text = (await api.client.get("/metrics")).text
     counted = {event: _sample(text, "followgraph_profile_cache_total", event) for event in ("kept", "read")}
-    if served_backend.kind == "cluster":
-        # The fans' profiles: read from Redis the first time, kept for the next two pages.
-        assert counted["kept"] >= 4
-        assert counted["read"] >= 2
-    else:
-        assert counted == {"kept": 0.0, "read": 0.0}  # one Redis reads them with the page's script
+    # The fans' profiles: read from Redis the first time, kept for the next two pages (one Redis
+    # and a cluster alike).
+    assert counted["kept"] >= 4
+    assert counted["read"] >= 2
+
+
+async def test_metrics_count_no_profiles_kept_when_the_cache_is_off(
+    served_redis: Client, settings: Settings
+) -> None:
+    async with serve(replace(settings, profile_cache=0), served_redis) as api:
+        await api.register("alice", "bob")
+        await api.data('mutation { follow(input: {userId: "bob"}) { changed } }', as_user="alice")
+        for _ in range(2):
+            data = await api.data('{ user(userId: "bob") { fans { nodes { name } } } }')
+            assert data["user"]["fans"]["nodes"] == [{"name": "User alice"}]
+        text = (await api.client.get("/metrics")).text
+    counted = {event: _sample(text, "followgraph_profile_cache_total", event) for event in ("kept", "read")}
+    assert counted == {"kept": 0.0, "read": 0.0}
 
 
 async def test_graphql_with_a_trailing_slash_is_redirected_to_the_endpoint(api: Served) -> None:

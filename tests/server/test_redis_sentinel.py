@@ -1,114 +1,62 @@
 """FollowGraph on a primary watched by Redis Sentinel: a primary, a replica and three sentinels from
-the tests' redis-server binary; the primary killed; the app going on, without a restart, on the
-replica the sentinels promote."""
+the tests' redis-server binary (server/redis_sentinel.py, as `serve --demo-ha` starts them); the
+primary killed; the app going on, without a restart, on the replica the sentinels promote; the old
+primary back as a replica."""
 
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
-from typing import cast
 
 import pytest
 import redis
 
 from followgraph.server.redis_client import RedisUrlError, SentinelUrl, connect
-from followgraph.server.redis_server import RedisServer, find_redis_server
+from followgraph.server.redis_sentinel import LocalSentinel
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore
 from followgraph.store.redis.cluster_channel import open_reads
 from tests.served import serve
 from tests.server.processes import free_ports
 
-SERVICE = "fg"
-
-
-@dataclass
-class SentinelSetup:
-    primary: RedisServer
-    replica: RedisServer
-    sentinel_ports: list[int]
-    sentinels: list[subprocess.Popen[bytes]] = field(default_factory=list)
-
-    @property
-    def url(self) -> str:
-        hosts = ",".join(f"127.0.0.1:{port}" for port in self.sentinel_ports)
-        return f"redis+sentinel://{hosts}/{SERVICE}"
-
-    def primary_port(self) -> int:
-        client = redis.Redis(port=self.sentinel_ports[0], decode_responses=True)
-        try:
-            _, port = cast("tuple[str, int]", client.sentinel_get_master_addr_by_name(SERVICE))
-            return int(port)
-        finally:
-            client.close()
-
-
-def _sentinel(directory: Path, port: int, primary: int) -> subprocess.Popen[bytes]:
-    directory.mkdir(parents=True)
-    config = directory / "sentinel.conf"
-    config.write_text(
-        "\n".join(
-            [
-                f"port {port}",
-                "bind 127.0.0.1",
-                f"dir {directory}",
-                f"logfile {directory / 'sentinel.log'}",
-                f"sentinel monitor {SERVICE} 127.0.0.1 {primary} 2",
-                f"sentinel down-after-milliseconds {SERVICE} 1000",
-                f"sentinel failover-timeout {SERVICE} 5000",
-                f"sentinel parallel-syncs {SERVICE} 1",
-                "",
-            ]
-        )
-    )
-    return subprocess.Popen([find_redis_server(), str(config), "--sentinel"], stdout=subprocess.DEVNULL)
-
-
-def _wait(what: str, ready: object, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if callable(ready) and ready():
-                return
-        except (redis.RedisError, OSError):
-            pass
-        time.sleep(0.1)
-    raise AssertionError(f"{what} within {timeout} s")
-
 
 @pytest.fixture
-def sentinel(tmp_path: Path) -> Iterator[SentinelSetup]:
-    ports = free_ports(5)
-    primary = RedisServer(tmp_path / "primary", port=ports[0])
-    replica = RedisServer(
-        tmp_path / "replica", port=ports[1], extra_args=("--replicaof", "127.0.0.1", str(ports[0]))
-    )
-    primary.start()
-    replica.start()
-    setup = SentinelSetup(primary, replica, ports[2:])
-    try:
-        setup.sentinels = [
-            _sentinel(tmp_path / f"sentinel{i}", port, ports[0]) for i, port in enumerate(ports[2:])
-        ]
-
-        def synced() -> bool:
-            info = redis.Redis(port=ports[1]).info("replication")
-            return bool(info.get("master_link_status") == "up")
-
-        _wait("the replica syncs", synced)
-        _wait("the sentinels name the primary", lambda: setup.primary_port() == ports[0])
+def sentinel(tmp_path: Path) -> Iterator[LocalSentinel]:
+    with LocalSentinel(tmp_path / "ha", ports=tuple(free_ports(5))) as setup:
         yield setup
+
+
+def _until(what: str, ready: Callable[[], bool], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not ready():
+        assert time.monotonic() < deadline, f"{what} within {timeout} s"
+        time.sleep(0.1)
+
+
+def test_a_local_sentinel_fails_over_and_takes_the_old_primary_back_as_a_replica(
+    sentinel: LocalSentinel,
+) -> None:
+    first, second = sentinel.ports[:2]
+    assert sentinel.primary_port() == first
+    pid = sentinel.server(first).process
+    assert pid is not None
+    assert (sentinel.directory / str(first) / "redis.pid").read_text().strip() == str(pid.pid)
+    assert sentinel.heal() == [], "nothing exited"
+    sentinel.server(first).kill()
+    _until("the sentinels promote the replica", lambda: sentinel.primary_port() == second)
+    assert sentinel.heal() == [first]
+    back = redis.Redis(unix_socket_path=str(sentinel.server(first).socket_path), decode_responses=True)
+    try:
+        _until(
+            "the old primary syncs from the new one",
+            lambda: back.info("replication").get("master_link_status") == "up",
+        )
+        assert back.info("replication")["master_port"] == second
     finally:
-        for process in setup.sentinels:
-            process.terminate()
-            process.wait(10)
-        replica.stop()
-        if primary.running:
-            primary.stop()
+        back.close()
 
 
 def test_a_sentinel_url_names_sentinels_service_and_db() -> None:
@@ -120,7 +68,7 @@ def test_a_sentinel_url_names_sentinels_service_and_db() -> None:
 
 
 async def test_the_app_follows_a_failover_without_a_restart(
-    sentinel: SentinelSetup, settings: Settings
+    sentinel: LocalSentinel, settings: Settings
 ) -> None:
     configured = replace(settings, redis_url=sentinel.url)
     async with serve(configured) as api:
@@ -129,7 +77,8 @@ async def test_the_app_follows_a_failover_without_a_restart(
         # Acknowledged by the replica before the primary dies (what WAIT 1 promises).
         assert await api.store.redis.execute_command("WAIT", 1, 2000) == 1
         old = sentinel.primary_port()
-        sentinel.primary.kill()
+        assert old is not None
+        sentinel.server(old).kill()
         started = time.monotonic()
         while True:
             try:
@@ -144,7 +93,7 @@ async def test_the_app_follows_a_failover_without_a_restart(
         assert {e["node"]["userId"] for e in data["user"]["fans"]["edges"]} == {"a", "c"}
 
 
-async def test_reads_go_through_redis_py_which_asks_the_sentinels(sentinel: SentinelSetup) -> None:
+async def test_reads_go_through_redis_py_which_asks_the_sentinels(sentinel: LocalSentinel) -> None:
     client = connect(sentinel.url)
     try:
         # No read channel: its one connection would stay with a primary that is no more.

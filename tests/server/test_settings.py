@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from followgraph.server.settings import ConfigError, Settings
+from followgraph.store.redis.replicas import ReplicaWait
 
 
 def test_defaults_are_development_friendly() -> None:
@@ -120,6 +121,7 @@ def test_overrides_win_over_the_environment() -> None:
             r"FOLLOWGRAPH_REDIS_URL='http://u:\*\*\*@h:1' is not a Redis URL",
         ),
         ("FOLLOWGRAPH_JWT_PRIVATE_KEY_FILE", "/k.pem", "is set without FOLLOWGRAPH_JWT_PUBLIC_KEY_FILE"),
+        ("FOLLOWGRAPH_WRITE_REPLICAS", "-1", "FOLLOWGRAPH_WRITE_REPLICAS=-1 is out of range: use 0 to 100"),
         (
             "FOLLOWGRAPH_DATABASE_URL",
             "nonsense",
@@ -173,6 +175,19 @@ def test_an_unreadable_key_file_names_its_variable(tmp_path: Path) -> None:
     settings = Settings.from_env({"FOLLOWGRAPH_JWT_PUBLIC_KEY_FILE": str(tmp_path / "missing.pem")})
     with pytest.raises(ConfigError, match=r"FOLLOWGRAPH_JWT_PUBLIC_KEY_FILE=.*cannot be read"):
         settings.auth_config()
+
+
+def test_writes_wait_for_the_replicas_asked_for_within_the_redis_timeout() -> None:
+    assert Settings().replica_wait is None
+    wait = Settings.from_env(
+        {"FOLLOWGRAPH_WRITE_REPLICAS": "2", "FOLLOWGRAPH_WRITE_REPLICAS_TIMEOUT": "0.25"}
+    )
+    assert wait.replica_wait == ReplicaWait(2, 0.25)
+    assert wait.replica_wait.command == ("WAIT", 2, 250)
+    with pytest.raises(ConfigError, match="FOLLOWGRAPH_WRITE_REPLICAS_TIMEOUT=1 must be shorter than"):
+        Settings.from_env({"FOLLOWGRAPH_WRITE_REPLICAS": "1", "FOLLOWGRAPH_WRITE_REPLICAS_TIMEOUT": "1"})
+    # Without replicas to wait for, the timeout is not used.
+    assert Settings.from_env({"FOLLOWGRAPH_WRITE_REPLICAS_TIMEOUT": "5"}).replica_wait is None
 
 
 def test_to_env_round_trips() -> None:

@@ -11,13 +11,14 @@
 //     totalCount edges { cursor followedAt relationship node { userId name } } pageInfo } }
 //
 // with FollowGraph's keys, cursors, rules (the owner's hideFans and locked settings and blocks
-// decide whether a viewer sees the list) and Lua scripts (PAGE, PROFILES, RELATIONS; the harness passes
-// their sources from followgraph.store.graph.scripts, so both servers run the same scripts, loaded with
+// decide whether a viewer sees the list) and Lua scripts (PAGE, PROFILES; the harness passes their
+// sources from followgraph.store.graph.scripts, so both servers run the same scripts, loaded with
 // SCRIPT LOAD and called with EVALSHA). A page costs the round trips FollowGraph's costs: the
-// user's profile, the PAGE script, then RELATIONS + PROFILES in one write (two loaders dispatched
-// in the same tick, auto-pipelined).
+// user's profile, the PAGE script, then the viewer's two ZMSCOREs + PROFILES in one write (two
+// loaders dispatched in the same tick, auto-pipelined). Profiles are read on every page: ioredis
+// keeps no client-side cache of them, where FollowGraph keeps them until Redis says they changed.
 //
-// Environment: PORT, REDIS_URL, JWT_SECRET, SCRIPTS_FILE (JSON {page, profiles, relations}),
+// Environment: PORT, REDIS_URL, JWT_SECRET, SCRIPTS_FILE (JSON {page, profiles}),
 // KEY_PREFIX (default "fg:").
 
 const fs = require('node:fs')
@@ -91,7 +92,7 @@ const redis = new Redis(REDIS_URL, { enableAutoPipelining: true, lazyConnect: tr
 const shas = {}
 
 async function loadScripts () {
-  for (const name of ['page', 'profiles', 'relations']) shas[name] = await redis.script('LOAD', SCRIPTS[name])
+  for (const name of ['page', 'profiles']) shas[name] = await redis.script('LOAD', SCRIPTS[name])
 }
 
 async function evalsha (name, keyList, args) {
@@ -114,7 +115,11 @@ async function loadProfiles (ids) {
 function relationsLoader (viewer) {
   return async (ids) => {
     if (viewer === null) return ids.map(() => 'NONE')
-    const [out, back] = await evalsha('relations', [keys.following(viewer), keys.fans(viewer)], ids)
+    // Two plain ZMSCOREs, as FollowGraph reads them: auto-pipelining sends them in one write.
+    const [out, back] = await Promise.all([
+      redis.zmscore(keys.following(viewer), ...ids),
+      redis.zmscore(keys.fans(viewer), ...ids)
+    ])
     return ids.map((id, i) => {
       if (id === viewer) return 'SELF'
       if (out[i] !== null) return back[i] !== null ? 'MUTUAL' : 'FOLLOWING'

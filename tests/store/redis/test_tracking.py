@@ -9,6 +9,7 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
+import redis
 from redis.asyncio import RedisCluster
 from redis.exceptions import ConnectionError
 
@@ -112,6 +113,28 @@ async def test_a_write_by_another_client_is_seen_by_the_next_read(
         assert await _names(kept, ["u3"]) == [None]
     finally:
         other.close()
+
+
+async def test_a_profile_changed_while_its_read_waits_for_the_nodes_is_read_again(
+    kept: FollowStore, redis_cluster: LocalCluster
+) -> None:
+    """The write reaches its node after a hot page's read began and before the PINGs that fence
+    the nodes: the invalidation comes first, and the read takes the profiles from Redis instead."""
+    await _names(kept)
+    key = kept.keys.profile("u6")
+    host, port = redis_cluster.startup_nodes[0]
+    writer = redis.RedisCluster(host=host, port=port)
+    try:
+        reading = asyncio.ensure_future(_names(kept))
+        # Runs after the read queued its PINGs and before the write that sends them.
+        asyncio.get_running_loop().call_soon(writer.hset, key, "name", "changed")
+        names = await reading
+    finally:
+        writer.close()
+    assert names[6] == "changed"
+    assert _stats(kept).changed == 1
+    assert _channel(kept).rerouted == 1
+    assert (await _names(kept))[6] == "changed"
 
 
 async def test_settings_changed_reach_the_next_read(kept: FollowStore) -> None:

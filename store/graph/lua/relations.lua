@@ -1,1 +1,0 @@
-return {redis.call('ZMSCORE', KEYS[1], unpack(ARGV)), redis.call('ZMSCORE', KEYS[2], unpack(ARGV))}
