@@ -19,17 +19,31 @@ On a single Redis an account whose sets name at most ATOMIC_LIMIT users changes 
 every count moves at the same instant. A larger one, and every account on a cluster, changes in
 steps of at most BATCH users each, marked in `lifecycle_jobs` until done, so that a restart takes
 the change up again (`resume_lifecycle`); the account is off for everyone from the first step, and
-the other users' counts reach their final values as the steps go.
+the other users' counts reach their final values as the steps go. A step that Redis did not
+answer (a failover, a restart, a write its replicas did not confirm) is tried again after a pause
+that doubles up to RETRY_MOST seconds: every step is idempotent, and the job starts again from
+what its sets still hold, so the change ends once a primary answers, without a restart.
 """
 
 from __future__ import annotations
 
 import asyncio
 import enum
+import logging
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, cast
+
+from redis.exceptions import (
+    BusyLoadingError,
+    ClusterDownError,
+    ConnectionError,
+    ReadOnlyError,
+    TimeoutError,
+    TryAgainError,
+)
 
 from followgraph.store.graph.columns import profile_of
 from followgraph.store.graph.errors import AccountInactiveError, UserNotFoundError
@@ -51,6 +65,7 @@ from followgraph.store.graph.model import Profile
 from followgraph.store.graph.scripts import PROFILE_FIELDS
 from followgraph.store.graph.search_index import IndexOps
 from followgraph.store.redis.lua import ScriptCall, run_scripts
+from followgraph.store.redis.replicas import WriteNotReplicatedError
 
 # Users named at most by an account that changes in one atomic script on a single Redis.
 ATOMIC_LIMIT = 2000
@@ -62,6 +77,23 @@ BATCH = 200
 DUTY = 0.5
 # Attempts of the one-script change when the account's sets moved between the read and the script.
 ATTEMPTS = 4
+# Seconds before a change in batches tries a step Redis did not answer again, doubled each time
+# up to RETRY_MOST.
+RETRY_FIRST, RETRY_MOST = 0.2, 30.0
+# What a step of a change in batches is tried again after: Redis away, replaced or not yet ready.
+# Anything else (a bug, a script error) stops the change; the server's next start takes it up.
+REDIS_AWAY: tuple[type[Exception], ...] = (
+    ConnectionError,
+    TimeoutError,
+    ReadOnlyError,
+    BusyLoadingError,
+    TryAgainError,
+    ClusterDownError,
+    WriteNotReplicatedError,
+    OSError,
+)
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +207,7 @@ class LifecycleOps(IndexOps):
         if had is None:
             raise UserNotFoundError(x)
         if had is AccountState.ACTIVE:
-            await self._detach_all(x)
+            await self._through(x, lambda: self._detach_all(x))
         return had
 
     async def reactivate(self, user_id: str, *, lifting: AccountState = AccountState.DEACTIVATED) -> None:
@@ -198,7 +230,7 @@ class LifecycleOps(IndexOps):
             self._check_lifted(x, reply, lifting)
             await self._reindex(x)
             return
-        await self._attach_all(x, lifting)
+        await self._through(x, lambda: self._attach_all(x, lifting))
 
     async def delete_account(self, user_id: str) -> None:
         """Delete the account for good: its keys, and every trace of it in the other users' sets.
@@ -220,7 +252,7 @@ class LifecycleOps(IndexOps):
         had = await self._flip_off(x, AccountState.DELETING, "", "delete")
         if had is None:
             raise UserNotFoundError(x)
-        await self._purge_all(x)
+        await self._through(x, lambda: self._purge_all(x))
 
     async def resume_lifecycle(self) -> list[str]:
         """Take up every change in batches that a restart or a crash cut short; the users."""
@@ -229,12 +261,31 @@ class LifecycleOps(IndexOps):
         for user_id, job in jobs.items():
             kind, _, lifting = job.partition(":")
             if kind == "deactivate":
-                await self._detach_all(user_id)
+                await self._through(user_id, partial(self._detach_all, user_id))
             elif kind == "reactivate":
-                await self._attach_all(user_id, AccountState(lifting))
+                await self._through(user_id, partial(self._attach_all, user_id, AccountState(lifting)))
             else:
-                await self._purge_all(user_id)
+                await self._through(user_id, partial(self._purge_all, user_id))
         return list(jobs)
+
+    async def _through(self, x: str, run: Callable[[], Awaitable[None]]) -> None:
+        """Run a change in batches of account `x` to its end, again from where its sets stand
+        each time Redis does not answer one of its steps."""
+        pause = RETRY_FIRST
+        while True:
+            try:
+                await run()
+                return
+            except REDIS_AWAY as exc:
+                log.warning(
+                    "Changing account %s: Redis did not answer (%s: %s); trying again in %.1f s.",
+                    x,
+                    type(exc).__name__,
+                    exc,
+                    pause,
+                )
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, RETRY_MOST)
 
     # -- the steps --------------------------------------------------------------------------
 
