@@ -105,6 +105,7 @@ def create_app(
         metrics,
         executor=endpoint.executor,
         allowed_origins=settings.cors_origins,
+        persisted=config.persisted,
     )
     routes = [
         # FollowGraphApp answers /graphql's HTTP requests before the router; the router's route

@@ -36,6 +36,7 @@ from followgraph.transport.http_protocol import ReadLimits
 from followgraph.transport.jwks import JwksKeys
 from followgraph.transport.persisted import ManifestError, PersistedQueries, TrustedMode, load_manifest
 from followgraph.transport.subscriptions import SocketLimits
+from followgraph.transport.web import WEB_MANIFEST, WEB_PROJECT
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 APPENDFSYNC = ("everysec", "always", "no")
@@ -254,10 +255,11 @@ class Settings:
                 "RS256 needs the public key to check tokens (the private key only signs them)."
             )
         self._validate_identity_provider()
-        if self.trusted_documents != "off" and self.trusted_documents_file is None:
+        if self.trusted_documents != "off" and self.trusted_manifest is None:
             raise ConfigError(
                 f"{named('trusted_documents')}={self.trusted_documents} needs the manifest: set "
-                f"{env_name('trusted_documents_file')} to your clients' persisted-query manifest."
+                f"{env_name('trusted_documents_file')} to your clients' persisted-query manifest, or "
+                f"build the web app (make web), whose {WEB_MANIFEST} is taken by default."
             )
         if self.jwt_secret is not None and self.jwt_public_key_file is not None:
             raise ConfigError(
@@ -346,13 +348,23 @@ class Settings:
     def persisted_queries(self) -> PersistedQueries:
         """Automatic persisted queries, with the trusted documents of the manifest when on."""
         mode = TrustedMode(self.trusted_documents)
-        if mode is TrustedMode.OFF or self.trusted_documents_file is None:
+        manifest = self.trusted_manifest
+        if mode is TrustedMode.OFF or manifest is None:
             return PersistedQueries()
         try:
-            trusted = load_manifest(self.trusted_documents_file)
+            trusted = load_manifest(manifest)
         except ManifestError as exc:
-            raise ConfigError(f"{env_name('trusted_documents_file')}: {exc}") from None
+            raise ConfigError(f"{env_name('trusted_documents_file')}={str(manifest)!r}: {exc}") from None
         return PersistedQueries(trusted=trusted, mode=mode)
+
+    @property
+    def trusted_manifest(self) -> Path | None:
+        """The manifest of trusted documents: the file named, else the web app's build's own (its
+        operations, which the build writes beside it), if built."""
+        if self.trusted_documents_file is not None:
+            return self.trusted_documents_file
+        built = (self.web_dist or WEB_PROJECT / "dist") / WEB_MANIFEST
+        return built if built.is_file() else None
 
     def to_env(self) -> dict[str, str]:
         """FOLLOWGRAPH_* variables that make from_env() give these settings (for worker processes)."""

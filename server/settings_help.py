@@ -116,6 +116,7 @@ SHOWN_DEFAULTS: dict[str, str] = {
     "introspection": "on, off in production mode",
     "suggestions": "on, off in production mode",
     "web_dist": "web/dist in the source tree (an installed wheel: its own copy)",
+    "trusted_documents_file": "the web app's, persisted-query-manifest.json in web_dist",
     "jwt_secret": "one generated in the data directory, unless a public key is set",
     "database_url": "SQLite in the data directory",
 }

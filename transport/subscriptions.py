@@ -72,6 +72,7 @@ from followgraph.schema.validation import GRAPHQL_VALIDATION_FAILED
 from followgraph.transport.auth import AuthConfig, AuthError, Principal, VerifiedTokens
 from followgraph.transport.graphql_request import RequestError, parse_params
 from followgraph.transport.metrics import Metrics
+from followgraph.transport.persisted import PersistedQueries, PersistedQueryError
 
 log = logging.getLogger("followgraph.ws")
 
@@ -279,10 +280,18 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
             await self.websocket.close(4409, _reason(f"Subscriber for {operation_id} already exists"))
             return
         try:
-            parse_params(message["payload"])
+            params = parse_params(message["payload"])
         except RequestError as exc:
             await self.send_message({"id": operation_id, "type": "error", "payload": exc.body()["errors"]})
             return
+        persisted = self.view.persisted
+        if persisted.required:
+            try:
+                persisted.checked(params.query)
+            except PersistedQueryError as exc:
+                error = GraphQLError(str(exc), extensions={"code": exc.code})
+                await self.send_message({"id": operation_id, "type": "error", "payload": [error.formatted]})
+                return
         most = self.view.sockets.limits.max_subscriptions
         if len(self.operations) >= most:
             error = GraphQLError(
@@ -386,6 +395,7 @@ class SubscriptionEndpoint(GraphQL[Context, None]):
         *,
         executor: Executor | None = None,
         allowed_origins: Sequence[str] = (),
+        persisted: PersistedQueries | None = None,
     ) -> None:
         # A browser page on another origin may open a socket only from the CORS origins, as it
         # may call the API over HTTP only from them (Strawberry checks the handshake's Origin).
@@ -402,6 +412,8 @@ class SubscriptionEndpoint(GraphQL[Context, None]):
         # Queries and mutations over WebSocket; the HTTP endpoint's, to share its compiled plans.
         self.executor = executor or Executor(schema)
         self.sockets = Sockets(limits, metrics)
+        # With trusted documents required, an operation over WebSocket must be one of them too.
+        self.persisted = persisted or PersistedQueries()
 
     async def get_context(self, request: Request | WebSocket, response: Any) -> Context:
         state = request.app.state

@@ -23,6 +23,9 @@ from followgraph.transport.auth import AuthConfig, mint_token
 # The source tree's web/ project, whose build is web/dist. A wheel carries that build at the same
 # place beside the packages, as followgraph/web/dist (pyproject.toml's package data).
 WEB_PROJECT = Path(__file__).resolve().parent.parent / "web"
+# The web app's operations, which its build writes into web/dist (web/persisted-query-manifest.config.json):
+# the manifest of trusted documents when none is named (FOLLOWGRAPH_TRUSTED_DOCUMENTS_FILE).
+WEB_MANIFEST = "persisted-query-manifest.json"
 DEMO_TOKEN_TTL = timedelta(hours=12)
 # Whom the demo's pages are signed in as unless they ask for another user (the demo graph gives
 # this user follow requests, blocks and mutes to show: cli/demo.py).

@@ -15,7 +15,10 @@ import pytest
 from followgraph.executor.plan import Plan
 from followgraph.server.settings import ConfigError, Settings
 from followgraph.store.redis.lua import Client
+from followgraph.transport.web import WEB_MANIFEST
+from tests.live import serve_live
 from tests.served import Served, serve
+from tests.subscriber import raw
 
 USER = 'query User { user(userId: "a") { name } }'
 COUNTS = 'query Counts { user(userId: "a") { fansCount followingCount } }'
@@ -79,8 +82,9 @@ async def test_allow_runs_the_manifest_by_hash_and_anything_else(
 
 
 def test_a_manifest_is_checked_at_start(tmp_path: Path) -> None:
+    unbuilt = tmp_path / "dist"
     with pytest.raises(ConfigError, match="needs the manifest"):
-        Settings(data_dir=tmp_path, trusted_documents="require").validate()
+        Settings(data_dir=tmp_path, trusted_documents="require", web_dist=unbuilt).validate()
     broken = tmp_path / "broken.json"
     broken.write_text(
         json.dumps(
@@ -90,3 +94,38 @@ def test_a_manifest_is_checked_at_start(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path, trusted_documents="require", trusted_documents_file=broken)
     with pytest.raises(ConfigError, match="is not the SHA-256 of its body"):
         settings.persisted_queries()
+
+
+def test_the_web_apps_manifest_is_the_default(tmp_path: Path) -> None:
+    built = tmp_path / "dist"
+    built.mkdir()
+    manifest(built / WEB_MANIFEST, USER)
+    settings = Settings(data_dir=tmp_path, trusted_documents="require", web_dist=built)
+    settings.validate()
+    assert settings.trusted_manifest == built / WEB_MANIFEST
+    assert set(settings.persisted_queries().trusted) == {digest(USER)}
+    named = manifest(tmp_path / "mine.json", COUNTS)
+    assert replace(settings, trusted_documents_file=named).trusted_manifest == named
+
+
+async def test_require_holds_over_websocket_too(
+    served_redis: Client, settings: Settings, tmp_path: Path
+) -> None:
+    trusted = replace(
+        settings, trusted_documents="require", trusted_documents_file=manifest(tmp_path / "m.json", USER)
+    )
+    async with serve_live(trusted, served_redis) as live:
+        await live.register("a")
+        async with raw(live.ws_url) as socket:
+            await socket.init(live.token("a"))
+            assert (await socket.receive())["type"] == "connection_ack"
+            await socket.send({"id": "1", "type": "subscribe", "payload": {"query": COUNTS}})
+            refused = await socket.receive()
+            assert refused["type"] == "error"
+            assert refused["payload"][0]["extensions"]["code"] == "PERSISTED_QUERY_NOT_IN_LIST"
+            await socket.send({"id": "2", "type": "subscribe", "payload": {"query": USER}})
+            assert await socket.receive() == {
+                "id": "2",
+                "type": "next",
+                "payload": {"data": {"user": {"name": "User a"}}},
+            }

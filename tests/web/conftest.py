@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,10 +89,10 @@ async def _load(url: str) -> None:
         await client.aclose()
 
 
-@pytest.fixture(scope="session")
-def demo_server(node: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoServer]:
-    """`followgraph serve` in demo mode on a Redis of its own holding a small demo graph."""
-    directory = tmp_path_factory.mktemp("web")
+@contextmanager
+def _demo(directory: Path, **settings: str) -> Iterator[DemoServer]:
+    """`followgraph serve` in demo mode on a Redis of its own holding a small demo graph, with
+    `settings` (FOLLOWGRAPH_* variables) beside the demo's."""
     redis = RedisServer(directory / "redis")
     redis.start()
     try:
@@ -105,6 +106,7 @@ def demo_server(node: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
             FOLLOWGRAPH_JWT_SECRET=TEST_SECRET,
             FOLLOWGRAPH_FOLLOW_RATE_LIMIT="off",
             FOLLOWGRAPH_LOG_LEVEL="warning",
+            **settings,
         )
         log = directory / "serve.log"
         with log.open("wb") as out:
@@ -120,6 +122,21 @@ def demo_server(node: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
             process.wait(timeout=30)
     finally:
         redis.stop()
+
+
+@pytest.fixture(scope="session")
+def demo_server(node: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoServer]:
+    """`followgraph serve --demo` on a Redis of its own holding a small demo graph."""
+    with _demo(tmp_path_factory.mktemp("web")) as served:
+        yield served
+
+
+@pytest.fixture(scope="session")
+def trusted_demo_server(node: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoServer]:
+    """The same, running only the web app's operations: FOLLOWGRAPH_TRUSTED_DOCUMENTS=require, with
+    the manifest the app's build wrote (the default)."""
+    with _demo(tmp_path_factory.mktemp("web-trusted"), FOLLOWGRAPH_TRUSTED_DOCUMENTS="require") as served:
+        yield served
 
 
 def run_node(args: list[str], env: dict[str, str], timeout: float) -> None:

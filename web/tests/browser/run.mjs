@@ -749,10 +749,13 @@ await step("a double click on Follow follows once, and a button is off while its
   const page = await newPage();
   await page.goto(`${base}/#/u/${STRANGER}`, { waitUntil: "load" });
   const header = page.locator(`.profile-header[data-user-id="${STRANGER}"]`);
+  // The app sends operations by their ids alone: the manifest says which are mutations.
+  const manifest = JSON.parse(readFileSync(new URL("../../dist/persisted-query-manifest.json", import.meta.url)));
+  const mutationNames = new Set(manifest.operations.filter((op) => op.type === "mutation").map((op) => op.name));
   const mutations = [];
   page.on("request", (request) => {
     const body = request.postDataJSON?.();
-    if (request.url().endsWith("/graphql") && body?.query?.startsWith("mutation")) mutations.push(body.operationName);
+    if (request.url().endsWith("/graphql") && mutationNames.has(body?.operationName)) mutations.push(body.operationName);
   });
   await header.locator('button[data-action="follow"]').dblclick();
   await header.locator('button[data-action="unfollow"]:not([aria-disabled])').waitFor();

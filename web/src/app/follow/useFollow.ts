@@ -118,31 +118,54 @@ type Variables = { userId: string };
 /** A mutation's data: its one field, named after the action. */
 type PayloadData<A extends RelationAction> = { [K in A]: FollowPayload };
 
-function relationMutation<A extends RelationAction>(action: A): TypedDocumentNode<PayloadData<A>, Variables> {
-  const name = action[0]!.toUpperCase() + action.slice(1);
-  return gql`
-    mutation ${name}($userId: ID!) {
-      ${action}(input: { userId: $userId }) {
-        ...RelationPayload
-      }
-    }
-    ${PAYLOAD_FRAGMENT}
-  `;
-}
+type RelationMutation<A extends RelationAction> = TypedDocumentNode<PayloadData<A>, Variables>;
 
-export const FOLLOW = relationMutation("follow");
-export const UNFOLLOW = relationMutation("unfollow");
+// Each written out whole, not built from the action's name: a build reads the app's operations
+// from its sources into the trusted-documents manifest (persisted-query-manifest.config.json).
+export const FOLLOW: RelationMutation<"follow"> = gql`
+  mutation Follow($userId: ID!) { follow(input: { userId: $userId }) { ...RelationPayload } }
+  ${PAYLOAD_FRAGMENT}
+`;
+export const UNFOLLOW: RelationMutation<"unfollow"> = gql`
+  mutation Unfollow($userId: ID!) { unfollow(input: { userId: $userId }) { ...RelationPayload } }
+  ${PAYLOAD_FRAGMENT}
+`;
 
-const MUTATIONS: { [A in RelationAction]: TypedDocumentNode<PayloadData<A>, Variables> } = {
+const MUTATIONS: { [A in RelationAction]: RelationMutation<A> } = {
   follow: FOLLOW,
   unfollow: UNFOLLOW,
-  removeFan: relationMutation("removeFan"),
-  block: relationMutation("block"),
-  unblock: relationMutation("unblock"),
-  mute: relationMutation("mute"),
-  unmute: relationMutation("unmute"),
-  acceptFollowRequest: relationMutation("acceptFollowRequest"),
-  rejectFollowRequest: relationMutation("rejectFollowRequest"),
+  removeFan: gql`
+    mutation RemoveFan($userId: ID!) { removeFan(input: { userId: $userId }) { ...RelationPayload } }
+    ${PAYLOAD_FRAGMENT}
+  `,
+  block: gql`
+    mutation Block($userId: ID!) { block(input: { userId: $userId }) { ...RelationPayload } }
+    ${PAYLOAD_FRAGMENT}
+  `,
+  unblock: gql`
+    mutation Unblock($userId: ID!) { unblock(input: { userId: $userId }) { ...RelationPayload } }
+    ${PAYLOAD_FRAGMENT}
+  `,
+  mute: gql`
+    mutation Mute($userId: ID!) { mute(input: { userId: $userId }) { ...RelationPayload } }
+    ${PAYLOAD_FRAGMENT}
+  `,
+  unmute: gql`
+    mutation Unmute($userId: ID!) { unmute(input: { userId: $userId }) { ...RelationPayload } }
+    ${PAYLOAD_FRAGMENT}
+  `,
+  acceptFollowRequest: gql`
+    mutation AcceptFollowRequest($userId: ID!) {
+      acceptFollowRequest(input: { userId: $userId }) { ...RelationPayload }
+    }
+    ${PAYLOAD_FRAGMENT}
+  `,
+  rejectFollowRequest: gql`
+    mutation RejectFollowRequest($userId: ID!) {
+      rejectFollowRequest(input: { userId: $userId }) { ...RelationPayload }
+    }
+    ${PAYLOAD_FRAGMENT}
+  `,
 };
 
 // The user as the viewer sees them now: fetched again after a BLOCKED answer, since the cache

@@ -62,24 +62,68 @@ export interface SuggestionsTab {
 
 export type ProfileTab = ListTab | SuggestionsTab;
 
-function listQuery(name: string, field: string): TypedDocumentNode<ListData, ListVariables> {
-  return gql`
-    query ${name}($userId: ID!, $first: Int!, $after: String) {
-      user(userId: $userId) {
-        id
-        ${field}(first: $first, after: $after) {
-          ...FollowList_connection
-        }
-      }
+// Every list's query is written out whole, not built from the field's name: a build reads the
+// app's operations from its sources into the trusted-documents manifest (persisted-query-manifest.config.json).
+type ListQuery = TypedDocumentNode<ListData, ListVariables>;
+
+/** The lists that are connections (suggestions are a plain list). */
+type ConnectionField = Exclude<ListField, "suggestions">;
+
+const QUERIES: Record<ConnectionField, ListQuery> = {
+  following: gql`
+    query FollowingList($userId: ID!, $first: Int!, $after: String) {
+      user(userId: $userId) { id following(first: $first, after: $after) { ...FollowList_connection } }
     }
     ${CONNECTION_FRAGMENT}
-  `;
-}
+  `,
+  fans: gql`
+    query FansList($userId: ID!, $first: Int!, $after: String) {
+      user(userId: $userId) { id fans(first: $first, after: $after) { ...FollowList_connection } }
+    }
+    ${CONNECTION_FRAGMENT}
+  `,
+  mutuals: gql`
+    query MutualsList($userId: ID!, $first: Int!, $after: String) {
+      user(userId: $userId) { id mutuals(first: $first, after: $after) { ...FollowList_connection } }
+    }
+    ${CONNECTION_FRAGMENT}
+  `,
+  fansYouFollow: gql`
+    query FansYouFollowList($userId: ID!, $first: Int!, $after: String) {
+      user(userId: $userId) { id fansYouFollow(first: $first, after: $after) { ...FollowList_connection } }
+    }
+    ${CONNECTION_FRAGMENT}
+  `,
+  followRequests: gql`
+    query FollowRequestsList($userId: ID!, $first: Int!, $after: String) {
+      user(userId: $userId) { id followRequests(first: $first, after: $after) { ...FollowList_connection } }
+    }
+    ${CONNECTION_FRAGMENT}
+  `,
+  sentFollowRequests: gql`
+    query SentFollowRequestsList($userId: ID!, $first: Int!, $after: String) {
+      user(userId: $userId) { id sentFollowRequests(first: $first, after: $after) { ...FollowList_connection } }
+    }
+    ${CONNECTION_FRAGMENT}
+  `,
+  blocking: gql`
+    query BlockingList($userId: ID!, $first: Int!, $after: String) {
+      user(userId: $userId) { id blocking(first: $first, after: $after) { ...FollowList_connection } }
+    }
+    ${CONNECTION_FRAGMENT}
+  `,
+  muting: gql`
+    query MutingList($userId: ID!, $first: Int!, $after: String) {
+      user(userId: $userId) { id muting(first: $first, after: $after) { ...FollowList_connection } }
+    }
+    ${CONNECTION_FRAGMENT}
+  `,
+};
 
 function list(
   key: string,
   label: string,
-  field: ListField,
+  field: ConnectionField,
   {
     controls = "follow",
     viewerOnly = false,
@@ -88,8 +132,7 @@ function list(
     since = "Followed on",
   }: Partial<Pick<ListTab, "controls" | "viewerOnly" | "othersOnly" | "empty" | "since">> = {},
 ): ListTab {
-  const name = `${field[0]!.toUpperCase()}${field.slice(1)}List`;
-  return { kind: "list", key, label, field, query: listQuery(name, field), controls, viewerOnly, othersOnly, empty, since };
+  return { kind: "list", key, label, field, query: QUERIES[field], controls, viewerOnly, othersOnly, empty, since };
 }
 
 export const RECEIVED_REQUESTS = list("requests", "Requests", "followRequests", {
