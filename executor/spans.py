@@ -22,6 +22,8 @@ from opentelemetry.context import attach, detach
 from opentelemetry.trace import Span, StatusCode, Tracer, get_current_span, set_span_in_context
 from strawberry.extensions import SchemaExtension
 
+from followgraph.store.redis.spans import UNRECORDED
+
 OPERATION_NAME = "graphql.operation.name"
 OPERATION_TYPE = "graphql.operation.type"
 EXECUTOR = "followgraph.graphql.executor"
@@ -43,6 +45,8 @@ class OperationSpans:
     ) -> Coroutine[Any, Any, ExecutionResult]:
         """The result of `run`, given the operation's span; given None, and no coroutine around it,
         inside a request that is not recorded."""
+        if UNRECORDED.get() is not None:
+            return run(None)
         parent = get_current_span()
         if parent.get_span_context().is_valid and not parent.is_recording():
             return run(None)

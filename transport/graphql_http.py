@@ -39,6 +39,7 @@ from followgraph.schema import FollowGraphSchema
 from followgraph.store import FollowStore
 from followgraph.store.graph.ratelimit import FollowLimit
 from followgraph.store.redis.replicas import WRITE_NOT_REPLICATED
+from followgraph.store.redis.spans import UNRECORDED
 from followgraph.transport.auth import AuthConfig, AuthError, Principal, VerifiedTokens
 from followgraph.transport.deadlines import Deadlines
 from followgraph.transport.graphql_request import (
@@ -125,9 +126,17 @@ class GraphQLEndpoint:
         """The ASGI application of the path: answered without Starlette's Request and Response
         objects."""
         answer = self.handle(scope, receive)
+        unrecorded = None
         if self.tracing is not None:
-            answer = self.tracing.request(scope, answer, "/graphql")
-        status, body, headers = await answer
+            # A request its caller did not sample records nothing: no span, and no coroutine around it.
+            unrecorded = self.tracing.unrecorded(scope)
+            if unrecorded is None:
+                answer = self.tracing.request(scope, answer, "/graphql")
+        try:
+            status, body, headers = await answer
+        finally:
+            if unrecorded is not None:
+                UNRECORDED.reset(unrecorded)
         headers.append((b"content-length", str(len(body)).encode()))
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})

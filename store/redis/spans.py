@@ -16,6 +16,7 @@ Keys and arguments are left out: they name users.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from opentelemetry.trace import SpanKind, StatusCode, Tracer, get_current_span
@@ -25,6 +26,13 @@ from followgraph.store.redis.lua import Client, KeyedRead, ReadCommand, ScriptCa
 T = TypeVar("T")
 # The names of the commands of a round trip, asked only when it gets a span.
 Names = Callable[[], Sequence[Any]]
+
+# The trace and span ids (W3C hex) of the request being served when its caller did not sample it
+# (transport/tracing.py): such a request is not recorded, and records nothing inside it. It is
+# told here, on a context variable of its own, rather than by a span in OpenTelemetry's context:
+# that context's attach, detach and lookups were most of what tracing cost a request it did not
+# record.
+UNRECORDED: ContextVar[tuple[str, str] | None] = ContextVar("followgraph_unrecorded", default=None)
 
 # What `followgraph.redis.via` says of the way a round trip went.
 READ_CHANNEL = "read_channel"
@@ -60,7 +68,7 @@ class RoundTrips:
         """`replies`, awaited in a span of the round trip of the commands `names` gives; `replies`
         itself when no span is recorded around it (decided where it is made, which is where it is
         awaited: no coroutine around it then)."""
-        if not get_current_span().is_recording():
+        if UNRECORDED.get() is not None or not get_current_span().is_recording():
             return replies
         return self._traced(replies, names)
 

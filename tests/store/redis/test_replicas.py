@@ -15,7 +15,7 @@ import redis.asyncio as aioredis
 from redis.asyncio import RedisCluster
 
 from followgraph.server.redis_client import connect
-from followgraph.server.redis_cluster import LocalCluster
+from followgraph.server.redis_cluster import LocalCluster, free_cluster_ports
 from followgraph.server.redis_server import RedisServer
 from followgraph.store import FollowStore, Keys, Parts
 from followgraph.store.graph import scripts
@@ -30,7 +30,6 @@ from followgraph.store.redis.replicas import (
     waits_for_replicas,
 )
 from tests.replicated import Replicated, primary_and_replica
-from tests.server.processes import free_ports
 
 # Long enough for a live replica on a busy machine; what a paused one makes a write wait.
 WAIT = ReplicaWait(1, 1.0)
@@ -200,7 +199,8 @@ async def test_repeatable_writes_leave_the_read_channel_for_the_client(pair: Rep
 def cluster(tmp_path: Path) -> Iterator[LocalCluster]:
     with LocalCluster(tmp_path / "cluster", masters=2) as local:
         first = local.client(0)
-        port = free_ports(1)[0]
+        # A cluster node needs its port + 10000 free for the cluster bus, below 65536.
+        [port] = free_cluster_ports(1)
         replica = RedisServer(
             tmp_path / "replica",
             port=port,
