@@ -35,6 +35,7 @@ from followgraph.store.sql import counts, create_engine, migrate, mirror
 from followgraph.store.sql.mirror import RebuildReport
 from followgraph.store.sql.urls import hidden_url, sqlite_path
 from followgraph.transport.logs import configure_logging
+from followgraph.transport.tracing_config import TracingConfigError, tracing_from_env
 
 log = logging.getLogger("followgraph")
 
@@ -79,11 +80,21 @@ def sync(
     settings = settings_from(redis_url=redis_url, data_dir=data_dir, database_url=database_url)
     configure_logging(settings.log_level)
     url = _sql_url(settings)
+    try:
+        # Each batch applied in a span, with OTEL_EXPORTER_OTLP_ENDPOINT set, as in `serve`.
+        tracing = tracing_from_env()
+    except TracingConfigError as exc:
+        raise fail(f"Configuration error: {exc}") from None
     with redis_for(settings) as settings:
 
         async def work(store: FollowStore) -> None:
             feeder = SqlSync(
-                store, url, consumer=consumer, batch=settings.sync_batch, keep_seconds=settings.event_log_keep
+                store,
+                url,
+                consumer=consumer,
+                batch=settings.sync_batch,
+                keep_seconds=settings.event_log_keep,
+                tracing=tracing,
             )
             stop = _until_signalled()
             report = asyncio.create_task(_report_progress(feeder, stop))
@@ -95,6 +106,8 @@ def sync(
                 await feeder.aclose()
 
         asyncio.run(with_store(settings, work))
+    if tracing is not None:
+        tracing.flush()
     console.print("Stopped.")
 
 

@@ -5,7 +5,11 @@ trips and the SQL copy's batches."""
 
 from __future__ import annotations
 
+import asyncio
 import gzip
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -23,10 +27,13 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
+from followgraph.server.redis_client import connect
+from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
+from followgraph.store import FollowStore
 from followgraph.transport.auth import mint_token
 from tests.conftest import TEST_SECRET
-from tests.server.processes import serve
+from tests.server.processes import clean_env, serve
 
 FOLLOW_TRACE, READ_TRACE = "5bf92f3577b34da6a3ce929d0e0e4736", "6bf92f3577b34da6a3ce929d0e0e4736"
 CALLER_SPAN = "00f067aa0ba902b7"
@@ -176,3 +183,43 @@ def test_serve_exports_its_spans_to_an_otlp_http_receiver(tmp_path: Path) -> Non
     assert {s.attributes["db.system.name"] for s in batches} == {"sqlite"}
     # The access lines carry the callers' trace ids.
     assert f'"trace_id":"{READ_TRACE}"' in log and f'"trace_id":"{FOLLOW_TRACE}"' in log
+
+
+def test_followgraph_sync_exports_its_batches(tmp_path: Path) -> None:
+    redis = RedisServer(tmp_path / "redis")
+    redis.start()
+    try:
+
+        async def changes() -> None:
+            client = connect(redis.url)
+            try:
+                store = FollowStore(client)
+                for user in ("ann", "bob"):
+                    await store.upsert_user(user, name=user.title())
+                await store.follow(follower="ann", followee="bob")
+            finally:
+                await client.aclose()
+
+        asyncio.run(changes())
+        with receiver() as received:
+            env = clean_env(
+                OTEL_EXPORTER_OTLP_ENDPOINT=received.url,
+                OTEL_SERVICE_NAME="followgraph-sync-under-test",
+                OTEL_BSP_SCHEDULE_DELAY="100",
+                FOLLOWGRAPH_REDIS_URL=redis.url,
+                FOLLOWGRAPH_DATA_DIR=str(tmp_path / "data"),
+                FOLLOWGRAPH_DATABASE_URL=f"sqlite:///{tmp_path / 'copy.sqlite3'}",
+            )
+            command = [sys.executable, "-m", "followgraph.cli", "sync", "--consumer", "traced"]
+            process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            try:
+                batches = received.wait_for(lambda s: s.span.name == "sql batch")
+            finally:
+                process.send_signal(signal.SIGINT)
+                output, _ = process.communicate(timeout=30)
+    finally:
+        redis.stop()
+    assert batches, output.decode(errors="replace")[-2000:]
+    assert {s.service for s in batches} == {"followgraph-sync-under-test"}
+    assert sum(s.attributes["followgraph.sql.events"] for s in batches) >= 3
+    assert {s.attributes["db.system.name"] for s in batches} == {"sqlite"}
