@@ -18,6 +18,10 @@ PROJECT = Path(__file__).resolve().parent / "interop" / "federation"
 # The subgraph a users service that owns the profile would publish (for composition checks).
 USERS_SDL = PROJECT / "users.graphql"
 READY = b"ready "
+# Seconds a program has to exit once asked to (SIGTERM), before it is killed.
+STOP_SECONDS = 5
+# The gateways' packages: installed, the project is.
+GATEWAY_PACKAGES = ("@apollo/gateway", "@graphql-hive/gateway")
 
 
 def node() -> str | None:
@@ -26,7 +30,9 @@ def node() -> str | None:
     found, npm = shutil.which("node"), shutil.which("npm")
     if found is None or npm is None:
         return None
-    if not (PROJECT / "node_modules" / "@apollo" / "gateway").exists():
+    if not all(
+        (PROJECT / "node_modules" / name).exists() for name in ("@apollo/gateway", "@graphql-hive/gateway")
+    ):
         subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=PROJECT, check=True, timeout=600)
     return found
 
@@ -51,6 +57,11 @@ async def started(node: str, log: Path, script: str, *args: str, timeout: float 
     finally:
         if process.returncode is None:
             process.terminate()
+            try:
+                async with asyncio.timeout(STOP_SECONDS):
+                    await process.wait()
+            except TimeoutError:  # the Hive gateway waits for its clients' idle connections
+                process.kill()
         await process.wait()
         if draining is not None:
             draining.cancel()
