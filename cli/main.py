@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from followgraph.cli import account_states, admin, files, serve
+from followgraph.cli import account_states, admin, files, plan, serve
 from followgraph.cli import changes as cli_log
 from followgraph.cli.accounts import accounts
 
@@ -28,6 +28,9 @@ app.command(short_help="Rebuild the search index from every user.")(admin.reinde
 app.command(short_help="Print a bearer token for a user id.")(admin.token)
 app.command("cluster", short_help="Run a local Redis Cluster in the foreground.")(admin.cluster_command)
 app.command("export-schema")(admin.export_schema)
+app.command("plan", short_help="Plan capacity: Redis memory, masters, API processes for a workload.")(
+    plan.plan_command
+)
 app.command(short_help="Feed the SQL copy from the change log (apart from serve).")(cli_log.sync)
 app.command(short_help="Rebuild an empty Redis from the SQL copy.")(cli_log.rebuild)
 app.command(short_help="Compare the SQL copy with Redis (--repair-sql rewrites it).")(cli_log.reconcile)

@@ -10,7 +10,8 @@ acknowledged operation left, unless an operation after it failed or got no answe
 or may not have been made. An edge found otherwise lost an acknowledged write.
 
 With FOLLOWGRAPH_WRITE_REPLICAS=1 none may be lost and the copy must equal the graph (asserted);
-with 0 what was lost, and how the copy differs, is reported, not asserted. Each run logs its figures (docs/production.md, "Failover", has a table of them):
+with 0 what was lost, and how the copy differs, is reported, not asserted. Each run logs its
+figures (docs/production.md, "Failover", has a table of them):
 
     .venv/bin/pytest tests/faults/test_failover.py -p no:randomly -o log_cli=true --log-cli-level=INFO
 """
