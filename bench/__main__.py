@@ -14,8 +14,9 @@ of its own): delivery latency of viewerEvents to 1,000 WebSocket subscribers at 
 follows, and the server's memory per idle subscription; `--subscriptions-only` runs just that,
 `--no-subscriptions` skips it. Then a big account's deletion (bench/lifecycle.py): its time and Redis
 CPU, other users' page p99 during it, and its resumption after a SIGKILL; `--lifecycle-only` runs
-just that, `--no-lifecycle` skips it. `--cluster-only` runs just the one Redis / cluster
-side-by-side page. Not a test: it asserts no timings.
+just that, `--no-lifecycle` skips it. Then `followgraph import` and `export` of a CSV of follows
+beside the raw ZADDs (bench/imports.py): `--imports-only` runs just that, `--no-imports` skips it.
+`--cluster-only` runs just the one Redis / cluster side-by-side page. Not a test: it asserts no timings.
 """
 
 from __future__ import annotations
@@ -83,6 +84,14 @@ def parse(argv: list[str]) -> Options:
         help="only the big account's deletion (its report goes beside its JSON, not to benchmarks.md)",
     )
     parser.add_argument(
+        "--no-imports", action="store_true", help="skip followgraph import and export (bench/imports.py)"
+    )
+    parser.add_argument(
+        "--imports-only",
+        action="store_true",
+        help="only followgraph import and export (its report goes beside its JSON, not to benchmarks.md)",
+    )
+    parser.add_argument(
         "--cluster-only",
         action="store_true",
         help="only the one Redis / cluster side-by-side page (its report goes beside its JSON)",
@@ -123,6 +132,8 @@ def parse(argv: list[str]) -> Options:
         parser.error("--no-subscriptions and --subscriptions-only exclude each other")
     if args.no_lifecycle and args.lifecycle_only:
         parser.error("--no-lifecycle and --lifecycle-only exclude each other")
+    if args.no_imports and args.imports_only:
+        parser.error("--no-imports and --imports-only exclude each other")
     if args.no_cluster and args.cluster_only:
         parser.error("--no-cluster and --cluster-only exclude each other")
     quick: bool = args.quick
@@ -140,6 +151,8 @@ def parse(argv: list[str]) -> Options:
         subscriptions_only=args.subscriptions_only,
         lifecycle=not args.no_lifecycle,
         lifecycle_only=args.lifecycle_only,
+        imports=not args.no_imports,
+        imports_only=args.imports_only,
         cluster_only=args.cluster_only,
         pin=not args.no_pin,
         python_loader=args.python_loader,

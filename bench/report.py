@@ -24,6 +24,7 @@ from bench.eventlog import (
     drain_rows,
 )
 from bench.eventlog_results import EventLogResults
+from bench.imports import import_notes, import_rows
 from bench.layers import Layer
 from bench.lifecycle import lifecycle_notes, lifecycle_rows
 from bench.model import Group, MemoryRow, Row
@@ -335,6 +336,15 @@ def tables(results: Results, wall_seconds: float) -> list[Table]:
                 notes=lifecycle_notes(results.lifecycle),
             )
         )
+    if results.imports is not None:
+        out.append(
+            Table(
+                "Bringing a graph over: followgraph import and export beside raw ZADDs",
+                ["command", "seconds", "follows/s", "of the raw rate"],
+                import_rows(results.imports),
+                notes=import_notes(results.imports),
+            )
+        )
     if results.groups:
         out.append(command_mix_table(results.groups))
     if results.ratios:
@@ -502,6 +512,7 @@ def to_json(results: Results, wall_seconds: float) -> dict[str, Any]:
             },
         },
         "lifecycle": None if results.lifecycle is None else asdict(results.lifecycle),
+        "imports": None if results.imports is None else asdict(results.imports),
     }
 
 
@@ -515,12 +526,19 @@ def write(results: Results, wall_seconds: float, console: Console) -> tuple[Path
     suffix = ("-quick" if opts.quick else "") + ("-eventlog" if opts.eventlog_only else "")
     suffix += "-subscriptions" if opts.subscriptions_only else ""
     suffix += "-lifecycle" if opts.lifecycle_only else ""
+    suffix += "-imports" if opts.imports_only else ""
     suffix += "-cluster" if opts.cluster_only else ""
     json_path = out_dir / f"bench-{stamp}{suffix}.json"
     json_path.write_text(json.dumps(to_json(results, wall_seconds), indent=2, default=str) + "\n")
     # The committed report records full runs; a --quick try-out or a single section writes its
     # Markdown beside the JSON.
-    partial = opts.quick or opts.eventlog_only or opts.subscriptions_only or opts.lifecycle_only
+    partial = (
+        opts.quick
+        or opts.eventlog_only
+        or opts.subscriptions_only
+        or opts.lifecycle_only
+        or opts.imports_only
+    )
     partial = partial or opts.cluster_only
     partial = partial or bool(opts.scenarios)
     md_path = json_path.with_suffix(".md") if partial else BENCH_DIR / "benchmarks.md"

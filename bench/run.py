@@ -1,11 +1,12 @@
 """The whole benchmark run: the pages and memory, the change log, the subscriptions, a big account's
-deletion, then the ratios
+deletion, an import and an export, then the ratios
 of what was recorded. Each part is a module of its own that takes the harness (bench/suite.py)."""
 
 from __future__ import annotations
 
 from bench.cluster import run_cluster
 from bench.eventlog import run_eventlog
+from bench.imports import run_imports
 from bench.lifecycle import run_lifecycle
 from bench.memory import redis_binaries
 from bench.pages import run_pages_and_memory
@@ -21,6 +22,7 @@ def run_all(bench: Bench) -> Results:
     o = bench.options
     only = "eventlog" if o.eventlog_only else "subscriptions" if o.subscriptions_only else None
     only = "lifecycle" if o.lifecycle_only else only
+    only = "imports" if o.imports_only else only
     only = "cluster" if o.cluster_only else only
     if only is None:
         run_pages_and_memory(bench)
@@ -32,5 +34,7 @@ def run_all(bench: Bench) -> Results:
         run_subscriptions(bench)
     if o.lifecycle and only in (None, "lifecycle"):
         run_lifecycle(bench)
+    if o.imports and only in (None, "imports"):
+        run_imports(bench)
     bench.results.ratios = ratios(bench.results.groups, bench.results.memory)
     return bench.results

@@ -20,6 +20,7 @@ from bench.answers import RULE_OWNERS, Asker, Live, add_rule_owners, rules_follo
 from bench.cpu import descendants, meter, tree_seconds
 from bench.eventlog_results import EventLogResults
 from bench.graph import VIEWER, FanGraph, LoadReport, fan_id
+from bench.imports import ImportResults
 from bench.layers import Layer, LayerSpec
 from bench.lifecycle import LifecycleResults
 from bench.loaders import Loader, pick_loader
@@ -78,6 +79,7 @@ class Results:
     eventlog: EventLogResults | None = None
     subscriptions: SubscriptionResults | None = None
     lifecycle: LifecycleResults | None = None
+    imports: ImportResults | None = None
 
 
 class Bench:

@@ -1,0 +1,171 @@
+"""Bringing a graph over (#41): `followgraph import` of a CSV of EDGES follows (USERS users, a third of
+the follows to POPULAR accounts, in random order) into an empty Redis of its own, timed as a whole
+command; beside it the raw reference, the same follows' two ZADDs each pipelined over one socket
+(bench/graph.py's loader, what `redis-cli --pipe` does: no rule, no event, no user) into another
+empty Redis; then `followgraph export` of the imported follows. Each in turn, ROUNDS times; the
+medians, and the import's rate as a share of the raw one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import redis
+
+from bench.graph import open_pipe
+from bench.processes import child_env, free_port, pin
+from bench.resp import pack
+from followgraph.server.redis_server import RedisServer, find_redis_server
+from followgraph.store import Keys
+
+if TYPE_CHECKING:
+    from bench.suite import Bench
+
+EDGES, QUICK_EDGES = 1_000_000, 200_000
+USERS, QUICK_USERS = 200_000, 40_000
+# Accounts that a third of the follows go to.
+POPULAR = 200
+ROUNDS, QUICK_ROUNDS = 2, 1
+START_MS = 1_767_225_600_000
+
+
+@dataclass
+class ImportResults:
+    edges: int = 0
+    users: int = 0
+    import_seconds: list[float] = field(default_factory=list)
+    raw_seconds: list[float] = field(default_factory=list)
+    export_seconds: list[float] = field(default_factory=list)
+
+    def rate(self, seconds: list[float]) -> float:
+        return self.edges / statistics.median(seconds) if seconds else 0.0
+
+
+def _edges(edges: int, users: int) -> Iterator[tuple[int, int, int]]:
+    rng = random.Random(20261205)
+    seen: set[tuple[int, int]] = set()
+    while len(seen) < edges:
+        follower = rng.randrange(1, users + 1)
+        followee = rng.randrange(1, POPULAR + 1) if rng.random() < 1 / 3 else rng.randrange(1, users + 1)
+        if follower != followee and (follower, followee) not in seen:
+            seen.add((follower, followee))
+            yield follower, followee, START_MS + len(seen)
+
+
+def _write_csv(path: Path, edges: list[tuple[int, int, int]]) -> None:
+    with path.open("w") as out:
+        out.write("follower,followee,followed_at\n")
+        out.writelines(f"{a},{b},{at}\n" for a, b, at in edges)
+
+
+@contextlib.contextmanager
+def _redis(bench: Bench, directory: Path) -> Iterator[RedisServer]:
+    server = RedisServer(
+        directory, port=free_port(), binary=bench.options.redis_binary or find_redis_server()
+    )
+    server.start()
+    try:
+        assert server.process is not None
+        pin(server.process.pid, bench.layout.redis)
+        yield server
+    finally:
+        server.stop()
+
+
+def _flush(server: RedisServer) -> None:
+    client = redis.Redis(host="127.0.0.1", port=server.port)
+    try:
+        client.flushall()
+    finally:
+        client.close()
+
+
+def _command(args: list[str], server: RedisServer, data: Path) -> float:
+    """Seconds `followgraph ARGS` took against `server`, as a process of its own."""
+    env = child_env(
+        {"FOLLOWGRAPH_REDIS_URL": f"redis://127.0.0.1:{server.port}/0", "FOLLOWGRAPH_DATA_DIR": str(data)}
+    )
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "followgraph.cli", *args], env=env, capture_output=True, text=True, check=False
+    )
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"followgraph {' '.join(args)} failed: {done.stderr[-2000:]}")
+    return seconds
+
+
+def _raw(server: RedisServer, edges: list[tuple[int, int, int]], keys: Keys) -> float:
+    started = time.perf_counter()
+    with open_pipe("127.0.0.1", server.port) as pipe:
+        for a, b, at in edges:
+            pipe.add(pack("ZADD", keys.following(str(a)), at, str(b)))
+            pipe.add(pack("ZADD", keys.fans(str(b)), at, str(a)))
+    return time.perf_counter() - started
+
+
+def run_imports(bench: Bench) -> None:
+    """The section; results go to bench.results.imports."""
+    quick = bench.options.quick
+    results = bench.results.imports = ImportResults(
+        edges=QUICK_EDGES if quick else EDGES, users=QUICK_USERS if quick else USERS
+    )
+    keys = Keys()
+    with tempfile.TemporaryDirectory(prefix="followgraph-bench-imports-") as name:
+        tmp = Path(name)
+        bench.say(f"  import: writing a CSV of {results.edges:,} follows among {results.users:,} users...")
+        edges = list(_edges(results.edges, results.users))
+        csv = tmp / "follows.csv"
+        _write_csv(csv, edges)
+        with _redis(bench, tmp / "imported") as imported, _redis(bench, tmp / "raw") as raw:
+            for round_ in range(QUICK_ROUNDS if quick else ROUNDS):
+                bench.say(
+                    f"  import: round {round_ + 1}: followgraph import, the raw ZADDs, followgraph export..."
+                )
+                _flush(imported)
+                results.import_seconds.append(_command(["import", str(csv)], imported, tmp / "data"))
+                _flush(raw)
+                results.raw_seconds.append(_raw(raw, edges, keys))
+                out = tmp / "export.csv"
+                results.export_seconds.append(
+                    _command(["export", str(out), "--kind", "edges"], imported, tmp / "data")
+                )
+
+
+def import_rows(results: ImportResults) -> list[list[str]]:
+    raw = results.rate(results.raw_seconds)
+    rows = []
+    for what, seconds in (
+        ("followgraph import (rules, mutual sets, users registered, change log)", results.import_seconds),
+        ("raw ZADD pairs, pipelined (redis-cli --pipe's way)", results.raw_seconds),
+        ("followgraph export", results.export_seconds),
+    ):
+        rate = results.rate(seconds)
+        rows.append(
+            [
+                what,
+                f"{statistics.median(seconds):.1f}",
+                f"{rate:,.0f}",
+                f"{rate / raw:.2f}" if raw and what.startswith("followgraph import") else "",
+            ]
+        )
+    return rows
+
+
+def import_notes(results: ImportResults) -> list[str]:
+    return [
+        f"{results.edges:,} follows among {results.users:,} users, a third of them to {POPULAR} accounts, "
+        "in random order; each into an emptied Redis of its own (no persistence), medians of "
+        f"{len(results.import_seconds)} round(s) taken in turn; the import and the export as whole "
+        "commands, start-up included."
+    ]
