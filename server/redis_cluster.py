@@ -1,14 +1,20 @@
-"""A real Redis Cluster on this machine: N master processes (no replicas) for the tests and the benchmark.
+"""A real Redis Cluster on this machine: N master processes, each with K replicas (none by default),
+for the tests and the benchmark.
 
 Every node is a `RedisServer` with cluster mode on, listening on 127.0.0.1 (and on its own unix
 socket). `LocalCluster.start()` forms a fresh cluster each time: it assigns the 16384 hash slots in
-even, contiguous ranges, introduces the nodes to each other and waits until they all agree.
+even, contiguous ranges, introduces the nodes to each other, makes the replicas replicate their
+masters and waits until they all agree and every replica is in sync, so that a failover can begin
+at once. A master that dies (or stops answering) for longer than `node_timeout_ms` is failed over
+by the cluster itself: its replica is promoted and takes its slots.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import random
+import signal
 import socket
 import time
 from dataclasses import dataclass, field
@@ -63,38 +69,69 @@ def slot_ranges(masters: int) -> list[range]:
     return [range(i * SLOTS // masters, (i + 1) * SLOTS // masters) for i in range(masters)]
 
 
-def _covered_slots(cluster_slots: Any) -> tuple[int, bool]:
-    """How many slots a CLUSTER SLOTS reply assigns, and whether every owner has the address HOST."""
+def _covered_slots(cluster_slots: Any) -> tuple[int, bool, int]:
+    """How many slots a CLUSTER SLOTS reply assigns, whether every owner has the address HOST, and
+    the fewest replicas a range lists."""
     covered = 0
     addressed = True
+    replicas = min((len(entry) - 3 for entry in cluster_slots), default=0)
     for entry in cluster_slots:
         start, end, owner = int(entry[0]), int(entry[1]), entry[2]
         covered += end - start + 1
         ip = owner[0].decode() if isinstance(owner[0], bytes) else str(owner[0])
         addressed = addressed and ip == HOST
-    return covered, addressed
+    return covered, addressed, replicas
+
+
+def _port_of(address: str) -> int:
+    return int(address.rpartition(":")[2])
+
+
+def _pid(node: RedisServer) -> int:
+    if node.process is None or node.process.poll() is not None:
+        raise RedisServerError(f"The node on port {node.port} is not running.")
+    return node.process.pid
+
+
+def _asked(node: RedisServer) -> redis.Redis:
+    """A client on `node`'s unix socket that gives up within a second (a node may be frozen)."""
+    return redis.Redis(unix_socket_path=str(node.socket_path), decode_responses=True, socket_timeout=1.0)
 
 
 @dataclass
 class LocalCluster(Started):
-    """`masters` cluster-mode redis-server processes under `directory`, one slot range each.
+    """`masters` cluster-mode redis-server processes under `directory`, one slot range each, and
+    `replicas` replica processes of each master.
 
-    `ports` fixes the client ports (each also needs port + 10000 for the cluster bus); left empty,
-    free ones are picked, and picked again if a node finds its port taken at start.
+    `nodes` holds the masters first, then the replicas of the first master, of the second, and so
+    on: `nodes[masters + i * replicas + j]` is the j-th replica of master i, as started (a failover
+    swaps the roles; `master_of` and `replicas_of` ask the cluster). `ports` fixes the client ports
+    in that order (each also needs port + 10000 for the cluster bus); left empty, free ones are
+    picked, and picked again if a node finds its port taken at start. A master silent for
+    `node_timeout_ms` is failed over to one of its replicas, a second or so later.
     """
 
     directory: Path
     masters: int = 3
     ports: tuple[int, ...] = ()
     node_timeout_ms: int = 5000
+    replicas: int = 0
     binary: str = field(default_factory=find_redis_server)
     nodes: list[RedisServer] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
         if self.masters < 1:
             raise ValueError("A cluster needs at least one master.")
-        if self.ports and len(self.ports) != self.masters:
-            raise ValueError(f"Got {len(self.ports)} ports for {self.masters} masters.")
+        if self.replicas < 0:
+            raise ValueError("A master cannot have fewer than 0 replicas.")
+        if self.ports and len(self.ports) != self.size:
+            replicas = f" and {self.masters * self.replicas} replicas" if self.replicas else ""
+            raise ValueError(f"Got {len(self.ports)} ports for {self.masters} masters{replicas}.")
+
+    @property
+    def size(self) -> int:
+        """How many nodes the cluster has: its masters and their replicas."""
+        return self.masters * (1 + self.replicas)
 
     @property
     def startup_nodes(self) -> list[tuple[str, int]]:
@@ -125,7 +162,7 @@ class LocalCluster(Started):
                     f"Cluster ports not free (each needs itself and itself + {BUS_PORT_OFFSET}): {taken}"
                 )
         for attempt in range(1, attempts + 1):
-            ports = list(self.ports) or free_cluster_ports(self.masters)
+            ports = list(self.ports) or free_cluster_ports(self.size)
             try:
                 self._start_nodes(ports, max(deadline - time.monotonic(), 1.0))
                 break
@@ -154,6 +191,9 @@ class LocalCluster(Started):
                     "--cluster-enabled", "yes",
                     "--cluster-config-file", "nodes.conf",
                     "--cluster-node-timeout", str(self.node_timeout_ms),
+                    # A master syncs a replica at once rather than waiting 5 s for others to join
+                    # (Valkey syncs over the socket): each of these has one master, on this machine.
+                    "--repl-diskless-sync-delay", "0",
                 ),
                 binary=self.binary,
             )  # fmt: skip
@@ -163,15 +203,30 @@ class LocalCluster(Started):
     def _form(self, deadline: float, timeout: float) -> None:
         clients = [self.client(i) for i in range(len(self.nodes))]
         try:
-            for i, (client, slots) in enumerate(zip(clients, slot_ranges(self.masters), strict=True)):
+            masters = clients[: self.masters]
+            for i, (client, slots) in enumerate(zip(masters, slot_ranges(self.masters), strict=True)):
                 client.cluster("ADDSLOTS", *slots)
                 # Distinct config epochs up front, so the nodes need not settle a collision.
                 client.cluster("SET-CONFIG-EPOCH", i + 1)
             first = self.nodes[0].port
             for client in clients[1:]:
                 client.cluster("MEET", HOST, first)
+            ids = [client.cluster("MYID") for client in clients[: self.masters]]
+            # Each replica waits for its master's id until it has heard of the master.
+            following = {
+                self.masters + i * self.replicas + j: master
+                for i, master in enumerate(ids)
+                for j in range(self.replicas)
+            }
             while True:
-                problems = [f"node {i}: {p}" for i, c in enumerate(clients) if (p := self._problem(c))]
+                for i, master in list(following.items()):
+                    try:
+                        clients[i].cluster("REPLICATE", master)
+                        del following[i]
+                    except redis.ResponseError:  # "Unknown node": not yet
+                        pass
+                problems = [f"node {i}: {p}" for i, c in enumerate(clients) if (p := self._problem(c, i))]
+                problems += [f"node {i}: does not know its master yet" for i in following]
                 if not problems:
                     return
                 if time.monotonic() > deadline:
@@ -183,28 +238,112 @@ class LocalCluster(Started):
             for client in clients:
                 client.close()
 
-    def _problem(self, client: redis.Redis) -> str | None:
-        """Why this node is not ready yet, or None when it is."""
+    def _problem(self, client: redis.Redis, index: int) -> str | None:
+        """Why node `index` is not ready yet, or None when it is."""
         info: dict[str, Any] = client.cluster("INFO")
         state = info.get("cluster_state")
         known = int(info.get("cluster_known_nodes", 0))
         if state != "ok":
             return f"cluster_state:{state}"
-        if known != self.masters:
-            return f"knows {known} of {self.masters} nodes"
-        covered, addressed = _covered_slots(client.cluster("SLOTS"))
+        if known != self.size:
+            return f"knows {known} of {self.size} nodes"
+        covered, addressed, replicas = _covered_slots(client.cluster("SLOTS"))
         if covered != SLOTS:
             return f"CLUSTER SLOTS covers {covered} of {SLOTS} slots"
         if not addressed:
             return "CLUSTER SLOTS has a node without its address"
+        if replicas < self.replicas:
+            return f"CLUSTER SLOTS lists {replicas} of {self.replicas} replicas for a range"
+        if index >= self.masters and client.info("replication").get("master_link_status") != "up":
+            return "the replica is not in sync with its master"
         return None
 
+    # -- roles, and faults ------------------------------------------------------------------------
+
+    def node(self, port: int) -> RedisServer:
+        """The node listening on `port`."""
+        return next(node for node in self.nodes if node.port == port)
+
+    def _view(self) -> dict[str, dict[str, Any]]:
+        """CLUSTER NODES, by address, as the first node that answers sees it. (Not CLUSTER SLOTS:
+        counted on the nodes, those are the clients' topology refreshes.)"""
+        for node in self.nodes:
+            if not node.running:
+                continue
+            client = _asked(node)
+            try:
+                view: dict[str, dict[str, Any]] = client.cluster("NODES")
+                return view
+            except (redis.RedisError, OSError):
+                continue
+            finally:
+                client.close()
+        raise RedisServerError("No node of the cluster answers.")
+
+    def _holder(self, view: dict[str, dict[str, Any]], slot: int) -> tuple[str, dict[str, Any]]:
+        for address, info in view.items():
+            if "master" in info["flags"].split(",") and any(
+                int(held[0]) <= slot <= int(held[-1]) for held in info["slots"]
+            ):
+                return address, info
+        raise RedisServerError(f"No node serves slot {slot}.")
+
+    def master_of(self, slot: int) -> RedisServer:
+        """The master of `slot`, as the cluster says now (one that failed holds its slots until a
+        replica takes them over)."""
+        address, _ = self._holder(self._view(), slot)
+        return self.node(_port_of(address))
+
+    def replicas_of(self, slot: int) -> list[RedisServer]:
+        """The replicas of the master of `slot`, leaving out any the cluster marks as failed."""
+        view = self._view()
+        _, master = self._holder(view, slot)
+        return [
+            self.node(_port_of(address))
+            for address, info in view.items()
+            if info["master_id"] == master["node_id"] and "fail" not in info["flags"].split(",")
+        ]
+
+    def freeze(self, node: RedisServer) -> None:
+        """Stop `node` answering without closing anything (SIGSTOP), as a hung or cut-off machine
+        would; `node.kill()` is a crash."""
+        os.kill(_pid(node), signal.SIGSTOP)
+
+    def thaw(self, node: RedisServer) -> None:
+        """Let a frozen node go on (SIGCONT)."""
+        os.kill(_pid(node), signal.SIGCONT)
+
+    def restart(self, node: RedisServer, timeout: float = 15.0) -> None:
+        """Start a node that exited again, on its directory: it rejoins the cluster as its nodes.conf
+        says, and a master whose slots were failed over meanwhile becomes a replica of the new one."""
+        node.start(timeout)
+
+    def in_sync(self) -> bool:
+        """Whether every running node agrees the cluster is ok and every replica's link to its master
+        is up."""
+        for node in self.nodes:
+            if not node.running:
+                continue
+            client = _asked(node)
+            try:
+                if client.cluster("INFO").get("cluster_state") != "ok":
+                    return False
+                replication = client.info("replication")
+                if replication.get("role") == "slave" and replication.get("master_link_status") != "up":
+                    return False
+            except (redis.RedisError, OSError):
+                return False
+            finally:
+                client.close()
+        return True
+
     def flushall(self) -> None:
-        """Empty every node."""
+        """Empty every master (their replicas follow)."""
         for i in range(len(self.nodes)):
             client = self.client(i)
             try:
-                client.flushall()
+                if self.replicas == 0 or client.info("replication").get("role") == "master":
+                    client.flushall()
             finally:
                 client.close()
 

@@ -16,6 +16,12 @@ does not answer in time, or the slot map is not known yet, the whole read runs a
 redis-py, which follows the redirection and refreshes the slot map that the next reads use. Reads
 only, and writes that change nothing when run a second time (the requesters' steps of an unlock,
 FollowStore.run_repeatable): running one twice changes nothing.
+
+A failover is such a change. Until the replica is promoted, the reads of the failed master's slots
+fail as redis-py's do. Once redis-py has the new slot map (it refreshes it at most once a second,
+whichever command's error asked), the next read routes by it, and the connections to nodes that are
+no longer masters (the dead one, or a frozen one come back as a replica) are closed: a replica
+would answer a kept profile's PING, though not its reads.
 """
 
 from __future__ import annotations
@@ -128,6 +134,8 @@ class ClusterReadChannel:
         # of each key of a list of them asked before (a hot page's profiles), with the nodes once.
         self._routes: dict[str, str] = {}
         self._lists: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}
+        # The slot map the routes were read from: redis-py makes a new one at each refresh.
+        self._map: object = None
         # Reads that went through redis-py instead, counted for the tests.
         self.rerouted = 0
         # Each read gets a span when tracing is on, whatever nodes it goes to (store/redis/spans.py);
@@ -178,6 +186,8 @@ class ClusterReadChannel:
     async def _run_scripts(self, calls: Sequence[ScriptCall]) -> list[Any]:
         if not calls:
             return []
+        if self.client.nodes_manager.slots_cache is not self._map:
+            await self._follow_map()
         try:
             first = calls[0][0]
             # The store's reads of users' facts: their profiles first, then the other parts.
@@ -412,10 +422,23 @@ class ClusterReadChannel:
             self._channels[lane] = channel
         return channel
 
+    async def _follow_map(self) -> None:
+        """Route by the slot map redis-py has now, and close the connections to nodes that are not
+        masters in it."""
+        self._map = self.client.nodes_manager.slots_cache
+        self._routes.clear()
+        self._lists.clear()
+        await self._forget_gone_nodes()
+
     async def _forget_gone_nodes(self) -> None:
-        known = self.client.nodes_manager.nodes_cache
-        for lane in [lane for lane in self._channels if lane[0] not in known]:
+        masters = {node.name for node in self.client.get_primaries()}
+        for lane in [lane for lane in self._channels if lane[0] not in masters]:
             await self._channels.pop(lane).aclose()
+
+    @property
+    def nodes(self) -> set[str]:
+        """The names of the nodes it holds a channel to (host:port)."""
+        return {name for name, _ in self._channels}
 
     async def aclose(self) -> None:
         channels, self._channels = list(self._channels.values()), {}

@@ -113,6 +113,9 @@ async def read_graph(
     if not k.sharded:
         known.update(k.logs())  # the change log
         known.add(k.replicated())  # what writes that wait for replicas set last
+    # On a cluster, the change log's stream of each slot and what writes that wait for replicas set
+    # last on each slot, under a hash tag of the slot's own (store/graph/keys.py, slot_tags).
+    slotted = (f"{k.prefix}{{e",) if k.sharded else ()
     # The search index's mark, and the lease of the process building it (server/search.py), held
     # while a build runs.
     known.update({k.search_built(), k.search_lease()})
@@ -123,6 +126,7 @@ async def read_graph(
         f"{k.prefix}{{s:",
         f"{k.prefix}{{i:",
         *(f"{k.prefix}{{u:{x}}}" for x in off),
+        *slotted,
     )
     graph.other_keys = sorted(
         [key async for key in client.scan_iter(count=1000) if key not in known and not key.startswith(own)]

@@ -2,12 +2,8 @@
 primary watched by three Sentinels (server/redis_sentinel.py); the primary SIGKILLed (or frozen
 with SIGSTOP for longer than the Sentinels' down-after, then let go) mid-load; then every
 acknowledged write checked against the final graph, and the SQL copy, fed from the change log by
-the server through the failover, against the graph.
-
-Each directed edge belongs to one writer, so the operations on an edge are sequential. A follow or
-an unfollow sets the edge whatever it was, so the final state of an edge must be what its last
-acknowledged operation left, unless an operation after it failed or got no answer: that one may
-or may not have been made. An edge found otherwise lost an acknowledged write.
+the server through the failover, against the graph. How the writes are recorded and checked is
+tests/faults/history.py's.
 
 With FOLLOWGRAPH_WRITE_REPLICAS=1 none may be lost and the copy must equal the graph (asserted);
 with 0 what was lost, and how the copy differs, is reported, not asserted. Each run logs its
@@ -25,7 +21,7 @@ import random
 import signal
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -36,6 +32,7 @@ from followgraph.server.redis_sentinel import LocalSentinel
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore
 from followgraph.store.redis.replicas import WRITE_NOT_REPLICATED
+from tests.faults.history import Edge, Operation, Run, allowed, write, writer
 from tests.faults.support import check_graph, fault_settings
 from tests.served import Served, serve
 from tests.server.copies import caught_up, differences
@@ -53,9 +50,7 @@ BEFORE = 1.5
 AFTER = 2.0
 # A run gives up waiting for writes to succeed again after this long.
 RECOVERY = 30.0
-Edge = tuple[str, str]  # (follower, followee)
 VIEWER = "{ viewer { userId followingCount } }"
-MUTATION = "mutation($id: ID!) {{ {field}(input: {{userId: $id}}) {{ changed errors {{ code }} }} }}"
 
 
 @dataclass(frozen=True)
@@ -83,65 +78,9 @@ SCENARIOS = [
 ]
 
 
-@dataclass
-class Operation:
-    kind: str  # "follow" or "unfollow"
-    started: float  # monotonic
-    ended: float = 0.0
-    acknowledged: bool = False
-
-
-@dataclass
-class Run:
-    scenario: Scenario
-    history: dict[Edge, list[Operation]]
-    fault_at: float = float("inf")
-    stop: bool = False
-    failures: dict[str, int] = field(default_factory=dict)
-
-    def operations(self) -> list[Operation]:
-        return [op for ops in self.history.values() for op in ops]
-
-    def back_after(self) -> float | None:
-        """Seconds from the fault to the first write acknowledged that was sent after it."""
-        acked = [op.ended for op in self.operations() if op.acknowledged and op.started >= self.fault_at]
-        return min(acked) - self.fault_at if acked else None
-
-
-def allowed(ops: list[Operation]) -> set[bool]:
-    """The states an edge may be in after `ops`: the last acknowledged one's, or any later one's."""
-    states = {False}  # no edge before the first operation
-    for op in ops:
-        present = op.kind == "follow"
-        states = {present} if op.acknowledged else states | {present}
-    return states
-
-
-async def write(api: Served, edge: Edge, kind: str, run: Run) -> bool:
-    """One follow or unfollow through the API, recorded; whether it was acknowledged."""
-    op = Operation(kind, time.monotonic())
-    run.history[edge].append(op)
-    response = await api.post(MUTATION.format(field=kind), {"id": edge[1]}, as_user=edge[0])
-    op.ended = time.monotonic()
-    body = response.json()
-    if response.status_code == 200 and not body.get("errors"):
-        assert body["data"][kind]["errors"] == [], body
-        op.acknowledged = True
-        return True
-    codes = [e.get("extensions", {}).get("code") for e in body.get("errors", [])]
-    code = codes[0] if codes else str(response.status_code)
-    run.failures[code] = run.failures.get(code, 0) + 1
-    return False
-
-
-async def writer(api: Served, edges: list[Edge], run: Run, rng: random.Random) -> None:
-    while not run.stop:
-        edge = rng.choice(edges)
-        if not await write(api, edge, rng.choice(["follow", "unfollow"]), run):
-            await asyncio.sleep(0.05)  # as a client backs off before it tries again
-
-
-async def fault(sentinel: LocalSentinel, run: Run, quiet: Served, spike: list[Edge]) -> None:
+async def fault(
+    sentinel: LocalSentinel, scenario: Scenario, run: Run, quiet: Served, spike: list[Edge]
+) -> None:
     """Kill or freeze the primary, and see the failover through. A frozen one, once let go, gets
     a spike of follows (on the `spike` edges) through `quiet`, a server process that sent nothing
     while it was frozen: its pooled connections are still the old primary's."""
@@ -151,7 +90,7 @@ async def fault(sentinel: LocalSentinel, run: Run, quiet: Served, spike: list[Ed
     assert primary.process is not None
     pid = primary.process.pid
     run.fault_at = time.monotonic()
-    if run.scenario.fault == "kill":
+    if scenario.fault == "kill":
         await asyncio.to_thread(primary.kill)
     else:
         os.kill(pid, signal.SIGSTOP)
@@ -159,12 +98,12 @@ async def fault(sentinel: LocalSentinel, run: Run, quiet: Served, spike: list[Ed
     while await asyncio.to_thread(sentinel.primary_port) in (old, None):
         assert time.monotonic() < deadline, "the Sentinels did not fail over"
         await asyncio.sleep(0.1)
-    if run.scenario.fault == "stop":
+    if scenario.fault == "stop":
         # Let go: the old primary answers its clients again until the Sentinels make it a replica.
         await asyncio.sleep(DOWN_AFTER_MS / 1000)
         os.kill(pid, signal.SIGCONT)
         await asyncio.gather(*(write(quiet, edge, "follow", run) for edge in spike))
-    elif run.scenario.heal:
+    elif scenario.heal:
         assert await asyncio.to_thread(sentinel.heal) == [old]
 
 
@@ -200,7 +139,7 @@ async def test_no_acknowledged_write_is_lost_in_a_failover(
     )
     edges = [(a, b) for a in USERS for b in USERS if a != b]
     rng.shuffle(edges)
-    run = Run(scenario, {edge: [] for edge in edges})
+    run = Run({edge: [] for edge in edges})
     async with serve(settings) as api, serve(replace(settings, sync=False)) as quiet:
         for user in USERS:
             await api.store.upsert_user(user, name=f"User {user}")
@@ -213,7 +152,7 @@ async def test_no_acknowledged_write_is_lost_in_a_failover(
             await asyncio.sleep(BEFORE)
             # The quiet process's reads leave connections idle in its pool, as a busy server has.
             await asyncio.gather(*(quiet.post(VIEWER, as_user=user) for user in USERS * 2))
-            await fault(sentinel, run, quiet, spike)
+            await fault(sentinel, scenario, run, quiet, spike)
             while run.back_after() is None:
                 assert time.monotonic() - run.fault_at < RECOVERY, f"writes did not come back: {run.failures}"
                 await asyncio.sleep(0.1)
@@ -232,10 +171,8 @@ async def test_no_acknowledged_write_is_lost_in_a_failover(
         graph = await check_graph(FollowStore(client), USERS)
     finally:
         await client.aclose()
-    found = graph.edges()
-    lost = [edge for edge, ops in run.history.items() if (edge in found) not in allowed(ops)]
-    acknowledged = sum(op.acknowledged for op in run.operations())
-    failed = sum(run.failures.values())
+    lost = run.lost(graph.edges())
+    acknowledged = run.acknowledged()
     back = run.back_after()
     assert back is not None
     log.info(
@@ -243,8 +180,8 @@ async def test_no_acknowledged_write_is_lost_in_a_failover(
         "%d acknowledged writes lost, SQL copy %s",
         scenario,
         acknowledged,
-        failed,
-        ", ".join(f"{count} {code}" for code, count in sorted(run.failures.items())) or "none",
+        run.failed(),
+        run.failure_codes(),
         back,
         len(lost),
         "equal to Redis" if diverged.total == 0 else f"diverged: {diverged.counts}",

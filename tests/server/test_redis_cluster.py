@@ -5,7 +5,9 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+import redis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.crc import key_slot
 
 from followgraph.server.redis_cluster import (
     BUS_PORT_OFFSET,
@@ -120,5 +122,33 @@ def test_taken_ports_are_a_clear_error_before_anything_starts(tmp_path: Path) ->
 def test_the_ports_must_match_the_masters(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="2 ports for 3 masters"):
         LocalCluster(tmp_path, ports=(20001, 20002))
+    with pytest.raises(ValueError, match="3 ports for 2 masters and 2 replicas"):
+        LocalCluster(tmp_path, masters=2, replicas=1, ports=(20001, 20002, 20003))
     with pytest.raises(ValueError, match="at least one master"):
         LocalCluster(tmp_path, masters=0)
+
+
+def test_each_master_gets_its_replicas_in_sync(tmp_path: Path) -> None:
+    with LocalCluster(tmp_path, masters=2, replicas=1) as cluster:
+        assert len(cluster.nodes) == 4 and cluster.in_sync()
+        masters, replicas = cluster.nodes[:2], cluster.nodes[2:]
+        for i, slots in enumerate(slot_ranges(2)):
+            assert cluster.master_of(slots[-1]) is masters[i]
+            assert cluster.replicas_of(slots[0]) == [replicas[i]]
+        slot = key_slot(b"{u:1}x")
+        master, [replica] = cluster.master_of(slot), cluster.replicas_of(slot)
+        on_master, on_replica = (
+            redis.Redis(unix_socket_path=str(node.socket_path), decode_responses=True)
+            for node in (master, replica)
+        )
+        try:
+            on_master.set("{u:1}x", "1")
+            assert on_master.wait(1, 5000) == 1
+            assert on_replica.readonly()
+            assert on_replica.get("{u:1}x") == "1"
+            cluster.flushall()  # the masters; a replica would refuse
+            assert on_master.wait(1, 5000) == 1
+            assert on_master.dbsize() == on_replica.dbsize() == 0
+        finally:
+            on_master.close()
+            on_replica.close()
