@@ -346,10 +346,12 @@ class Settings:
         )
 
     def persisted_queries(self) -> PersistedQueries:
-        """Automatic persisted queries, with the trusted documents of the manifest when on."""
+        """Automatic persisted queries, with the documents of the manifest (the web app's build's
+        when no file is named) known by id whatever the mode: the app sends its operations by id
+        alone, and would otherwise wait a round trip for each one's PersistedQueryNotFound."""
         mode = TrustedMode(self.trusted_documents)
         manifest = self.trusted_manifest
-        if mode is TrustedMode.OFF or manifest is None:
+        if manifest is None:
             return PersistedQueries()
         try:
             trusted = load_manifest(manifest)

@@ -44,9 +44,9 @@ HELP: dict[str, str] = {
     "jwt_subject_claim": "The token claim that holds the user id.",
     "jwt_scope_claim": "The token claim that holds the scopes (space-separated or a list); unset, scope "
     "and then scp are read.",
-    "trusted_documents": "Trusted documents: off; allow (a request may name an operation of the "
-    "manifest by its hash, and anything else runs too); require (only the manifest's operations run: "
-    "PERSISTED_QUERY_NOT_IN_LIST otherwise).",
+    "trusted_documents": "Trusted documents: off (the manifest's operations, if there is one, run by "
+    "their hash, and anything else runs too); allow (the same, with a manifest required and compiled "
+    "at start); require (only the manifest's operations run: PERSISTED_QUERY_NOT_IN_LIST otherwise).",
     "trusted_documents_file": "Your clients' operations, as @apollo/generate-persisted-query-manifest "
     "writes them (persisted-query-manifest.json); compiled into plans at start.",
     "max_body_bytes": "Largest request body, and largest WebSocket message, in bytes (HTTP 413, close 1009).",

@@ -57,7 +57,7 @@ from followgraph.transport.graphql_request import (
 from followgraph.transport.logs import AccessLog
 from followgraph.transport.logs import request_id as request_id_var
 from followgraph.transport.metrics import Metrics
-from followgraph.transport.persisted import PersistedQueries, PersistedQueryError
+from followgraph.transport.persisted import PersistedQueries, PersistedQueryError, TrustedMode
 from followgraph.transport.tracing import Tracing, trace_ids
 from followgraph.transport.web import GRAPHIQL_NOT_BUILT
 
@@ -114,8 +114,12 @@ class GraphQLEndpoint:
         # What the application's start-up made (serve()).
         self._store: FollowStore | None = None
         self.persisted = config.persisted
-        for operation in self.persisted.trusted.values():
-            self.executor.precompile(operation.body, operation.name)
+        # A company's manifest is compiled at start (its first requests cost what later ones do);
+        # with trusted documents off, the web app's documents are learnt as any other, at their first
+        # run, which keeps the start (of every worker, and of every test's server) 30 ms shorter.
+        if self.persisted.mode is not TrustedMode.OFF:
+            for operation in self.persisted.trusted.values():
+                self.executor.precompile(operation.body, operation.name)
         self._follow_limit: FollowLimit | None = None
 
     def serve(self, store: FollowStore, follow_limit: FollowLimit | None) -> None:

@@ -14,8 +14,10 @@ once its document was sent whole, never made up by a client.
 
 Trusted documents are a manifest of the operations a company's clients may send, in the format of
 `@apollo/generate-persisted-query-manifest` (`{"format": "apollo-persisted-query-manifest",
-"version": 1, "operations": [{"id": sha256, "name", "type", "body"}]}`). With the mode `allow` a
-request may name a document of the manifest by its id, and anything else runs too; with `require`
+"version": 1, "operations": [{"id": sha256, "name", "type", "body"}]}`). A request may name a
+document of the manifest by its id whatever the mode, so that a client built with the manifest
+(the web app) never waits for a PersistedQueryNotFound: with `off` and `allow` anything else runs
+too (`allow` only insists that there is a manifest); with `require`
 (what OWASP recommends for a production API whose clients are known) a document outside the
 manifest is refused (`PERSISTED_QUERY_NOT_IN_LIST`), whether sent whole or by hash, and APQ adds
 nothing to it. The manifest's documents are compiled into plans at start (the endpoint's).
@@ -134,7 +136,7 @@ class PersistedQueries:
     async def document(self, store: FollowStore, digest: str, query: str | None) -> str:
         """The document of `digest`: `query` once checked against it (and kept), else the one
         kept; PersistedQueryError when it does not match or is not known."""
-        trusted = self.trusted.get(digest) if self.mode is not TrustedMode.OFF else None
+        trusted = self.trusted.get(digest)
         if trusted is not None:
             return trusted.body
         if self.required:

@@ -1,5 +1,6 @@
 """Trusted documents: a manifest of the clients' operations, in Apollo's format; `require` runs
-only those (by hash or whole), `allow` runs them by hash beside anything else; the manifest's
+only those (by hash or whole), `allow` runs them by hash beside anything else and so does `off`
+(a client built with the manifest sends ids alone); with `allow` and `require` the manifest's
 documents are compiled at start."""
 
 from __future__ import annotations
@@ -106,6 +107,25 @@ def test_the_web_apps_manifest_is_the_default(tmp_path: Path) -> None:
     assert set(settings.persisted_queries().trusted) == {digest(USER)}
     named = manifest(tmp_path / "mine.json", COUNTS)
     assert replace(settings, trusted_documents_file=named).trusted_manifest == named
+
+
+async def test_off_knows_the_manifests_ids_and_runs_anything(
+    served_redis: Client, settings: Settings, tmp_path: Path
+) -> None:
+    # The web app sends its operations by id alone: with the mode off they run at the first request,
+    # with no PersistedQueryNotFound for the app to answer with the document.
+    known = replace(settings, trusted_documents_file=manifest(tmp_path / "m.json", USER))
+    assert known.trusted_documents == "off"
+    async with serve(known, served_redis) as api:
+        await api.register("a")
+        assert api.app.state.endpoint.executor.plan(USER, "User") is None  # learnt at its first run
+        assert await answer(api, by_hash(USER)) == (200, {"data": {"user": {"name": "User a"}}})
+        status, body = await answer(api, by_hash(COUNTS))
+        assert (status, body["errors"][0]["extensions"]["code"]) == (200, "PERSISTED_QUERY_NOT_FOUND")
+        assert await answer(api, {"query": COUNTS, **by_hash(COUNTS)}) == (
+            200,
+            {"data": {"user": {"fansCount": 0, "followingCount": 0}}},
+        )
 
 
 async def test_require_holds_over_websocket_too(

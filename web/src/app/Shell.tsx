@@ -7,9 +7,11 @@ import { createClient } from "./apollo/client";
 import { type ApiProblem, apiProblem } from "./apollo/errors";
 import { NewFansBadge } from "./fans/NewFansBadge";
 import { LiveEvents } from "./live/LiveEvents";
+import { PROFILE_HEADER_FRAGMENT, type ProfileHeaderUser } from "./profile/ProfileHeader";
 import { ProfilePage } from "./profile/ProfilePage";
 import { navigate, profileHash, restoreScroll, settingsHash, useRoute } from "./route";
 import { SearchBox } from "./search/SearchBox";
+import { SearchPage } from "./search/SearchPage";
 import { DemoPicker } from "./session/DemoPicker";
 import { switchDemoUser } from "./session/demo";
 import type { Session } from "./session/session";
@@ -26,8 +28,10 @@ const SettingsPage = lazy(() => import("./settings/SettingsPage"));
 // Seen only by a viewer whose account is off.
 const InactiveAccount = lazy(() => import("./account/InactiveAccount"));
 
+// The viewer, with their profile's fields: the viewer's own profile, the page most visits open
+// first, is drawn from this one answer (apollo/cache.ts).
 const VIEWER: TypedDocumentNode<{
-  viewer: {
+  viewer: (ProfileHeaderUser & {
     id: string;
     userId: string;
     name: string | null;
@@ -39,7 +43,7 @@ const VIEWER: TypedDocumentNode<{
     mutualCount: number;
     followRequestCount: number | null;
     accountState: AccountState;
-  } | null;
+  }) | null;
 }> = gql`
   query Viewer {
     viewer {
@@ -54,8 +58,10 @@ const VIEWER: TypedDocumentNode<{
       mutualCount
       followRequestCount
       accountState
+      ...ProfileHeader_user
     }
   }
+  ${PROFILE_HEADER_FRAGMENT}
 `;
 
 /** The signed-in session, how to switch to another one and how to sign out. */
@@ -184,6 +190,8 @@ function Shell({ session, onSession, onSignOut }: SessionProps) {
               <Suspense fallback={<ProfileSkeleton />}>
                 <SettingsPage section={route.section} />
               </Suspense>
+            ) : route.page === "search" ? (
+              <SearchPage query={route.query} onOpen={(userId) => navigate(profileHash(userId))} />
             ) : (
               <ProfilePage userId={route.userId ?? viewer.userId} tabKey={route.tab} />
             )}

@@ -1,22 +1,37 @@
 import { useSyncExternalStore } from "react";
 
 /**
- * The page shown, kept in the URL's hash: a user's profile and one of its tabs (#/u/42/fans), or
- * the viewer's settings (#/settings, #/settings/blocked).
+ * The page shown, kept in the URL's hash: a user's profile and one of its tabs (#/u/42/fans), the
+ * viewer's settings (#/settings, #/settings/blocked), or the people a search finds (#/search/jing).
  */
 export type Route =
   | { page: "profile"; userId: string | null; tab: string }
-  | { page: "settings"; section: string };
+  | { page: "settings"; section: string }
+  | { page: "search"; query: string };
 
 export function parseRoute(hash: string): Route {
   const [first, second, third] = hash.replace(/^#\/?/, "").split("/");
   if (first === "settings") return { page: "settings", section: second ?? "" };
+  if (first === "search") return { page: "search", query: decoded(second ?? "").trim() };
   if (first !== "u" || !second) return { page: "profile", userId: null, tab: "" };
-  return { page: "profile", userId: decodeURIComponent(second), tab: third ?? "" };
+  return { page: "profile", userId: decoded(second), tab: third ?? "" };
+}
+
+/** A part of the address as typed: a stray "%" (a hand-edited link) is taken as it is. */
+function decoded(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
 }
 
 export function profileHash(userId: string, tab?: string): string {
   return `#/u/${encodeURIComponent(userId)}${tab ? `/${tab}` : ""}`;
+}
+
+export function searchHash(query: string): string {
+  return `#/search/${encodeURIComponent(query.trim())}`;
 }
 
 export function settingsHash(section?: string): string {

@@ -1202,6 +1202,57 @@ await step("search: people with their relationship and a Follow button; arrows, 
   await page.context().close();
 });
 
+await step("search page: Enter opens everyone found, a page at a time, with Follow buttons; axe", async () => {
+  const token = await demoToken(VIEWER);
+  const words = ["Wang", "Li", "Zhang", "Liu", "Chen", "Yang"];
+  const pages = await Promise.all(
+    words.map(async (query) => ({
+      query,
+      found: (await api(token, `{ searchUsers(query: "${query}", first: 40) { edges { relationship node { userId } } } }`))
+        .searchUsers.edges,
+    })),
+  );
+  const { query, found } = pages.reduce((best, next) => (next.found.length > best.found.length ? next : best));
+  assert.ok(found.length > 20, `no search finds more than a page: ${JSON.stringify(pages.map((p) => [p.query, p.found.length]))}`);
+
+  const page = await newPage();
+  await page.goto(`${base}/#/u/${VIEWER}`, { waitUntil: "load" });
+  const box = page.getByRole("combobox", { name: "Search people" });
+  await box.fill(query);
+  await page.locator('.search [role="row"]').first().waitFor();
+  assert.equal(await page.locator(".search-all").innerText(), `Everyone matching “${query}”`);
+  await box.press("Enter");
+  await page.waitForFunction((q) => location.hash === `#/search/${encodeURIComponent(q)}`, query);
+  assert.equal(await box.getAttribute("aria-expanded"), "false");
+  const rows = page.locator('[data-list="search"] li.user-row');
+  await rows.nth(19).waitFor();
+  assert.equal(await page.getByRole("heading", { level: 1 }).innerText(), `People matching “${query}”`);
+  assert.equal(await page.title(), `People matching “${query}” · FollowGraph`);
+  const shown = () => rows.evaluateAll((items) => items.map((row) => row.dataset.userId));
+  assert.deepEqual(await shown(), found.slice(0, 20).map((edge) => edge.node.userId));
+  await assertAccessible(page, "the search page");
+
+  // The next page, after the first, in the order the API gives.
+  await page.getByRole("button", { name: "Show more people" }).click();
+  await rows.nth(Math.min(found.length, 40) - 1).waitFor();
+  assert.deepEqual((await shown()).slice(0, 40), found.map((edge) => edge.node.userId).slice(0, 40));
+
+  // A Follow button on the page follows; the row says so.
+  const stranger = found.find((edge) => edge.relationship === "NONE" && edge.node.userId !== VIEWER);
+  assert.ok(stranger, "someone found is not related to the viewer");
+  const row = page.locator(`[data-list="search"] li.user-row[data-user-id="${stranger.node.userId}"]`);
+  await row.locator('button[data-action="follow"]').click();
+  await row.locator('button[data-action="unfollow"]').waitFor();
+  const after = await api(token, `{ user(userId: "${stranger.node.userId}") { viewerIsFollowing } }`);
+  assert.equal(after.user.viewerIsFollowing, true);
+  await relate(token, "unfollow", stranger.node.userId);
+
+  // An address with nothing to search says what to do.
+  await open(page, "#/search/");
+  await page.getByText("Type a name, or the start of one, or a user id in the search box.").waitFor();
+  await page.context().close();
+});
+
 await step("phones, 360 to 414px wide: every view fits, nothing scrolls sideways, every control in view", async () => {
   for (const viewport of PHONES) {
     const page = await newPage({ viewport });
@@ -1212,6 +1263,7 @@ await step("phones, 360 to 414px wide: every view fits, nothing scrolls sideways
       [`#/u/${VIEWER}/sent`, '[data-list="sent"] li.user-row', "sent requests"],
       ["#/settings", "form.privacy", "settings"],
       ["#/settings/muted", '[data-list="muted"] li.user-row', "muted"],
+      ["#/search/Jing", '[data-list="search"] li.user-row', "the search page"],
     ]) {
       await open(page, hash);
       await page.locator(ready).first().waitFor();

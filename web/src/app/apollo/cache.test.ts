@@ -207,3 +207,41 @@ describe("removeFromList", () => {
     expect(fans.totalCount).toBe(3);
   });
 });
+
+describe("the viewer's own profile", () => {
+  const VIEWER_PROFILE: TypedDocumentNode<{
+    viewer: { __typename: "User"; id: string; userId: string; fansCount: number };
+  }> = gql`
+    query ViewerProfile {
+      viewer {
+        id
+        userId
+        fansCount
+      }
+    }
+  `;
+  const PROFILE: TypedDocumentNode<{ user: { id: string; fansCount: number } | null }, { userId: string }> = gql`
+    query Profile($userId: ID!) {
+      user(userId: $userId) {
+        id
+        fansCount
+      }
+    }
+  `;
+
+  it("is read from the viewer's answer, and no one else's profile is", () => {
+    const cache = createCache();
+    expect(cache.readQuery({ query: PROFILE, variables: { userId: "42" } })).toBeNull();
+    cache.writeQuery({
+      query: VIEWER_PROFILE,
+      data: { viewer: { __typename: "User", id: "U:42", userId: "42", fansCount: 7 } },
+    });
+    expect(cache.readQuery({ query: PROFILE, variables: { userId: "42" } })).toEqual({
+      user: { __typename: "User", id: "U:42", fansCount: 7 },
+    });
+    expect(cache.readQuery({ query: PROFILE, variables: { userId: "43" } })).toBeNull();
+    // A profile answered for the viewer's user id is that answer.
+    cache.writeQuery({ query: PROFILE, variables: { userId: "42" }, data: { user: null } });
+    expect(cache.readQuery({ query: PROFILE, variables: { userId: "42" } })).toEqual({ user: null });
+  });
+});

@@ -15,6 +15,9 @@ import { relayStylePagination } from "@apollo/client/utilities";
  *   stays right after `follow` / `unfollow`, without refetching. Search results
  *   (`UserSearchEdge`) do the same.
  * - `settings` has no identity: it is part of its user, replaced by each answer.
+ * - `user(userId:)` of the viewer is the viewer: the shell's first query reads the viewer with
+ *   their profile's fields, so the viewer's own profile is drawn from the cache, without a second
+ *   request in a row before the page shows (a phone waits a round trip for each).
  */
 const relationshipFromNode = {
   read(existing: string | undefined, { readField }: { readField: <T>(name: string, from?: Reference) => T | undefined }) {
@@ -25,6 +28,19 @@ const relationshipFromNode = {
 };
 
 export const typePolicies: TypePolicies = {
+  Query: {
+    fields: {
+      // The search page's pages, one list per query; the box's first few (a smaller `first`) apart.
+      searchUsers: relayStylePagination(["query", "first"]),
+      user: {
+        read(existing: Reference | null | undefined, { args, readField }) {
+          if (existing !== undefined) return existing;
+          const viewer = readField<Reference>("viewer");
+          return viewer && readField<string>("userId", viewer) === args?.userId ? viewer : undefined;
+        },
+      },
+    },
+  },
   User: {
     fields: {
       following: relayStylePagination(),

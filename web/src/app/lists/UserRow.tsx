@@ -31,7 +31,8 @@ export const USER_ROW_FRAGMENT = gql`
 
 export interface UserRowEdge {
   cursor: string;
-  followedAt: string;
+  /** When the follow (or request, block, mute) was made; a search result has none. */
+  followedAt?: string;
   relationship: Relationship;
   node: FollowTarget & { name: string | null; avatarUrl: string | null };
 }
@@ -66,7 +67,7 @@ export function UserRow({
   controls = "follow",
   own = false,
   field = "",
-  since,
+  since = "Since",
   onOpen,
   extra,
 }: {
@@ -74,7 +75,7 @@ export function UserRow({
   controls?: RowControls;
   own?: boolean;
   field?: string;
-  since: string;
+  since?: string;
   onOpen: (userId: string) => void;
   extra?: ReactNode;
 }) {
@@ -96,8 +97,13 @@ export function UserRow({
         </a>
         <RelationshipBadge relationship={edge.relationship} />
         <div className="muted user-meta">
-          <span>@{node.userId}</span> · <span>{countOf(node.fansCount, "fan")}</span> ·{" "}
-          <RelativeTime iso={edge.followedAt} label={since} />
+          <span>@{node.userId}</span> · <span>{countOf(node.fansCount, "fan")}</span>
+          {edge.followedAt !== undefined && (
+            <>
+              {" · "}
+              <RelativeTime iso={edge.followedAt} label={since} />
+            </>
+          )}
           {extra}
         </div>
       </div>

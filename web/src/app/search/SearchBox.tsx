@@ -5,21 +5,14 @@ import { type KeyboardEvent, useEffect, useId, useState } from "react";
 import { apiProblem } from "../apollo/errors";
 import { FollowButton } from "../follow/FollowButton";
 import { RelationshipBadge } from "../follow/RelationshipBadge";
-import type { Relationship } from "../follow/relationship";
-import { FOLLOW_TARGET_FRAGMENT, type FollowTarget } from "../follow/useFollow";
-import { navigate, profileHash } from "../route";
+import { navigate, profileHash, searchHash } from "../route";
 import { Avatar } from "../ui/Avatar";
 import { displayName } from "../ui/names";
 import { countOf } from "../ui/plural";
+import { SEARCH_EDGE_FRAGMENT, type SearchEdge } from "./results";
 
 const RESULTS = 8;
 const DEBOUNCE_MS = 200;
-
-interface SearchEdge {
-  cursor: string;
-  relationship: Relationship;
-  node: FollowTarget & { name: string | null; avatarUrl: string | null };
-}
 
 const SEARCH_USERS: TypedDocumentNode<
   { searchUsers: { edges: SearchEdge[]; pageInfo: { hasNextPage: boolean } } },
@@ -28,22 +21,14 @@ const SEARCH_USERS: TypedDocumentNode<
   query SearchUsers($query: String!, $first: Int!) {
     searchUsers(query: $query, first: $first) {
       edges {
-        cursor
-        relationship
-        node {
-          id
-          userId
-          name
-          avatarUrl
-          ...FollowButton_user
-        }
+        ...SearchResult_edge
       }
       pageInfo {
         hasNextPage
       }
     }
   }
-  ${FOLLOW_TARGET_FRAGMENT}
+  ${SEARCH_EDGE_FRAGMENT}
 `;
 
 interface Active {
@@ -56,7 +41,8 @@ interface Active {
  * People search in the top bar (searchUsers): an ARIA combobox whose popup is a grid, one row per
  * person with their relationship and a Follow button. Focus stays in the box: Down and Up move
  * between people, Right and Left between the person and their button, Enter opens the profile (or
- * presses the button), Escape closes the results (and, when closed, clears the box).
+ * presses the button), and with no one chosen the page of everyone found (#/search/<words>);
+ * Escape closes the results (and, when closed, clears the box).
  */
 export function SearchBox() {
   const id = useId();
@@ -93,6 +79,11 @@ export function SearchBox() {
     navigate(profileHash(edge.node.userId));
   }
 
+  function openAll() {
+    close();
+    navigate(searchHash(text));
+  }
+
   /** The enabled button of a row, if it has one (none for the viewer, or a user they block). */
   function rowButton(row: number): HTMLButtonElement | null {
     return document.getElementById(cellId(row, 1))?.querySelector<HTMLButtonElement>("button:not(:disabled)") ?? null;
@@ -118,10 +109,11 @@ export function SearchBox() {
         setActive({ row: current.row, cell: event.key === "ArrowRight" && rowButton(current.row) ? 1 : 0 });
         break;
       case "Enter":
-        if (!shown || edges.length === 0) return;
+        if (text.trim() === "") return;
         event.preventDefault();
-        if (current?.cell === 1) rowButton(current.row)?.click();
-        else openProfile(current?.row ?? 0);
+        if (!current) openAll();
+        else if (current.cell === 1) rowButton(current.row)?.click();
+        else openProfile(current.row);
         break;
       case "Escape":
         event.preventDefault();
@@ -200,6 +192,11 @@ export function SearchBox() {
                 </div>
               ))}
             </div>
+          )}
+          {expanded && (
+            <a className="search-all" href={searchHash(text)} onClick={close}>
+              Everyone matching “{text.trim()}”
+            </a>
           )}
           <p className="search-status muted" role="status">
             {error
