@@ -41,6 +41,9 @@ class Options:
     # Bringing a graph over (bench/imports.py): followgraph import and export beside raw ZADDs.
     imports: bool = True
     imports_only: bool = False
+    # Well-kept libraries against FollowGraph's transport (bench/clients.py): GLIDE, granian.
+    clients: bool = True
+    clients_only: bool = False
     # Only the one Redis / cluster side-by-side page (bench/cluster.py), memory left out.
     cluster_only: bool = False
     # The single Redis' scenario groups (and "memory") to run beside the side-by-side page; all

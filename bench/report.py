@@ -15,6 +15,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table as RichTable
 
+from bench.clients import HEADERS as CLIENT_HEADERS
+from bench.clients import client_notes, client_rows
 from bench.eventlog import (
     CATCH_UP_HEADERS,
     DRAIN_HEADERS,
@@ -345,6 +347,17 @@ def tables(results: Results, wall_seconds: float) -> list[Table]:
                 notes=import_notes(results.imports),
             )
         )
+    if results.clients is not None:
+        out.append(
+            Table(
+                "Well-kept libraries against FollowGraph's transport: Valkey GLIDE against the read "
+                "channel, granian against uvicorn with the protocol guards (fans page)",
+                CLIENT_HEADERS,
+                client_rows(results.clients),
+                notes=client_notes(results.clients),
+                numeric_from=2,
+            )
+        )
     if results.groups:
         out.append(command_mix_table(results.groups))
     if results.ratios:
@@ -513,6 +526,7 @@ def to_json(results: Results, wall_seconds: float) -> dict[str, Any]:
         },
         "lifecycle": None if results.lifecycle is None else asdict(results.lifecycle),
         "imports": None if results.imports is None else asdict(results.imports),
+        "clients": None if results.clients is None else asdict(results.clients),
     }
 
 
@@ -527,6 +541,7 @@ def write(results: Results, wall_seconds: float, console: Console) -> tuple[Path
     suffix += "-subscriptions" if opts.subscriptions_only else ""
     suffix += "-lifecycle" if opts.lifecycle_only else ""
     suffix += "-imports" if opts.imports_only else ""
+    suffix += "-clients" if opts.clients_only else ""
     suffix += "-cluster" if opts.cluster_only else ""
     json_path = out_dir / f"bench-{stamp}{suffix}.json"
     json_path.write_text(json.dumps(to_json(results, wall_seconds), indent=2, default=str) + "\n")
@@ -539,7 +554,7 @@ def write(results: Results, wall_seconds: float, console: Console) -> tuple[Path
         or opts.lifecycle_only
         or opts.imports_only
     )
-    partial = partial or opts.cluster_only
+    partial = partial or opts.cluster_only or opts.clients_only
     partial = partial or bool(opts.scenarios)
     md_path = json_path.with_suffix(".md") if partial else BENCH_DIR / "benchmarks.md"
     md_path.write_text(markdown(items, results))

@@ -1,9 +1,10 @@
 """The whole benchmark run: the pages and memory, the change log, the subscriptions, a big account's
-deletion, an import and an export, then the ratios
+deletion, an import and an export, GLIDE and granian against FollowGraph's transport, then the ratios
 of what was recorded. Each part is a module of its own that takes the harness (bench/suite.py)."""
 
 from __future__ import annotations
 
+from bench.clients import run_clients
 from bench.cluster import run_cluster
 from bench.eventlog import run_eventlog
 from bench.imports import run_imports
@@ -23,6 +24,7 @@ def run_all(bench: Bench) -> Results:
     only = "eventlog" if o.eventlog_only else "subscriptions" if o.subscriptions_only else None
     only = "lifecycle" if o.lifecycle_only else only
     only = "imports" if o.imports_only else only
+    only = "clients" if o.clients_only else only
     only = "cluster" if o.cluster_only else only
     if only is None:
         run_pages_and_memory(bench)
@@ -36,5 +38,7 @@ def run_all(bench: Bench) -> Results:
         run_lifecycle(bench)
     if o.imports and only in (None, "imports"):
         run_imports(bench)
+    if o.clients and only in (None, "clients"):
+        run_clients(bench)
     bench.results.ratios = ratios(bench.results.groups, bench.results.memory)
     return bench.results

@@ -17,6 +17,7 @@ import httpx
 import redis
 
 from bench.answers import RULE_OWNERS, Asker, Live, add_rule_owners, rules_followed, same_subset
+from bench.clients import ClientsResults
 from bench.cpu import descendants, meter, tree_seconds
 from bench.eventlog_results import EventLogResults
 from bench.graph import VIEWER, FanGraph, LoadReport, fan_id
@@ -80,6 +81,7 @@ class Results:
     subscriptions: SubscriptionResults | None = None
     lifecycle: LifecycleResults | None = None
     imports: ImportResults | None = None
+    clients: ClientsResults | None = None
 
 
 class Bench:
