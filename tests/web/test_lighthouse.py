@@ -5,9 +5,10 @@ practices and performance; and what the serving side decides, audit by audit: ev
 compressed and kept for a year.
 
 Performance is the median of RUNS runs, as Lighthouse's guidance says, since its total blocking time
-is the machine's CPU time (times four) and varies with its load. Its goal is 90; the app's own
-script work holds it below that (docs/performance.md, with the figures and the command), so the
-test keeps what serving won: a first paint within FIRST_PAINT and a floor under the score.
+is the machine's CPU time (times four) and varies with its load. Its goal is 90, which both views
+pass on a machine of this kind (medians of 96 and 94, docs/performance.md, with the figures and the
+command); the floor asserted leaves room for a machine busy with other work (total blocking time
+went from 100 to 400 ms under a load of four), beside a first paint within FIRST_PAINT.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ RUNS = 3
 # and the search page shows everyone a search finds (the box in the top bar shows the first few).
 VIEWS = {"profile": "/", "search": "/#/search/Wang"}
 # Lighthouse's scores, out of 100: accessibility and best practices in every run, performance's median.
-MINIMUM = {"accessibility": 95, "best-practices": 95, "performance": 70}
+MINIMUM = {"accessibility": 95, "best-practices": 95, "performance": 85}
 # Seconds, median: 4.1 before the files were compressed.
 FIRST_PAINT = 2.5
 
