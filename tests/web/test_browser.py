@@ -43,6 +43,7 @@ def test_app_and_graphiql_in_chromium(
     shots = (
         "app.png",
         "app-search.png",
+        "app-search-page.png",
         "app-block.png",
         "app-settings.png",
         "app-phone.png",

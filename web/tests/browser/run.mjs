@@ -1295,8 +1295,13 @@ await step("screenshots for the docs: desktop (1280x800) and phone (390x844)", a
   await page.locator('.search [role="row"]').nth(2).waitFor();
   await page.keyboard.press("ArrowDown");
   await shot(page, "app-search.png");
+  await page.keyboard.press("ArrowUp");
+  await page.keyboard.press("Enter");
+  await page.locator('[data-list="search"] li.user-row').nth(2).waitFor();
+  await shot(page, "app-search-page.png");
   await page.keyboard.press("Escape");
-  await page.keyboard.press("Escape");
+  await open(page, "#/u/1/fans");
+  await page.locator('[data-list="fans"] li.user-row').nth(8).waitFor();
   const { user } = await api(token, '{ user(userId: "1") { relationship } }');
   if (user.relationship !== "NONE") {
     await page.locator('.profile-header button[data-action="block"]').click();
