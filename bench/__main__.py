@@ -16,6 +16,8 @@ follows, and the server's memory per idle subscription; `--subscriptions-only` r
 CPU, other users' page p99 during it, and its resumption after a SIGKILL; `--lifecycle-only` runs
 just that, `--no-lifecycle` skips it. Then `followgraph import` and `export` of a CSV of follows
 beside the raw ZADDs (bench/imports.py): `--imports-only` runs just that, `--no-imports` skips it.
+Then follows through A with FOLLOWGRAPH_WRITE_REPLICAS=1 against 0, on a primary and a replica of its
+own (bench/replicated.py): `--replicated-only` runs just that, `--no-replicated` skips it.
 Then Valkey GLIDE against the read channel and granian against uvicorn with the protocol guards, on
 the fans page (bench/clients.py): `--clients-only` runs just that, `--no-clients` skips it.
 `--cluster-only` runs just the one Redis / cluster side-by-side page. Not a test: it asserts no timings.
@@ -94,6 +96,16 @@ def parse(argv: list[str]) -> Options:
         help="only followgraph import and export (its report goes beside its JSON, not to benchmarks.md)",
     )
     parser.add_argument(
+        "--no-replicated",
+        action="store_true",
+        help="skip FOLLOWGRAPH_WRITE_REPLICAS=1 against 0 on the follow path (bench/replicated.py)",
+    )
+    parser.add_argument(
+        "--replicated-only",
+        action="store_true",
+        help="only FOLLOWGRAPH_WRITE_REPLICAS=1 against 0 (its report goes beside its JSON)",
+    )
+    parser.add_argument(
         "--no-clients",
         action="store_true",
         help="skip GLIDE and granian against the read channel and uvicorn (bench/clients.py)",
@@ -146,6 +158,8 @@ def parse(argv: list[str]) -> Options:
         parser.error("--no-lifecycle and --lifecycle-only exclude each other")
     if args.no_imports and args.imports_only:
         parser.error("--no-imports and --imports-only exclude each other")
+    if args.no_replicated and args.replicated_only:
+        parser.error("--no-replicated and --replicated-only exclude each other")
     if args.no_clients and args.clients_only:
         parser.error("--no-clients and --clients-only exclude each other")
     if args.no_cluster and args.cluster_only:
@@ -167,6 +181,8 @@ def parse(argv: list[str]) -> Options:
         lifecycle_only=args.lifecycle_only,
         imports=not args.no_imports,
         imports_only=args.imports_only,
+        replicated=not args.no_replicated,
+        replicated_only=args.replicated_only,
         clients=not args.no_clients,
         clients_only=args.clients_only,
         cluster_only=args.cluster_only,

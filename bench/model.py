@@ -44,6 +44,9 @@ class Options:
     # Well-kept libraries against FollowGraph's transport (bench/clients.py): GLIDE, granian.
     clients: bool = True
     clients_only: bool = False
+    # Writes that wait for a replica (bench/replicated.py): FOLLOWGRAPH_WRITE_REPLICAS=1 against 0.
+    replicated: bool = True
+    replicated_only: bool = False
     # Only the one Redis / cluster side-by-side page (bench/cluster.py), memory left out.
     cluster_only: bool = False
     # The single Redis' scenario groups (and "memory") to run beside the side-by-side page; all

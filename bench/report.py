@@ -30,6 +30,15 @@ from bench.imports import import_notes, import_rows
 from bench.layers import Layer
 from bench.lifecycle import lifecycle_notes, lifecycle_rows
 from bench.model import Group, MemoryRow, Row
+from bench.replicated import HEADERS as REPLICATED_HEADERS
+from bench.replicated import RATIO_HEADERS as REPLICATED_RATIO_HEADERS
+from bench.replicated import (
+    ReplicatedResults,
+    replicated_notes,
+    replicated_ratio_notes,
+    replicated_ratio_rows,
+    replicated_rows,
+)
 from bench.subscription_results import SubscriptionResults
 from bench.subscriptions import (
     DELIVERY_HEADERS,
@@ -347,6 +356,8 @@ def tables(results: Results, wall_seconds: float) -> list[Table]:
                 notes=import_notes(results.imports),
             )
         )
+    if results.replicated is not None:
+        out += replicated_tables(results.replicated)
     if results.clients is not None:
         out.append(
             Table(
@@ -413,6 +424,24 @@ def eventlog_tables(results: EventLogResults) -> list[Table]:
         prof.rows = [[line, ""] for line in results.profile]
         out.append(prof)
     return out
+
+
+def replicated_tables(results: ReplicatedResults) -> list[Table]:
+    figures = Table(
+        "Writes that wait for a replica: follow/unfollow mutations through A with "
+        "FOLLOWGRAPH_WRITE_REPLICAS=1 and 0, taking turns",
+        REPLICATED_HEADERS,
+        replicated_rows(results),
+        notes=replicated_notes(results),
+        numeric_from=2,
+    )
+    ratios = Table(
+        "Writes that wait for a replica: WRITE_REPLICAS=1 over 0, by round",
+        REPLICATED_RATIO_HEADERS,
+        replicated_ratio_rows(results),
+        notes=replicated_ratio_notes(),
+    )
+    return [figures, ratios]
 
 
 def subscription_tables(results: SubscriptionResults) -> list[Table]:
@@ -526,6 +555,7 @@ def to_json(results: Results, wall_seconds: float) -> dict[str, Any]:
         },
         "lifecycle": None if results.lifecycle is None else asdict(results.lifecycle),
         "imports": None if results.imports is None else asdict(results.imports),
+        "replicated": None if results.replicated is None else asdict(results.replicated),
         "clients": None if results.clients is None else asdict(results.clients),
     }
 
@@ -542,6 +572,7 @@ def write(results: Results, wall_seconds: float, console: Console) -> tuple[Path
     suffix += "-lifecycle" if opts.lifecycle_only else ""
     suffix += "-imports" if opts.imports_only else ""
     suffix += "-clients" if opts.clients_only else ""
+    suffix += "-replicated" if opts.replicated_only else ""
     suffix += "-cluster" if opts.cluster_only else ""
     json_path = out_dir / f"bench-{stamp}{suffix}.json"
     json_path.write_text(json.dumps(to_json(results, wall_seconds), indent=2, default=str) + "\n")
@@ -554,7 +585,7 @@ def write(results: Results, wall_seconds: float, console: Console) -> tuple[Path
         or opts.lifecycle_only
         or opts.imports_only
     )
-    partial = partial or opts.cluster_only or opts.clients_only
+    partial = partial or opts.cluster_only or opts.clients_only or opts.replicated_only
     partial = partial or bool(opts.scenarios)
     md_path = json_path.with_suffix(".md") if partial else BENCH_DIR / "benchmarks.md"
     md_path.write_text(markdown(items, results))

@@ -1,6 +1,7 @@
 """The whole benchmark run: the pages and memory, the change log, the subscriptions, a big account's
-deletion, an import and an export, GLIDE and granian against FollowGraph's transport, then the ratios
-of what was recorded. Each part is a module of its own that takes the harness (bench/suite.py)."""
+deletion, an import and an export, writes that wait for a replica, GLIDE and granian against
+FollowGraph's transport, then the ratios of what was recorded. Each part is a module of its own that
+takes the harness (bench/suite.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from bench.lifecycle import run_lifecycle
 from bench.memory import redis_binaries
 from bench.pages import run_pages_and_memory
 from bench.ratios import ratios
+from bench.replicated import run_replicated
 from bench.subscriptions import run_subscriptions
 from bench.suite import Bench, Results
 
@@ -25,6 +27,7 @@ def run_all(bench: Bench) -> Results:
     only = "lifecycle" if o.lifecycle_only else only
     only = "imports" if o.imports_only else only
     only = "clients" if o.clients_only else only
+    only = "replicated" if o.replicated_only else only
     only = "cluster" if o.cluster_only else only
     if only is None:
         run_pages_and_memory(bench)
@@ -38,6 +41,8 @@ def run_all(bench: Bench) -> Results:
         run_lifecycle(bench)
     if o.imports and only in (None, "imports"):
         run_imports(bench)
+    if o.replicated and only in (None, "replicated"):
+        run_replicated(bench)
     if o.clients and only in (None, "clients"):
         run_clients(bench)
     bench.results.ratios = ratios(bench.results.groups, bench.results.memory)

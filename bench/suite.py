@@ -36,6 +36,7 @@ from bench.queries import (
     raw_body,
 )
 from bench.redisstats import RedisWork, Snapshot, Stats
+from bench.replicated import ReplicatedResults
 from bench.roundtrips import InProcess
 from bench.subscription_results import SubscriptionResults
 from followgraph.transport.auth import AuthConfig, mint_token
@@ -81,6 +82,7 @@ class Results:
     subscriptions: SubscriptionResults | None = None
     lifecycle: LifecycleResults | None = None
     imports: ImportResults | None = None
+    replicated: ReplicatedResults | None = None
     clients: ClientsResults | None = None
 
 
