@@ -8,6 +8,7 @@ import gc
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 from redis.exceptions import RedisError
 from starlette.applications import Starlette
@@ -24,7 +25,7 @@ from followgraph.schema import build_schema
 from followgraph.schema.federation import build_subgraph_schema
 from followgraph.server.background import Worker, running
 from followgraph.server.embedded import SharedRedis
-from followgraph.server.redis_client import connect, warm_up
+from followgraph.server.redis_client import connect, connect_replicas, sentinel_replicas, warm_up
 from followgraph.server.search import SearchIndexer
 from followgraph.server.settings import Settings
 from followgraph.server.sync import SqlSync
@@ -32,9 +33,11 @@ from followgraph.server.watchdog import RedisWatchdog
 from followgraph.store import FollowStore, StoreError
 from followgraph.store.log.hub import EventHub
 from followgraph.store.log.stream import EventLog
+from followgraph.store.redis.channel import Reads
 from followgraph.store.redis.cluster_channel import ClusterReadChannel, open_reads
 from followgraph.store.redis.keeping_channel import KeepingReadChannel
 from followgraph.store.redis.lua import Client
+from followgraph.store.redis.replica_reads import ReplicaReads
 from followgraph.store.redis.replicas import wait_for_replicas
 from followgraph.store.redis.spans import trace_client
 from followgraph.transport.account import account_routes
@@ -46,6 +49,9 @@ from followgraph.transport.subscriptions import SubscriptionEndpoint
 from followgraph.transport.tracing import Tracing
 from followgraph.transport.tracing_config import tracing_from_env
 from followgraph.transport.web import WEB_PROJECT, WebBuild, graphiql_page, web_routes
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Tracer
 
 log = logging.getLogger(__name__)
 
@@ -168,11 +174,13 @@ async def lifespan(app: Starlette) -> AsyncIterator[None]:
     # Each write of the graph waits for the replicas asked for (store/redis/replicas.py).
     wait = settings.replica_wait
     unwait = None if wait is None else wait_for_replicas(client, wait, settings.keys.replicated)
-    reads = (
+    reads: Reads | None = (
         open_reads(client, timeout=settings.redis_timeout, cache=settings.profile_cache, tracer=tracer)
         if settings.read_channel
         else None
     )
+    if settings.read_from_replicas:
+        reads = _replica_reads(settings, client, reads, tracer)
     state.store = store = FollowStore(client, keys=settings.keys, reads=reads)
     state.follow_limit = settings.follow_limit
     state.endpoint.serve(store, settings.follow_limit)
@@ -214,6 +222,21 @@ async def lifespan(app: Starlette) -> AsyncIterator[None]:
             # The spans of the last requests, before the process goes (a collector away costs
             # the exporter's timeout at most).
             await asyncio.to_thread(tracing.flush)
+
+
+def _replica_reads(settings: Settings, client: Client, reads: Reads | None, tracer: Tracer | None) -> Reads:
+    """Pages and facts read from the replicas (store/redis/replica_reads.py), traced as the primary's
+    client is; the primary's read path behind them."""
+    replicas = connect_replicas(settings.redis_url or "", timeout=settings.redis_timeout)
+    if tracer is not None:
+        trace_client(replicas, tracer)
+    return ReplicaReads(
+        replicas,
+        client,
+        reads,
+        waited=settings.write_replicas,
+        count=lambda: sentinel_replicas(replicas),
+    )
 
 
 def _start_log_readers(state: State, settings: Settings) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 
 import hiredis
@@ -132,14 +132,8 @@ def _retry() -> Retry:
     return Retry(ExponentialBackoff(cap=0.1, base=0.01), retries=1)
 
 
-def connect(url: str, *, max_connections: int = 64, timeout: float = SOCKET_TIMEOUT) -> Client:
-    """A client for `url` (redis://, rediss://, unix:// or a cluster URL) that decodes replies to str.
-
-    A command that gets no answer within `timeout` seconds fails (and is retried, then reported);
-    the pool blocks up to `timeout` when all its connections are busy, instead of failing the
-    request as redis-py's default pool does.
-    """
-    common: dict[str, Any] = {
+def _common(max_connections: int, timeout: float) -> dict[str, Any]:
+    return {
         "decode_responses": True,
         "max_connections": max_connections,
         "socket_timeout": timeout,
@@ -148,6 +142,16 @@ def connect(url: str, *, max_connections: int = 64, timeout: float = SOCKET_TIME
         "retry_on_error": [ConnectionError, TimeoutError],
         "health_check_interval": 0,
     }
+
+
+def connect(url: str, *, max_connections: int = 64, timeout: float = SOCKET_TIMEOUT) -> Client:
+    """A client for `url` (redis://, rediss://, unix:// or a cluster URL) that decodes replies to str.
+
+    A command that gets no answer within `timeout` seconds fails (and is retried, then reported);
+    the pool blocks up to `timeout` when all its connections are busy, instead of failing the
+    request as redis-py's default pool does.
+    """
+    common = _common(max_connections, timeout)
     cluster = ClusterUrl.parse(url)
     if cluster is not None:
         return RedisCluster(
@@ -165,22 +169,33 @@ def connect(url: str, *, max_connections: int = 64, timeout: float = SOCKET_TIME
     return aioredis.Redis.from_pool(pool)
 
 
-class SentinelPrimary(aioredis.Redis):
-    """The client of a primary found through Sentinel: closing it closes its sentinels' clients too
-    (redis-py leaves them to the caller)."""
+class SentinelFound(aioredis.Redis):
+    """The client of a primary, or of its replicas, found through Sentinel: closing it closes its
+    sentinels' clients too (redis-py leaves them to the caller)."""
 
     async def aclose(self, close_connection_pool: bool | None = None) -> None:
         await super().aclose(close_connection_pool)
         await self.connection_pool.sentinel_manager.aclose()  # type: ignore[attr-defined]
 
 
-def _sentinel_client(url: SentinelUrl, common: dict[str, Any]) -> Client:
-    """A client of the primary the sentinels of `url` name, found again at every new connection."""
+def connect_replicas(url: str, *, max_connections: int = 64, timeout: float = SOCKET_TIMEOUT) -> Client:
+    """A client of the replicas the sentinels of the Sentinel URL `url` name (each new connection
+    goes to the next one they list, and to the primary while they list none)."""
+    sentinel = SentinelUrl.parse(url)
+    if sentinel is None:
+        raise RedisUrlError(f"{url!r} is not a Redis Sentinel URL: replicas are found through Sentinel.")
+    return _sentinel_client(sentinel, _common(max_connections, timeout), replicas=True)
+
+
+def _sentinel_client(url: SentinelUrl, common: dict[str, Any], *, replicas: bool = False) -> Client:
+    """A client of the primary the sentinels of `url` name (of its replicas with `replicas`), found
+    again at every new connection."""
     timeouts = {key: common[key] for key in ("socket_timeout", "socket_connect_timeout")}
     sentinels = Sentinel(list(url.sentinels), sentinel_kwargs={**timeouts, "decode_responses": True})
-    client: Client = sentinels.master_for(
+    found = sentinels.slave_for if replicas else sentinels.master_for
+    client: Client = found(
         url.service,
-        redis_class=SentinelPrimary,
+        redis_class=SentinelFound,
         db=url.db,
         username=url.username,
         password=url.password,
@@ -188,6 +203,18 @@ def _sentinel_client(url: SentinelUrl, common: dict[str, Any]) -> Client:
         **common,
     )
     return client
+
+
+async def sentinel_replicas(client: Client) -> int:
+    """How many replicas the sentinels of `client` (a client connect_replicas or connect made from a
+    Sentinel URL) know of its service, whatever their state; ConnectionError when none answers."""
+    pool: Any = cast("aioredis.Redis", client).connection_pool
+    for sentinel in pool.sentinel_manager.sentinels:
+        try:
+            return len(await sentinel.sentinel_slaves(pool.service_name))
+        except (ConnectionError, TimeoutError):
+            continue
+    raise ConnectionError(f"No sentinel answered about {pool.service_name!r}.")
 
 
 async def warm_up(client: Client) -> None:

@@ -17,7 +17,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from followgraph.schema import QueryLimits
-from followgraph.server.redis_client import REDIS_SCHEMES
+from followgraph.server.redis_client import REDIS_SCHEMES, SentinelUrl
 from followgraph.server.secret import load_or_create_secret
 from followgraph.server.settings_help import HELP as HELP
 from followgraph.server.settings_help import OTHER_VARIABLES as OTHER_VARIABLES
@@ -136,6 +136,8 @@ class Settings:
     # seconds; a write they do not confirm is an error (store/redis/replicas.py). 0: none.
     write_replicas: int = 0
     write_replicas_timeout: float = 0.5
+    # Pages and users' facts read from the replicas Sentinel names (store/redis/replica_reads.py).
+    read_from_replicas: bool = False
     # The SQL copy of the graph (server/sync.py): a SQLAlchemy URL (postgresql://, mysql://,
     # sqlite:///path); None: SQLite in the data directory; "off": no copy.
     database_url: str | None = field(default=None, repr=False)
@@ -249,6 +251,8 @@ class Settings:
                 f"{env_name('redis_timeout')}={self.redis_timeout:g}: a write waits that long for its "
                 "replicas, within the time its Redis command has to answer."
             )
+        if self.read_from_replicas:
+            self._validate_replica_reads()
         if self.jwt_private_key_file is not None and self.jwt_public_key_file is None:
             raise ConfigError(
                 f"{env_name('jwt_private_key_file')} is set without {env_name('jwt_public_key_file')}: "
@@ -265,6 +269,19 @@ class Settings:
             raise ConfigError(
                 f"Set either {named('jwt_secret')} (HS256) "
                 f"or {named('jwt_public_key_file')} (RS256), not both."
+            )
+
+    def _validate_replica_reads(self) -> None:
+        if self.redis_url is None or SentinelUrl.parse(self.redis_url) is None:
+            raise ConfigError(
+                f"{named('read_from_replicas')} needs a primary watched by Sentinel, whose replicas it "
+                f"reads from: set {env_name('redis_url')} to redis+sentinel://host:port[,...]/service."
+            )
+        if self.write_replicas < 1:
+            raise ConfigError(
+                f"{named('read_from_replicas')} needs {env_name('write_replicas')} of at least 1, and "
+                "at least the number of replicas: a replica then has every write answered before a "
+                "read, so a viewer's next page shows their follow."
             )
 
     def _validate_identity_provider(self) -> None:

@@ -1,0 +1,124 @@
+"""Reads from replicas (FOLLOWGRAPH_READ_FROM_REPLICAS=1) on a primary, its replicas and three
+Sentinels of the embedded server's binary: pages are read from the replica (its own command
+counts say so), a viewer's next page shows their follow whichever process serves it, reads go to
+the primary while there are more replicas than the writes wait for, and the settings that cannot
+keep that promise stop the start."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from followgraph.server.redis_sentinel import LocalSentinel
+from followgraph.server.settings import ConfigError, Settings
+from followgraph.store.redis.replica_reads import ReplicaReads
+from tests.faults.support import fault_settings
+from tests.served import Served, serve
+from tests.server.processes import free_ports
+
+FOLLOW = "mutation($id: ID!) { follow(input: {userId: $id}) { changed errors { code } } }"
+FOLLOWING = "query($id: ID!) { user(userId: $id) { following(first: 50) { edges { node { userId } } } } }"
+USERS = [f"r{i:02}" for i in range(30)]
+
+
+def evalsha_calls(port: int) -> int:
+    """The scripts a Redis has run (EVALSHA), from its own command counts."""
+    client = redis.Redis(port=port, decode_responses=True)
+    try:
+        stats: dict[str, Any] = client.info("commandstats")
+        return int(stats.get("cmdstat_evalsha", {}).get("calls", 0))
+    finally:
+        client.close()
+
+
+def replica_settings(tmp_path: Path, sentinel: LocalSentinel, **changes: Any) -> Settings:
+    values: dict[str, Any] = {
+        "redis_timeout": 1.0,
+        "follow_rate_limit": "off",
+        "database_url": "off",
+        "search_index": False,
+        "write_replicas": 1,
+        "write_replicas_timeout": 0.5,
+        "read_from_replicas": True,
+    }
+    values.update(changes)
+    return fault_settings(tmp_path, sentinel.url, **values)
+
+
+@pytest.fixture
+def one_replica(tmp_path: Path) -> Iterator[LocalSentinel]:
+    with LocalSentinel(tmp_path / "ha", tuple(free_ports(1 + 1 + 3)), replicas=1) as local:
+        yield local
+
+
+async def follow_and_read(writer: Served, reader: Served, follower: str, followee: str) -> list[str]:
+    """`follower` follows `followee` through `writer`, then reads their following page through
+    `reader` (another server process, with its own clients)."""
+    body = (await writer.post(FOLLOW, {"id": followee}, as_user=follower)).json()
+    assert body["data"]["follow"]["errors"] == [], body
+    page = await reader.data(FOLLOWING, {"id": follower}, as_user=follower)
+    return [edge["node"]["userId"] for edge in page["user"]["following"]["edges"]]
+
+
+@pytest.mark.slow
+async def test_pages_come_from_the_replica_and_show_the_viewers_own_follows(
+    one_replica: LocalSentinel, tmp_path: Path
+) -> None:
+    settings = replica_settings(tmp_path, one_replica)
+    primary = one_replica.primary_port()
+    assert primary is not None
+    [replica] = [port for port in one_replica.ports[:2] if port != primary]
+    async with serve(settings) as writer, serve(settings) as reader:
+        await writer.register("viewer", *USERS)
+        before = evalsha_calls(primary), evalsha_calls(replica)
+        for i, user in enumerate(USERS):
+            # Read-your-writes: the follow just answered is on the page, read from the replica by
+            # another process.
+            shown = await follow_and_read(writer, reader, "viewer", user)
+            assert user in shown and len(shown) == i + 1, (user, shown)
+        after = evalsha_calls(primary), evalsha_calls(replica)
+        reads = reader.app.state.store.reads
+        assert isinstance(reads, ReplicaReads)
+        # The facts and the page of each: two reads a page, all on the replica.
+        assert reads.served == {"replica": 2 * len(USERS), "primary": 0}
+    # Every page ran on the replica; the primary ran the follows (and their payloads' reads), not
+    # the other process's pages.
+    assert after[1] - before[1] >= len(USERS)
+    assert after[0] - before[0] < 4 * len(USERS)
+
+
+@pytest.mark.slow
+async def test_with_more_replicas_than_writes_wait_for_the_primary_is_read(tmp_path: Path) -> None:
+    ports = tuple(free_ports(1 + 2 + 3))
+    with LocalSentinel(tmp_path / "ha", ports, replicas=2) as sentinel:
+        settings = replica_settings(tmp_path, sentinel)
+        async with serve(settings) as api:
+            await api.register("viewer", *USERS[:6])
+            for user in USERS[:3]:
+                assert user in await follow_and_read(api, api, "viewer", user)
+            reads = api.app.state.store.reads
+            assert isinstance(reads, ReplicaReads)
+            assert reads.allowed is False
+            assert reads.served == {"replica": 0, "primary": 6}
+        # Writes that wait for both replicas: each has every answered write, and serves reads.
+        async with serve(replace(settings, write_replicas=2)) as api:
+            for user in USERS[3:6]:
+                assert user in await follow_and_read(api, api, "viewer", user)
+            reads = api.app.state.store.reads
+            assert isinstance(reads, ReplicaReads)
+            assert reads.allowed is True
+            assert reads.served == {"replica": 6, "primary": 0}
+
+
+def test_settings_that_cannot_keep_the_promise_stop_the_start(tmp_path: Path) -> None:
+    sentinel_url = "redis+sentinel://127.0.0.1:26379/mymaster"
+    with pytest.raises(ConfigError, match="needs a primary watched by Sentinel"):
+        Settings(data_dir=tmp_path, redis_url="redis://127.0.0.1:6379/0", read_from_replicas=True).validate()
+    with pytest.raises(ConfigError, match="WRITE_REPLICAS of at least 1"):
+        Settings(data_dir=tmp_path, redis_url=sentinel_url, read_from_replicas=True).validate()
+    Settings(data_dir=tmp_path, redis_url=sentinel_url, read_from_replicas=True, write_replicas=1).validate()
