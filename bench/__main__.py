@@ -17,7 +17,8 @@ CPU, other users' page p99 during it, and its resumption after a SIGKILL; `--lif
 just that, `--no-lifecycle` skips it. Then `followgraph import` and `export` of a CSV of follows
 beside the raw ZADDs (bench/imports.py): `--imports-only` runs just that, `--no-imports` skips it.
 Then follows through A with FOLLOWGRAPH_WRITE_REPLICAS=1 against 0, on a primary and a replica of its
-own (bench/replicated.py): `--replicated-only` runs just that, `--no-replicated` skips it.
+own (bench/replicated.py), and a celebrity's page with FOLLOWGRAPH_READ_FROM_REPLICAS=1 against 0 on
+them (bench/replica_pages.py): `--replicated-only` runs just that, `--no-replicated` skips it.
 Then Valkey GLIDE against the read channel and granian against uvicorn with the protocol guards, on
 the fans page (bench/clients.py): `--clients-only` runs just that, `--no-clients` skips it.
 `--cluster-only` runs just the one Redis / cluster side-by-side page. Not a test: it asserts no timings.
@@ -98,12 +99,13 @@ def parse(argv: list[str]) -> Options:
     parser.add_argument(
         "--no-replicated",
         action="store_true",
-        help="skip FOLLOWGRAPH_WRITE_REPLICAS=1 against 0 on the follow path (bench/replicated.py)",
+        help="skip FOLLOWGRAPH_WRITE_REPLICAS=1 against 0 on the follow path and READ_FROM_REPLICAS=1 "
+        "against 0 on a page (bench/replicated.py)",
     )
     parser.add_argument(
         "--replicated-only",
         action="store_true",
-        help="only FOLLOWGRAPH_WRITE_REPLICAS=1 against 0 (its report goes beside its JSON)",
+        help="only FOLLOWGRAPH_WRITE_REPLICAS and READ_FROM_REPLICAS (its report goes beside its JSON)",
     )
     parser.add_argument(
         "--no-clients",

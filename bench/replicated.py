@@ -11,6 +11,9 @@ of CONCURRENCIES (a lone client, whose latency shows the replica's round trip, a
 group's 32, where the server's CPU is the limit). Neither server reads the change log
 (FOLLOWGRAPH_SYNC=0, FOLLOWGRAPH_SEARCH_INDEX=0): with both alive, a reader in the idle one would take
 its share of the other's events, and its CPU. The replica is checked against the primary at the end.
+
+Then the reads' part (bench/replica_pages.py): FOLLOWGRAPH_READ_FROM_REPLICAS=0 against 1 on a
+celebrity's fans page, on the same Redis, once the writes' servers have stopped.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from bench.graph import FanGraph, fan_id, load_fan_graph
 from bench.loadgen import FollowCycle, RequestSpec
 from bench.processes import Child, child_env, free_port, pin, wait_http
 from bench.queries import FOLLOW_MUTATION, UNFOLLOW_MUTATION
+from bench.replica_pages import PageResults, measure_pages, page_graph, server_envs
 from followgraph.server.redis_sentinel import SENTINELS, LocalSentinel
 from followgraph.server.redis_server import find_redis_server
 from followgraph.store import Keys
@@ -90,6 +94,8 @@ class ReplicatedResults:
     settings: list[Setting] = field(default_factory=list)
     # The replica against the primary once the load stopped.
     replica: str = ""
+    # FOLLOWGRAPH_READ_FROM_REPLICAS=0 against 1 on a celebrity's page.
+    pages: PageResults = field(default_factory=PageResults)
 
     def setting(self, replicas: int, concurrency: int) -> Setting:
         return next(s for s in self.settings if (s.replicas, s.concurrency) == (replicas, concurrency))
@@ -102,6 +108,7 @@ def run_replicated(bench: Bench) -> None:
         rounds=QUICK_ROUNDS if quick else ROUNDS, seconds=QUICK_SECONDS if quick else SECONDS
     )
     results.settings = [Setting(n, c) for c in CONCURRENCIES for n in SETTINGS]
+    results.pages = PageResults(rounds=results.rounds, seconds=results.seconds)
     graph = FanGraph(sizes=(TARGETS,), writers=bench.graph.writers)
     with contextlib.ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="followgraph-bench-replicated-")))
@@ -125,34 +132,45 @@ def run_replicated(bench: Bench) -> None:
         if not bench.results.redis_version:
             bench.results.redis_version = str(info["redis_version"])
             bench.results.redis_allocator = str(stats.info("memory").get("mem_allocator", "?"))
-        servers = stack.enter_context(_servers(bench, ha.url, tmp))
-        with bench.redis_of_its_own(*pids):
-            _measure(bench, results, servers, stats)
         mirror = redis.Redis(host="127.0.0.1", port=replica, decode_responses=True)
         stack.callback(mirror.close)
+        envs = {n: {"FOLLOWGRAPH_WRITE_REPLICAS": str(n)} for n in SETTINGS}
+        with bench.redis_of_its_own(*pids), _servers(bench, ha.url, tmp, "WRITE_REPLICAS", envs) as servers:
+            _measure(bench, results, servers, stats)
         results.replica = _compare(stats, mirror, graph)
+        bench.say(f"Reads from replicas: a celebrity with {results.pages.fans:,} fans into the primary...")
+        load_fan_graph(page_graph(), "127.0.0.1", primary)
+        _caught_up(stats, mirror)
+        reading = _servers(bench, ha.url, tmp, "READ_FROM_REPLICAS", server_envs())
+        with bench.redis_of_its_own(*pids), reading as servers:
+            measure_pages(bench, results.pages, servers, stats, mirror)
     bench.results.checks["replicated: the replica holds the primary's graph after the load"] = results.replica
+    bench.results.checks["replicated: with READ_FROM_REPLICAS=1 the primary ran no page reads"] = (
+        results.pages.check
+    )
 
 
 @contextlib.contextmanager
-def _servers(bench: Bench, url: str, tmp: Path) -> Iterator[dict[int, tuple[Child, int]]]:
-    """Server A with FOLLOWGRAPH_WRITE_REPLICAS=n for each n of SETTINGS, by n."""
+def _servers(
+    bench: Bench, url: str, tmp: Path, setting: str, envs: dict[int, dict[str, str]]
+) -> Iterator[dict[int, tuple[Child, int]]]:
+    """Server A with `envs[n]` for each n (FOLLOWGRAPH_`setting`=n), by n, neither reading the log."""
     started: dict[int, tuple[Child, int]] = {}
     try:
-        for replicas in SETTINGS:
+        for n, extra in envs.items():
             port = free_port()
             env = child_env(
                 {
                     "FOLLOWGRAPH_JWT_SECRET": bench.secret,
-                    "FOLLOWGRAPH_DATA_DIR": str(tmp / f"data-{replicas}"),
-                    "FOLLOWGRAPH_WRITE_REPLICAS": str(replicas),
+                    "FOLLOWGRAPH_DATA_DIR": str(tmp / f"data-{port}"),
                     "FOLLOWGRAPH_SYNC": "0",
                     "FOLLOWGRAPH_SEARCH_INDEX": "0",
+                    **extra,
                 }
             )
-            child = bench.spawn_server(f"server A (WRITE_REPLICAS={replicas})", port, url, env, tmp)
+            child = bench.spawn_server(f"server A ({setting}={n})", port, url, env, tmp)
             bench.children.append(child)
-            started[replicas] = (child, port)
+            started[n] = (child, port)
         for child, port in started.values():
             wait_http(child, port)
         yield started
@@ -215,14 +233,21 @@ def _offsets(primary: redis.Redis, replica: redis.Redis) -> tuple[int, int]:
     return int(ours["master_repl_offset"]), int(theirs["slave_repl_offset"])
 
 
-def _compare(primary: redis.Redis, replica: redis.Redis, graph: FanGraph) -> str:
-    """The replica's offset caught up with the primary's, the same number of keys, and every
-    writer's following set and every target's fans set the same on both."""
+def _caught_up(primary: redis.Redis, replica: redis.Redis) -> tuple[int, int]:
+    """The primary's and the replica's replication offsets once the replica has caught up (or
+    CATCH_UP seconds have passed)."""
     deadline = time.monotonic() + CATCH_UP
     offsets = _offsets(primary, replica)
     while offsets[1] < offsets[0] and time.monotonic() < deadline:
         time.sleep(0.05)
         offsets = _offsets(primary, replica)
+    return offsets
+
+
+def _compare(primary: redis.Redis, replica: redis.Redis, graph: FanGraph) -> str:
+    """The replica's offset caught up with the primary's, the same number of keys, and every
+    writer's following set and every target's fans set the same on both."""
+    offsets = _caught_up(primary, replica)
     keys = Keys()
     names = [keys.following(w) for w in graph.writers]
     names += [keys.fans(fan_id(i)) for i in range(1, TARGETS + 1)]

@@ -30,6 +30,9 @@ from bench.imports import import_notes, import_rows
 from bench.layers import Layer
 from bench.lifecycle import lifecycle_notes, lifecycle_rows
 from bench.model import Group, MemoryRow, Row
+from bench.replica_pages import HEADERS as REPLICA_PAGE_HEADERS
+from bench.replica_pages import RATIO_HEADERS as REPLICA_PAGE_RATIO_HEADERS
+from bench.replica_pages import page_notes, page_ratio_notes, page_ratio_rows, page_rows
 from bench.replicated import HEADERS as REPLICATED_HEADERS
 from bench.replicated import RATIO_HEADERS as REPLICATED_RATIO_HEADERS
 from bench.replicated import (
@@ -441,7 +444,27 @@ def replicated_tables(results: ReplicatedResults) -> list[Table]:
         replicated_ratio_rows(results),
         notes=replicated_ratio_notes(),
     )
-    return [figures, ratios]
+    out = [figures, ratios]
+    if results.pages.settings:
+        out.append(
+            Table(
+                "Reads from replicas: a celebrity's fans page through A with "
+                "FOLLOWGRAPH_READ_FROM_REPLICAS=0 and 1, taking turns, each Redis measured on its own",
+                REPLICA_PAGE_HEADERS,
+                page_rows(results.pages),
+                notes=page_notes(results.pages),
+                numeric_from=1,
+            )
+        )
+        out.append(
+            Table(
+                "Reads from replicas: READ_FROM_REPLICAS=1 over 0, by round",
+                REPLICA_PAGE_RATIO_HEADERS,
+                page_ratio_rows(results.pages),
+                notes=page_ratio_notes(),
+            )
+        )
+    return out
 
 
 def subscription_tables(results: SubscriptionResults) -> list[Table]:
