@@ -9,20 +9,20 @@ reports throughput, latency, Redis commands, writes and round trips per request,
 memory per edge. Then the change log's section (bench/eventlog.py, on a Redis of its own): the log's
 cost on the write path and through A with the SQL consumer off and on (PostgreSQL), and the
 consumer's drain rate into PostgreSQL, MariaDB and SQLite; `--eventlog-only` runs just that,
-`--no-eventlog` skips it. Then the subscriptions' section (bench/subscriptions.py, on a Redis and a server
-of its own): delivery latency of viewerEvents to 1,000 WebSocket subscribers at two rates of
-follows, and the server's memory per idle subscription; `--subscriptions-only` runs just that,
-`--no-subscriptions` skips it. Then a big account's deletion (bench/lifecycle.py): its time and Redis
-CPU, other users' page p99 during it, and its resumption after a SIGKILL; `--lifecycle-only` runs
-just that, `--no-lifecycle` skips it. Then `followgraph import` and `export` of a CSV of follows
-beside the raw ZADDs (bench/imports.py): `--imports-only` runs just that, `--no-imports` skips it.
-Then follows through A with FOLLOWGRAPH_WRITE_REPLICAS=1 against 0, on a primary and a replica of its
-own (bench/replicated.py), and a celebrity's page with FOLLOWGRAPH_READ_FROM_REPLICAS=1 against 0 on
-them (bench/replica_pages.py): `--replicated-only` runs just that, `--no-replicated` skips it.
-Then Valkey GLIDE against the read channel and granian against uvicorn with the protocol guards, on
-the fans page (bench/clients.py): `--clients-only` runs just that, `--no-clients` skips it.
-`--cluster-only` runs just the one Redis / cluster side-by-side page. Not a test: it asserts no timings.
-"""
+`--no-eventlog` skips it. Then the subscriptions' section (bench/subscriptions.py, on a Redis and a
+server of its own): delivery latency of viewerEvents to 10,000 WebSocket subscribers at two rates of
+follows, the server's memory per idle subscription and its collector's passes;
+`--subscriptions-only` runs just that, `--no-subscriptions` skips it. Then a big account's deletion
+(bench/lifecycle.py): its time and Redis CPU, other users' page p99 during it, and its resumption
+after a SIGKILL; `--lifecycle-only` runs just that, `--no-lifecycle` skips it. Then `followgraph
+import` and `export` of a CSV of follows beside the raw ZADDs (bench/imports.py): `--imports-only`
+runs just that, `--no-imports` skips it. Then follows through A with FOLLOWGRAPH_WRITE_REPLICAS=1
+against 0, on a primary and a replica of its own (bench/replicated.py), and a celebrity's page with
+FOLLOWGRAPH_READ_FROM_REPLICAS=1 against 0 on them (bench/replica_pages.py): `--replicated-only`
+runs just that, `--no-replicated` skips it. Then Valkey GLIDE against the read channel and granian
+against uvicorn with the protocol guards, on the fans page (bench/clients.py): `--clients-only` runs
+just that, `--no-clients` skips it. `--cluster-only` runs just the one Redis / cluster side-by-side
+page. Not a test: it asserts no timings."""
 
 from __future__ import annotations
 

@@ -1,12 +1,45 @@
-"""What the subscriptions' benchmark (bench/subscriptions.py) records: memory per subscription and
-delivery delays."""
+"""What the subscriptions' benchmark (bench/subscriptions.py) records: memory per subscription,
+delivery delays, and the cyclic collector's passes in the server."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# Subscribers of the latency part, and the counts of the memory part.
-SUBSCRIBERS = 1_000
+from bench.collector import Pass
+
+# Subscribers of the latency part, and the most of the memory part.
+SUBSCRIBERS = 10_000
+
+GENERATIONS = 3
+
+
+@dataclass
+class Collections:
+    """The server's cyclic collector over a stretch of the run: passes, their time and what they freed,
+    by generation (0, 1, 2)."""
+
+    passes: list[int] = field(default_factory=lambda: [0] * GENERATIONS)
+    ms: list[float] = field(default_factory=lambda: [0.0] * GENERATIONS)
+    longest_ms: list[float] = field(default_factory=lambda: [0.0] * GENERATIONS)
+    collected: list[int] = field(default_factory=lambda: [0] * GENERATIONS)
+    forced: int = 0  # passes asked for (SIGUSR1), counted in generation 2
+
+    @classmethod
+    def of(cls, passes: list[Pass]) -> Collections:
+        c = cls()
+        for p in passes:
+            g = p.generation
+            c.passes[g] += 1
+            c.ms[g] += p.ns / 1e6
+            c.longest_ms[g] = max(c.longest_ms[g], p.ns / 1e6)
+            c.collected[g] += p.collected
+            c.forced += p.forced
+        return c
+
+    @property
+    def total_ms(self) -> float:
+        return sum(self.ms)
+
 
 SERVED = "followgraph serve"
 
@@ -23,6 +56,7 @@ class MemoryStep:
     open_seconds: float = 0.0  # time to open this step's new sockets (init, ack, subscribe)
     added: int = 0  # sockets opened at this step (0: a baseline, or sockets closed)
     extensions: str = ""  # the WebSocket extensions agreed for this step's sockets
+    collections: Collections | None = None  # while this step's sockets opened (or closed)
 
 
 @dataclass
@@ -54,6 +88,7 @@ class Delivery:
     # Spells of slow deliveries (over SLOW_MS): [seconds into the round, seconds long, deliveries]
     slow_spells: list[list[float]] = field(default_factory=list)
     server: str = SERVED
+    collections: Collections = field(default_factory=Collections)  # from the first follow to the drain
 
     @property
     def achieved_rate(self) -> float:
@@ -70,6 +105,9 @@ class SubscriptionResults:
     problems: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)  # the first failed mutations' answers
     server_log: str = ""  # the server's log tail, when a mutation failed
+    # What the collector freed from the closing of every subscription to a full collection after
+    # it, per subscription: what closing them left to the collector.
+    left_per_subscription: float | None = None
 
     def per_subscription_kb(self, step: MemoryStep) -> float:
         """(RSS - RSS with none) / subscriptions."""

@@ -1,18 +1,24 @@
 """GraphQL subscriptions (#14), measured in one run on a Redis and a `followgraph serve` of their own:
 
 0. the reference: the same two rates of follows (below) with no subscription open;
-1. memory per idle subscription: the server's RSS (/proc/PID/status VmRSS) with 0, 1,000 and 2,000
-   idle WebSocket connections each running viewerEvents as a distinct user (offering
-   permessage-deflate, as browsers do), then 1,000 more that offer no compression, and again once
-   all but the first 1,000 have closed; Redis' used_memory and connected clients beside it (the
-   design keeps no per-subscription state in Redis: one reader of the change log per process);
-2. delivery latency with 1,000 subscribers: follows sent through HTTP at a steady rate, each from a
+1. memory per idle subscription: the server's RSS (/proc/PID/status VmRSS) with 0, 1,000, 2,500,
+   5,000 and 10,000 idle WebSocket connections on its one process, each running viewerEvents as a
+   distinct user (offering permessage-deflate, as browsers do); Redis' used_memory and connected
+   clients beside it (the design keeps no per-subscription state in Redis: one reader of the change
+   log per process);
+2. delivery latency with 10,000 subscribers: follows sent through HTTP at a steady rate, each from a
    subscriber to another subscriber, so each follow is pushed to two subscriptions (the actor's and
    the target's); latency is from writing the mutation's request to the subscriber reading the event,
    on one clock (one process). Two rates, a light one and a heavier one; every delivery is counted
    against the expected ones (none lost, none doubled);
-3. the heavier rate again on a second server started with `gc.disable()` (the same sockets opened
-   and closed before, the same 1,000 subscribers): what the cyclic collector's pauses cost.
+3. the 10,000 sockets closed, then a full collection asked of the server: what the collector freed
+   from the closing on, per subscription, is what a subscription leaves to it;
+4. the heavier rate again on a second server started with `gc.disable()` (the same 10,000
+   subscribers): what the cyclic collector's pauses cost.
+
+The server runs under bench/collector.py, which records each pass of its cyclic collector (the
+generation, how long it took, what it freed): the passes while each step's sockets open, during each
+rate's follows and from the closing on are reported beside those figures.
 
 The client is lean and runs in the harness' own process (one asyncio loop on uvloop): the
 `websockets` library speaking graphql-transport-ws directly (connection_init with the token,
@@ -25,8 +31,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
 import resource
+import signal
 import sys
 import tempfile
 import time
@@ -42,11 +50,19 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 from websockets.typing import Subprotocol
 
+from bench.collector import passes
 from bench.cpu import meter, own_seconds, process_seconds
 from bench.graph import open_pipe, profile_command
 from bench.loadgen import build_request, percentile
 from bench.processes import Child, child_env, free_port, pin, spawn, wait_http
-from bench.subscription_results import SERVED, SUBSCRIBERS, Delivery, MemoryStep, SubscriptionResults
+from bench.subscription_results import (
+    SERVED,
+    SUBSCRIBERS,
+    Collections,
+    Delivery,
+    MemoryStep,
+    SubscriptionResults,
+)
 from followgraph.server.redis_server import RedisServer, find_redis_server
 from followgraph.store import Keys
 from followgraph.transport.auth import AuthConfig, mint_token
@@ -54,8 +70,8 @@ from followgraph.transport.auth import AuthConfig, mint_token
 if TYPE_CHECKING:
     from bench.suite import Bench
 
-# Subscriptions opened at each step of the memory part, and whether they offer permessage-deflate.
-MEMORY_STEPS = ((1_000, True), (1_000, True), (1_000, False))
+# Subscriptions open at each step of the memory part; the last is SUBSCRIBERS, the delivery part's.
+OPEN_STEPS = (1_000, 2_500, 5_000, SUBSCRIBERS)
 # Follows per second: a light rate and a heavier one (at ~3 ms of server CPU per follow with two
 # deliveries, 300/s is about one core: saturation, not a rate to measure latency at).
 RATES = (100.0, 200.0)
@@ -73,15 +89,15 @@ DRAIN_SECONDS = 10.0
 SLOW_MS = 100.0
 # Seconds the server is left alone before its RSS is read.
 SETTLE = 1.0
-# Open files the harness needs: a socket per subscriber, the sender's, Redis', the server's pipes.
-MEMORY_USERS = sum(n for n, _ in MEMORY_STEPS)
-FILES_NEEDED = MEMORY_USERS + SENDER_CONNECTIONS + 200
+# Open files the harness needs: a socket per subscriber, the sender's, Redis', the server's pipes
+# (the server's own need is the same, and it inherits the harness' limit).
+FILES_NEEDED = SUBSCRIBERS + SENDER_CONNECTIONS + 200
+# The server's connection cap (FOLLOWGRAPH_MAX_CONNECTIONS, 10,000 by default): the subscribers,
+# the sender's and the harness' own.
+MAX_CONNECTIONS = SUBSCRIBERS + SENDER_CONNECTIONS + 100
+# Longest wait for the full collection asked of the server after the sockets closed.
+FORCED_SECONDS = 30.0
 
-# `followgraph serve` with the cyclic garbage collector disabled (the reference row).
-GC_OFF = (
-    "import gc, sys; gc.disable(); sys.argv = ['followgraph', *sys.argv[1:]]; "
-    "from followgraph.cli.main import main; main()"
-)
 GC_DISABLED = "the same, gc.disable()"
 SUBPROTOCOL = Subprotocol("graphql-transport-ws")
 EVENT_FIELDS = "eventId kind actor { userId } target { userId } at"
@@ -319,7 +335,7 @@ def run_subscriptions(bench: Bench) -> None:
                 info: dict[str, Any] = stats.info("server")
                 bench.results.redis_version = str(info["redis_version"])
                 bench.results.redis_allocator = str(stats.info("memory").get("mem_allocator", "?"))
-            users = [user(i) for i in range(1, MEMORY_USERS + 1)]
+            users = [user(i) for i in range(1, SUBSCRIBERS + 1)]
             warm = [f"warm{i}" for i in range(1, 21)]
             keys = Keys()
             with open_pipe("127.0.0.1", server.port) as pipe:
@@ -337,14 +353,13 @@ def run_subscriptions(bench: Bench) -> None:
                     # measures the change log's reader and the sockets, not the SQL consumer.
                     "FOLLOWGRAPH_SYNC": "0",
                     "FOLLOWGRAPH_DATA_DIR": str(tmp / "data"),
+                    "FOLLOWGRAPH_MAX_CONNECTIONS": str(MAX_CONNECTIONS),
                 }
             )
-            child = bench.spawn_server(
-                "server A (followgraph serve, subscriptions)",
-                port,
-                f"redis://127.0.0.1:{server.port}/0",
-                env,
-                tmp,
+            url = f"redis://127.0.0.1:{server.port}/0"
+            log = tmp / "collector.log"
+            child = _serve(
+                bench, "server A (followgraph serve, subscriptions)", [str(log)], port, url, env, tmp
             )
             wait_http(child, port)
             if bench.layout.loader is not None:
@@ -354,29 +369,39 @@ def run_subscriptions(bench: Bench) -> None:
                 f"(open files: {results.open_files})..."
             )
             follows = Follows(SUBSCRIBERS)
-            uvloop.run(_measure(bench, results, child, port, stats, tokens, users, warm, follows))
+            uvloop.run(_measure(bench, results, child, log, port, stats, tokens, users, warm, follows))
             child.stop()
             # The same server with Python's cyclic garbage collector off, at the heavier rate: what
             # the collector's pauses cost the deliveries (a reference, not a way to run it).
             port = free_port()
-            args = [sys.executable, "-c", GC_OFF, "serve", "--port", str(port)]
-            args += ["--redis-url", f"redis://127.0.0.1:{server.port}/0", "--production"]
-            child = spawn(
-                "server A, gc disabled (subscriptions)",
-                [*args, "--log-level", "warning"],
-                env=env,
-                log_path=tmp / f"server-{port}.log",
-                cpus=bench.layout.app,
+            log = tmp / "collector-off.log"
+            child = _serve(
+                bench, "server A, gc disabled (subscriptions)", ["--off", str(log)], port, url, env, tmp
             )
             wait_http(child, port)
             bench.say("  the same server with gc.disable(), at the heavier rate:")
-            uvloop.run(_gc_off(bench, child, port, tokens, users, follows))
+            uvloop.run(_gc_off(bench, child, log, port, tokens, users, follows))
         finally:
             os.sched_setaffinity(0, affinity)
             if child is not None:
                 child.stop()
             stats.close()
             server.stop()
+
+
+def _serve(
+    bench: Bench, name: str, collector: list[str], port: int, url: str, env: dict[str, str], tmp: Path
+) -> Child:
+    """`followgraph serve` (one worker: the process that serves is the one started) under
+    bench/collector.py, with the access log at its default level, as users run it."""
+    args = [sys.executable, "-m", "bench.collector", *collector, "serve", "--port", str(port)]
+    return spawn(
+        name,
+        [*args, "--redis-url", url, "--production", "--workers", "1"],
+        env=env,
+        log_path=tmp / f"server-{port}.log",
+        cpus=bench.layout.app,
+    )
 
 
 def _version(name: str) -> str:
@@ -393,11 +418,13 @@ async def _gauge(http: httpx.AsyncClient, name: str) -> float:
     return 0.0
 
 
-async def _subscriptions_reach(http: httpx.AsyncClient, count: int, timeout: float = 60.0) -> None:
+async def _subscriptions_reach(
+    http: httpx.AsyncClient, count: int, timeout: float = 60.0, gauge: str = "followgraph_subscriptions"
+) -> None:
     deadline = time.monotonic() + timeout
-    while await _gauge(http, "followgraph_subscriptions") != count:
+    while await _gauge(http, gauge) != count:
         if time.monotonic() > deadline:
-            raise RuntimeError(f"the server does not hold {count} subscriptions after {timeout:.0f}s")
+            raise RuntimeError(f"the server's {gauge} is not {count} after {timeout:.0f}s")
         await asyncio.sleep(0.1)
     # The gauge counts an operation as soon as it starts; its hub subscription follows at once.
     await asyncio.sleep(SETTLE)
@@ -407,6 +434,7 @@ async def _measure(
     bench: Bench,
     results: SubscriptionResults,
     child: Child,
+    log: Path,
     port: int,
     stats: redis.Redis,
     tokens: dict[str, str],
@@ -429,7 +457,9 @@ async def _measure(
         clients.latencies.clear()
         await _subscriptions_reach(http, 0)
 
-        def step(label: str, n: int, seconds: float = 0.0, added: int = 0) -> MemoryStep:
+        def step(
+            label: str, n: int, seconds: float = 0.0, added: int = 0, since_ns: int | None = None
+        ) -> MemoryStep:
             memory: dict[str, Any] = stats.info("memory")
             clients_info: dict[str, Any] = stats.info("clients")
             s = MemoryStep(
@@ -441,6 +471,7 @@ async def _measure(
                 seconds,
                 added,
                 clients.extensions if added else "",
+                None if since_ns is None else Collections.of(passes(log, since_ns)),
             )
             results.memory.append(s)
             bench.say(
@@ -452,28 +483,49 @@ async def _measure(
 
         # The reference: the same rates of follows with no subscription open.
         for rate in RATES:
-            results.deliveries.append(await _round(bench, clients, sender, child, follows, rate, 0))
+            results.deliveries.append(await _round(bench, clients, sender, child, log, follows, rate, 0))
         step("0 subscriptions", 0)
         opened = 0
-        for added, deflate in MEMORY_STEPS:
-            seconds = await clients.open(users[opened : opened + added], deflate)
-            opened += added
+        for reached in OPEN_STEPS:
+            since = time.monotonic_ns()
+            seconds = await clients.open(users[opened:reached])
+            added, opened = reached - opened, reached
             await _subscriptions_reach(http, opened)
-            how = "offering permessage-deflate" if deflate else "without compression"
-            step(f"{opened:,} idle (+{added:,} {how})", opened, seconds, added)
-        await clients.close(users[SUBSCRIBERS:opened])
-        await _subscriptions_reach(http, SUBSCRIBERS)
-        step(f"{SUBSCRIBERS:,} after closing {opened - SUBSCRIBERS:,}", SUBSCRIBERS)
+            step(f"{opened:,} idle (+{added:,})", opened, seconds, added, since)
 
         # Delivery latency with SUBSCRIBERS subscriptions.
         warm_pairs = follows.take(WARMUP_FOLLOWS)
         await sender.steady(clients, warm_pairs, RATES[0])
         await _drained(clients, 2 * len(warm_pairs))
         for rate in RATES:
-            d = await _round(bench, clients, sender, child, follows, rate, SUBSCRIBERS)
+            d = await _round(bench, clients, sender, child, log, follows, rate, SUBSCRIBERS)
             results.deliveries.append(d)
-    await clients.close(list(clients.sockets))
+
+        # What closing them leaves to the collector: all it frees from the closing to a full
+        # collection asked for once every socket has ended.
+        since = time.monotonic_ns()
+        await clients.close(list(clients.sockets))
+        await _subscriptions_reach(http, 0)
+        await _subscriptions_reach(http, 0, gauge="followgraph_ws_connections")
+        await _full_collection(child, log, since)
+        s = step(f"0 after closing {opened:,}", 0, since_ns=since)
+        assert s.collections is not None
+        results.left_per_subscription = sum(s.collections.collected) / opened
+        bench.say(
+            f"  closing {opened:,}: the collector freed {sum(s.collections.collected):,} objects "
+            f"({results.left_per_subscription:.1f} per subscription)"
+        )
     results.problems = clients.problems[:20]
+
+
+async def _full_collection(child: Child, log: Path, since_ns: int) -> None:
+    """Ask the server (under bench/collector.py) for a full collection and wait until it is done."""
+    os.kill(child.pid, signal.SIGUSR1)
+    deadline = time.monotonic() + FORCED_SECONDS
+    while not any(p.forced for p in passes(log, since_ns)):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the server made no full collection within {FORCED_SECONDS:.0f}s")
+        await asyncio.sleep(0.1)
 
 
 def slow_spells(starts: list[int], latencies: list[int], origin: int) -> list[list[float]]:
@@ -508,6 +560,7 @@ async def _round(
     clients: Clients,
     sender: Sender,
     child: Child,
+    log: Path,
     follows: Follows,
     rate: float,
     subscribers: int,
@@ -533,10 +586,17 @@ async def _round(
         process_seconds(bench.redis_pids[0]),
         own_seconds(),
     )
-    wall = time.perf_counter()
-    sending = await sender.steady(clients, pairs, rate)
-    await _drained(clients, expected())
+    wall, since = time.perf_counter(), time.monotonic_ns()
+    # The harness' own collector is off while it times deliveries: a pass over its 10,000 client
+    # sockets stalled the sender and the readers for up to half a second.
+    gc.disable()
+    try:
+        sending = await sender.steady(clients, pairs, rate)
+        await _drained(clients, expected())
+    finally:
+        gc.enable()
     wall = time.perf_counter() - wall
+    collections = Collections.of(passes(log, since))
     use = cpu()
     server_cpu = process_seconds(child.pid) - server_cpu
     redis_cpu = process_seconds(bench.redis_pids[0]) - redis_cpu
@@ -567,6 +627,7 @@ async def _round(
         client_cpu_percent=100 * own / wall,
         redis_cpu_percent=100 * redis_cpu / wall,
         others_cpu_percent=use.others_percent,
+        collections=collections,
     )
     assert bench.results.subscriptions is not None
     bench.results.subscriptions.failures += sender.failures
@@ -581,31 +642,33 @@ async def _round(
         f"p50 {d.p50_ms:.2f} ms p99 {d.p99_ms:.2f} ms max {d.max_ms:.2f} ms; mutation p50 "
         f"{d.mutation_p50_ms:.2f} ms; CPU server {d.server_cpu_percent:.0f}% "
         f"({d.server_cpu_ms_per_follow:.2f} ms/follow) client {d.client_cpu_percent:.0f}% "
-        f"Redis {d.redis_cpu_percent:.0f}% others {d.others_cpu_percent:.0f}%"
+        f"Redis {d.redis_cpu_percent:.0f}% others {d.others_cpu_percent:.0f}%; collector "
+        f"{_passes(collections)}"
     )
     return d
 
 
 async def _gc_off(
-    bench: Bench, child: Child, port: int, tokens: dict[str, str], users: list[str], follows: Follows
+    bench: Bench,
+    child: Child,
+    log: Path,
+    port: int,
+    tokens: dict[str, str],
+    users: list[str],
+    follows: Follows,
 ) -> None:
     assert bench.results.subscriptions is not None
     clients = Clients(f"ws://127.0.0.1:{port}/graphql", tokens)
     sender = Sender(port, tokens)
     async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
-        # The same history as the first server's: the memory part's sockets opened, then all but
-        # the first SUBSCRIBERS closed.
-        opened = 0
-        for added, deflate in MEMORY_STEPS:
-            await clients.open(users[opened : opened + added], deflate)
-            opened += added
-        await _subscriptions_reach(http, opened)
-        await clients.close(users[SUBSCRIBERS:opened])
+        # The same history as the first server's: the sockets opened, a warm-up.
+        for opened, reached in zip((0, *OPEN_STEPS), OPEN_STEPS, strict=False):
+            await clients.open(users[opened:reached])
         await _subscriptions_reach(http, SUBSCRIBERS)
         warm_pairs = follows.take(WARMUP_FOLLOWS)
         await sender.steady(clients, warm_pairs, RATES[0])
         await _drained(clients, 2 * len(warm_pairs))
-        d = await _round(bench, clients, sender, child, follows, RATES[-1], SUBSCRIBERS)
+        d = await _round(bench, clients, sender, child, log, follows, RATES[-1], SUBSCRIBERS)
         d.server = GC_DISABLED
         bench.results.subscriptions.deliveries.append(d)
     await clients.close(list(clients.sockets))
@@ -647,6 +710,9 @@ DELIVERY_HEADERS = (
     "client CPU %",
     "Redis CPU %",
     "others' CPU %",
+    "collections gen0 / 1 / 2",
+    "collector ms: all / longest",
+    "objects freed",
 )
 MEMORY_HEADERS = (
     "open subscriptions",
@@ -657,6 +723,9 @@ MEMORY_HEADERS = (
     "Redis used_memory KiB",
     "Redis clients",
     "opened in s",
+    "collections gen0 / 1 / 2",
+    "collector ms: all / longest",
+    "objects freed",
 )
 
 
@@ -684,9 +753,28 @@ def delivery_rows(results: SubscriptionResults) -> list[list[str]]:
             f"{d.client_cpu_percent:.0f}",
             f"{d.redis_cpu_percent:.0f}",
             f"{d.others_cpu_percent:.0f}",
+            *_collection_cells(d.collections),
         ]
         for d in results.deliveries
     ]
+
+
+def _collection_cells(c: Collections | None) -> list[str]:
+    """Passes by generation, their time (all, longest) and what they freed."""
+    if c is None:
+        return ["-"] * 3
+    return [
+        " / ".join(str(n) for n in c.passes),
+        f"{c.total_ms:.1f} / {max(c.longest_ms):.1f}",
+        f"{sum(c.collected):,}",
+    ]
+
+
+def _passes(c: Collections) -> str:
+    return (
+        f"gen0/1/2 passes {'/'.join(str(n) for n in c.passes)}, {c.total_ms:.1f} ms, "
+        f"longest {max(c.longest_ms):.1f} ms"
+    )
 
 
 def memory_rows(results: SubscriptionResults) -> list[list[str]]:
@@ -700,6 +788,7 @@ def memory_rows(results: SubscriptionResults) -> list[list[str]]:
             f"{s.redis_used_memory / 1024:.1f}",
             str(s.redis_clients),
             f"{s.open_seconds:.1f}" if s.open_seconds else "-",
+            *_collection_cells(s.collections),
         ]
         for s in results.memory
     ]
@@ -733,10 +822,14 @@ def delivery_notes(results: SubscriptionResults) -> list[str]:
         "reference: the same rates with no subscription open (the same server, before the sockets), "
         "so server CPU ms per follow beside them shows what pushing each follow to two subscriptions "
         "costs. The last row: a second server on the same Redis, started with Python's cyclic garbage "
-        "collector disabled (`gc.disable()` before `followgraph serve`), the same sockets opened and "
-        "closed before, the same 1,000 subscribers and the heavier rate: a reference that shows "
-        "what the collector's pauses cost, not a setting.",
-        f"Client: {results.client}, pinned with Redis to the load generator's CPU; {enough}. On this "
+        "collector disabled (`gc.disable()` before `followgraph serve`), the same "
+        f"{results.subscribers:,} subscribers and the heavier rate: a reference that shows what the "
+        "collector's pauses cost, not a setting. Collections: the server's cyclic collector passes "
+        "from the rate's first follow to its last delivery, by generation, and their time in ms (all "
+        "of them, and the longest): bench/collector.py runs `followgraph serve` with a gc.callbacks "
+        "hook that times each pass.",
+        f"Client: {results.client}, pinned with Redis to the load generator's CPU, its own cyclic "
+        f"collector off while it times a rate; {enough}. On this "
         "2-core machine the client competes with Redis for its core, not with the server. CPU %: of "
         "one core, over the rate's sending and draining; others' CPU %: processes outside the "
         "benchmark (the machine is shared), which disturb the tail when high.",
@@ -776,15 +869,21 @@ def delivery_notes(results: SubscriptionResults) -> list[str]:
 
 
 def memory_notes(results: SubscriptionResults) -> list[str]:
+    left = results.left_per_subscription
     return [
         "Server RSS: VmRSS of the server process (/proc/PID/status), read 1 s after the server's "
         "subscriptions gauge reached the count; the baseline is taken after 20 sockets have subscribed, "
         "received an event and closed, so first-use imports and caches are not charged to the "
         "subscriptions. KB per subscription: (RSS - RSS with 0) / subscriptions; each is one "
         "connection with one viewerEvents operation (Strawberry's handler, its tasks, the hub's queue). "
-        "Kernel socket buffers are not in RSS. The first 2,000 sockets offer permessage-deflate, as "
-        "browsers do (the server agrees, and keeps a compressor and a decompressor per socket); the "
-        "next 1,000 offer no extension, which isolates what compression costs per socket.",
+        "Kernel socket buffers are not in RSS. Every socket offers permessage-deflate, as browsers do; "
+        "`serve` agrees to none (extensions agreed), so no socket keeps a compressor.",
+        "Collections: the server's cyclic collector passes while the row's sockets opened, by "
+        "generation, their time in ms (all, longest) and the objects they freed. The last row: from "
+        "the closing of every socket to a full collection asked of the server (SIGUSR1 to "
+        "bench/collector.py) once the connections gauge is 0; what it freed is what the "
+        "subscriptions left to the collector"
+        + ("." if left is None else f": {left:.1f} objects per subscription."),
         redis_note(results),
     ]
 
@@ -816,6 +915,4 @@ def redis_note(results: SubscriptionResults) -> str:
             f"From 0 to {last.subscriptions:,} subscriptions: clients {base.redis_clients} -> "
             f"{last.redis_clients}, used_memory {used(base, last)}. "
         )
-    return text + (
-        "The last row: RSS once all but the first 1,000 sockets closed (Python keeps freed memory for reuse)."
-    )
+    return text + "RSS in the last row, once every socket closed: Python keeps freed memory for reuse."

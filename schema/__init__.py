@@ -12,6 +12,7 @@ from strawberry.types import ExecutionContext
 
 from followgraph.schema.errors import MaskUnexpectedErrors
 from followgraph.schema.events import Subscription
+from followgraph.schema.execution import AcyclicExecutionContext
 from followgraph.schema.limits import EnforceQueryLimits, QueryLimits
 from followgraph.schema.mutations import Mutation
 from followgraph.schema.query import Query
@@ -76,6 +77,7 @@ def build_schema(
         types=[User],
         config=StrawberryConfig(scalar_map=SCALAR_MAP, disable_field_suggestions=not suggestions),
         extensions=[*standard, *extensions],
+        execution_context_class=AcyclicExecutionContext,
     )
     built.limits = limits
     return built

@@ -20,6 +20,7 @@ from followgraph.store import FollowStore
 from followgraph.store.log.hub import EventHub
 from followgraph.store.redis.lua import Client
 from followgraph.transport.auth import mint_token
+from followgraph.transport.http_protocol import GuardedHttpToolsProtocol
 from followgraph.transport.ws_protocol import GoingAwayWebSocketProtocol
 from tests.server.processes import free_port
 
@@ -82,7 +83,11 @@ class Live:
 
 
 @asynccontextmanager
-async def serve_live(settings: Settings, redis: Client | None = None) -> AsyncIterator[Live]:
+async def serve_live(
+    settings: Settings, redis: Client | None = None, *, guarded: bool = False
+) -> AsyncIterator[Live]:
+    """The app on uvicorn's own HTTP protocol, or with `guarded` on the one `serve` runs (its read
+    limits from `settings`)."""
     app = create_app(settings, redis=redis)
     port = free_port()
     config = uvicorn.Config(
@@ -91,6 +96,7 @@ async def serve_live(settings: Settings, redis: Client | None = None) -> AsyncIt
         port=port,
         log_config=None,
         lifespan="on",
+        http=GuardedHttpToolsProtocol.with_limits(settings.read_limits) if guarded else "auto",
         ws=GoingAwayWebSocketProtocol,
         ws_max_size=settings.max_body_bytes,
         timeout_graceful_shutdown=5,

@@ -8,6 +8,9 @@ versions, so that a release that moves them fails here, loudly, rather than in p
 - store/redis/channel.py parses replies with hiredis and redis-py's error parser,
   store/redis/cluster_channel.py reads redis-py's slot and node caches, and store/redis/replicas.py
   sends a cluster node's barrier and WAIT through the node's own pipeline;
+- transport/http_protocol.py drops an upgraded connection's parser, as uvicorn's connection_lost
+  does;
+- schema/execution.py replaces the resolver helpers graphql-core's executor binds to itself;
 - schema/federation.py answers `_entities` with its own `entities_resolver` (Strawberry's federation
   schema makes the field of that method) and gives User its federation directives by replacing the
   class's Strawberry definition while the schema is built (which reads it from the class).
@@ -24,12 +27,13 @@ import tomllib
 from importlib.metadata import version
 from pathlib import Path
 
+from graphql.execution.executor import Executor
 from packaging.requirements import Requirement
 from redis._parsers.base import BaseParser
 from redis.asyncio.cluster import ClusterNode, NodesManager, PipelineCommand
 from redis.exceptions import ResponseError
 from strawberry.federation import Schema as FederationSchema
-from strawberry.schema.schema import Schema
+from strawberry.schema.schema import Schema, StrawberryGraphQLCoreExecutionContext
 from uvicorn.protocols.http.flow_control import service_unavailable
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol, RequestResponseCycle
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
@@ -103,6 +107,18 @@ def test_the_httptools_protocol_internals_the_guards_use_are_there() -> None:
     assert callable(service_unavailable)
     for method in ("send", "receive"):
         assert callable(getattr(RequestResponseCycle, method)), method
+
+
+def test_the_internals_the_subscriptions_leave_no_cycle_through_are_there() -> None:
+    # An upgraded connection's parser refers back to its protocol; uvicorn drops it on close.
+    assert "parser" in assigned(HttpToolsProtocol.__init__)
+    assert "parser" in assigned(HttpToolsProtocol.connection_lost)
+    # The executor's helpers for resolvers, made of its own bound methods, set once per executor.
+    assert "async_helpers" in assigned(Executor.__init__)
+    for name in ("gather_async_work", "track_async_work"):
+        assert callable(getattr(Executor, name, None)), name
+    assert issubclass(StrawberryGraphQLCoreExecutionContext, Executor)
+    assert "self.async_helpers" in inspect.getsource(StrawberryGraphQLCoreExecutionContext.build_resolve_info)
 
 
 def test_the_websocket_protocol_internals_its_shutdown_uses_are_there() -> None:

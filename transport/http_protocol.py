@@ -148,6 +148,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
                 self._reject(503, "Too many connections: try again later.")
             else:
                 self.handle_websocket_upgrade()
+                self._handed_over()
             return
         # A chunk that ends inside headers is all header bytes, unless a request ended in it (then
         # the next one's first bytes go uncounted: at most one chunk, 256 kB with uvloop).
@@ -230,6 +231,16 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self._deadline = self.loop.time() + self.timeout_keep_alive
             if self._timer is None or self._timer_at > self._deadline:
                 self._arm(self._deadline)
+
+    def _handed_over(self) -> None:
+        """The connection is the WebSocket protocol's now: drop what keeps this one alive. The parser
+        refers back to this protocol, a cycle that uvicorn breaks in connection_lost, which an
+        upgraded connection never reaches; left, it gave each closed WebSocket's first protocol,
+        transport and socket to the cyclic collector, once this timer had fired."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self.parser = None  # type: ignore[assignment]
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self._timer is not None:

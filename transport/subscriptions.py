@@ -161,6 +161,9 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
         finally:
             for task in self._tasks:
                 task.cancel()
+            # A cancelled task keeps its CancelledError, whose traceback's frames hold this handler:
+            # held here too, the socket's whole state would wait for the cyclic collector.
+            self._tasks.clear()
             if self._admitted:
                 sockets.release(self.user_id)
             sockets.connections.dec()
@@ -307,7 +310,16 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
             gauge.inc()
             operation.task.add_done_callback(lambda _task: gauge.dec())
             self._running.add(operation.task)
-            operation.task.add_done_callback(self._running.discard)
+            operation.task.add_done_callback(self._operation_done)
+
+    def _operation_done(self, task: asyncio.Task[None]) -> None:
+        self._running.discard(task)
+        if task.cancelled():
+            # Taking the cancellation out of the task drops it: kept, its traceback's frames hold
+            # the operation, which holds the task, a reference cycle that left the operation's
+            # whole state to the cyclic collector when a `complete` ended it.
+            with contextlib.suppress(asyncio.CancelledError):
+                task.result()
 
     async def run_operation(self, operation: Operation[Context, None]) -> None:
         """A query or mutation through the executor, as over HTTP; a subscription through Strawberry."""
