@@ -273,7 +273,9 @@ def _collect_less() -> None:
     # Everything built so far lives as long as the process: out of the collector's sight. And
     # collect less often: with 1,000 sockets open, the default thresholds stalled the process
     # for 0.4-0.7 s at a time under 200 follows/s (delivery p99 353-626 ms); with these,
-    # p99 21-28 ms, max 58 ms (make bench, subscriptions, on a quiet machine).
+    # p99 21-28 ms, max 58 ms (make bench, subscriptions, on a quiet machine). With 10,000 open,
+    # each young-generation pass takes 80-105 ms, which sets the delivery p99 (47 ms); a closed
+    # subscription leaves the collector nothing (tests/transport/test_subscription_cycles.py).
     gc.freeze()
     gc.set_threshold(50_000, 50, 100)
 

@@ -70,7 +70,7 @@ class Tracing:
         if not self.follows_callers:
             return None
         traceparent = next((value for name, value in scope["headers"] if name == b"traceparent"), None)
-        ids = None if traceparent is None else unsampled_child(traceparent.decode("latin-1"))
+        ids = None if traceparent is None else unsampled_child_ids(traceparent.decode("latin-1"))
         return None if ids is None else UNRECORDED.set(ids)
 
     async def request(self, scope: Scope, answer: Awaitable[Answer], route: str) -> Answer:
@@ -134,7 +134,7 @@ class Tracing:
             force_flush()
 
 
-def unsampled_child(traceparent: str) -> tuple[str, str] | None:
+def unsampled_child_ids(traceparent: str) -> tuple[str, str] | None:
     """The trace and span ids of a request whose caller did not sample it (a traceparent of
     version 00 with the sampled flag off), as a sampler that follows the caller would give its
     span: not recorded, in the caller's trace, with an id of its own. No span is made, by the SDK

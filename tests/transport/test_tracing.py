@@ -26,7 +26,7 @@ from opentelemetry.trace import SpanKind
 from followgraph.server.settings import Settings
 from followgraph.store.redis.lua import Client
 from followgraph.transport.logs import configure_logging
-from followgraph.transport.tracing import Tracing, unsampled_child
+from followgraph.transport.tracing import Tracing, unsampled_child_ids
 from followgraph.transport.tracing_config import TracingConfigError, check_config, tracing_from_env, wanted
 from tests.served import Served, serve
 
@@ -220,7 +220,7 @@ async def test_a_request_refused_before_its_operation_ran_is_a_request_and_an_op
 def test_an_unsampled_caller_gets_the_ids_the_sdk_would_give_its_span() -> None:
     for flags in ("00", "02"):
         traceparent = f"00-{CALLER_TRACE}-{CALLER_SPAN}-{flags}"
-        ours = unsampled_child(traceparent)
+        ours = unsampled_child_ids(traceparent)
         sdk = TracerProvider().get_tracer("t").start_span("x", context=extract({"traceparent": traceparent}))
         assert ours is not None and not sdk.is_recording()
         trace_id, span_id = ours
@@ -234,7 +234,7 @@ def test_an_unsampled_caller_gets_the_ids_the_sdk_would_give_its_span() -> None:
         f"00-{CALLER_TRACE}-{'0' * 16}-00",
         "x",
     ):
-        assert unsampled_child(other) is None
+        assert unsampled_child_ids(other) is None
 
 
 def test_only_a_sampler_that_follows_the_caller_skips_the_sdk() -> None:
