@@ -36,6 +36,7 @@ import redis
 from bench.client_pages import CLIENTS, Measured
 from bench.graph import VIEWER, FanGraph, load_fan_graph, wait_until_indexed
 from bench.loadgen import RequestSpec
+from bench.model import Turns
 from bench.processes import ROOT, Child, child_env, child_setup, free_port, pin, spawn, wait_http
 from bench.queries import bearer, fans_query_body
 from bench.redisstats import RedisWork, Snapshot, Stats
@@ -94,18 +95,10 @@ class Round:
 
 
 @dataclass
-class Contender:
+class Contender(Turns):
     part: str  # "one Redis", "cluster", "HTTP"
     name: str
     rounds: list[Round] = field(default_factory=list)
-
-    def median(self, attribute: str) -> float:
-        values: list[float] = [getattr(r, attribute) or 0.0 for r in self.rounds]
-        return statistics.median(values)
-
-    def ratios_to(self, reference: Contender) -> list[float]:
-        """CPU per page of each round over the reference's round taken beside it."""
-        return [r.cpu_us / ref.cpu_us for r, ref in zip(self.rounds, reference.rounds, strict=True)]
 
 
 @dataclass
@@ -305,7 +298,7 @@ def client_rows(results: ClientsResults) -> list[list[str]]:
         contenders = results.part(part)
         for contender in contenders:
             cpu = [r.cpu_us for r in contender.rounds]
-            ratios = contender.ratios_to(contenders[0])
+            ratios = contender.ratios_to(contenders[0], "cpu_us")
             name = CLIENTS.get(contender.name, contender.name)
             rows.append(
                 [
@@ -326,7 +319,7 @@ def client_rows(results: ClientsResults) -> list[list[str]]:
 def same_commands(results: ClientsResults, part: str) -> str:
     """GLIDE's batch against the channel sending the same commands, round by round."""
     by_name = {c.name: c for c in results.part(part)}
-    ratios = by_name["glide-batch"].ratios_to(by_name["channel-hmget"])
+    ratios = by_name["glide-batch"].ratios_to(by_name["channel-hmget"], "cpu_us")
     where = "the cluster" if part == "cluster" else part
     return f"{statistics.median(ratios):.2f} ({min(ratios):.2f} to {max(ratios):.2f}) on {where}"
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import statistics
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -11,6 +13,24 @@ from bench.redisstats import RedisWork
 
 FULL_SIZES = (1_000, 100_000, 1_000_000)
 QUICK_SIZES = (1_000, 10_000, 100_000)
+
+
+class Turns:
+    """The rounds of one contender that took turns with others': a figure's median, and its ratio
+    to another contender's round taken beside each (round by round, as the machine's load was)."""
+
+    rounds: Sequence[Any]
+
+    def median(self, attribute: str) -> float:
+        """The median of `attribute` over the rounds (a figure a round lacks counts as 0)."""
+        return statistics.median(float(getattr(r, attribute) or 0.0) for r in self.rounds)
+
+    def ratios_to(self, reference: Turns, attribute: str) -> list[float]:
+        """`attribute` of each round over the reference's round taken beside it."""
+        return [
+            float(getattr(r, attribute)) / float(getattr(ref, attribute))
+            for r, ref in zip(self.rounds, reference.rounds, strict=True)
+        ]
 
 
 @dataclass(frozen=True, slots=True)

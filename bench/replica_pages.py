@@ -21,6 +21,7 @@ import redis
 
 from bench.graph import FanGraph
 from bench.loadgen import RequestSpec
+from bench.model import Turns
 from bench.processes import Child
 from bench.queries import bearer, fans_query_body
 from bench.redisstats import RedisWork, Snapshot
@@ -76,21 +77,11 @@ class PageRound:
 
 
 @dataclass
-class PageSetting:
+class PageSetting(Turns):
     """FOLLOWGRAPH_READ_FROM_REPLICAS=`reads`, round by round."""
 
     reads: int
     rounds: list[PageRound] = field(default_factory=list)
-
-    def median(self, attribute: str) -> float:
-        return statistics.median(float(getattr(r, attribute)) for r in self.rounds)
-
-    def ratios_to(self, reference: PageSetting, attribute: str) -> list[float]:
-        """`attribute` of each round over the reference's round taken just before it."""
-        return [
-            float(getattr(r, attribute)) / float(getattr(ref, attribute))
-            for r, ref in zip(self.rounds, reference.rounds, strict=True)
-        ]
 
 
 @dataclass

@@ -31,6 +31,7 @@ import redis
 
 from bench.graph import FanGraph, fan_id, load_fan_graph
 from bench.loadgen import FollowCycle, RequestSpec
+from bench.model import Turns
 from bench.processes import Child, child_env, free_port, pin, wait_http
 from bench.queries import FOLLOW_MUTATION, UNFOLLOW_MUTATION
 from bench.replica_pages import PageResults, measure_pages, page_graph, server_envs
@@ -68,22 +69,12 @@ class Round:
 
 
 @dataclass
-class Setting:
+class Setting(Turns):
     """FOLLOWGRAPH_WRITE_REPLICAS=`replicas` at `concurrency` connections, round by round."""
 
     replicas: int
     concurrency: int
     rounds: list[Round] = field(default_factory=list)
-
-    def median(self, attribute: str) -> float:
-        return statistics.median(float(getattr(r, attribute)) for r in self.rounds)
-
-    def ratios_to(self, reference: Setting, attribute: str) -> list[float]:
-        """`attribute` of each round over the reference's round taken just before it."""
-        return [
-            float(getattr(r, attribute)) / float(getattr(ref, attribute))
-            for r, ref in zip(self.rounds, reference.rounds, strict=True)
-        ]
 
 
 @dataclass

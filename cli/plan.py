@@ -128,7 +128,7 @@ def describe(workload: Workload, machines: Machines, result: Plan) -> list[str]:
                 if p.celebrity_readers <= 1
                 else f"more than its master serves; {p.celebrity_readers} nodes would (its master and "
                 f"{p.celebrity_readers - 1} replica(s)) with reads from replicas, which FollowGraph does "
-                "not do yet"
+                "behind Sentinel (FOLLOWGRAPH_READ_FROM_REPLICAS) but not yet on a cluster"
             ),
         ]
     return lines

@@ -180,7 +180,8 @@ async def lifespan(app: Starlette) -> AsyncIterator[None]:
         else None
     )
     if settings.read_from_replicas:
-        reads = _replica_reads(settings, client, reads, tracer)
+        # Sentinel's primary (the only one it takes) has no read channel: `reads` is None.
+        reads = _replica_reads(settings, client, tracer)
     state.store = store = FollowStore(client, keys=settings.keys, reads=reads)
     state.follow_limit = settings.follow_limit
     state.endpoint.serve(store, settings.follow_limit)
@@ -224,16 +225,15 @@ async def lifespan(app: Starlette) -> AsyncIterator[None]:
             await asyncio.to_thread(tracing.flush)
 
 
-def _replica_reads(settings: Settings, client: Client, reads: Reads | None, tracer: Tracer | None) -> Reads:
+def _replica_reads(settings: Settings, client: Client, tracer: Tracer | None) -> Reads:
     """Pages and facts read from the replicas (store/redis/replica_reads.py), traced as the primary's
-    client is; the primary's read path behind them."""
+    client is; the primary's client behind them."""
     replicas = connect_replicas(settings.redis_url or "", timeout=settings.redis_timeout)
     if tracer is not None:
         trace_client(replicas, tracer)
     return ReplicaReads(
         replicas,
         client,
-        reads,
         waited=settings.write_replicas,
         count=lambda: sentinel_replicas(replicas),
     )

@@ -20,7 +20,8 @@ document of the manifest by its id whatever the mode, so that a client built wit
 too (`allow` only insists that there is a manifest); with `require`
 (what OWASP recommends for a production API whose clients are known) a document outside the
 manifest is refused (`PERSISTED_QUERY_NOT_IN_LIST`), whether sent whole or by hash, and APQ adds
-nothing to it. The manifest's documents are compiled into plans at start (the endpoint's).
+nothing to it. With `allow` and `require` the manifest's documents are compiled into plans at
+start (the endpoint's); with `off`, at their first run, as any other document.
 """
 
 from __future__ import annotations

@@ -210,7 +210,8 @@ class ClusterReadChannel:
             if isinstance(exc, ProfileChanged):
                 self.cache_stats.changed += 1
             replies = await run_scripts(self.client, calls)
-            await self._forget_gone_nodes()
+            if self.client.nodes_manager.slots_cache is not self._map:
+                await self._follow_map()
             return replies
 
     async def _direct(self, calls: Sequence[ScriptCall]) -> list[Any]:
@@ -428,9 +429,6 @@ class ClusterReadChannel:
         self._map = self.client.nodes_manager.slots_cache
         self._routes.clear()
         self._lists.clear()
-        await self._forget_gone_nodes()
-
-    async def _forget_gone_nodes(self) -> None:
         masters = {node.name for node in self.client.get_primaries()}
         for lane in [lane for lane in self._channels if lane[0] not in masters]:
             await self._channels.pop(lane).aclose()

@@ -24,7 +24,6 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from followgraph.store.redis.channel import Reads
 from followgraph.store.redis.lua import Client, ScriptCall, run_scripts
 
 log = logging.getLogger(__name__)
@@ -34,14 +33,13 @@ CHECK_SECONDS = 5.0
 
 class ReplicaReads:
     """The read path on the replicas of `replicas` (a client whose connections go to them), while
-    `count` says there are no more than `waited`; else on the primary: through `primary_reads` (its
-    read channel) when there is one, else through `primary` (its client)."""
+    `count` says there are no more than `waited`; else on the primary, through `primary` (its client:
+    a Sentinel's primary has no read channel, store/redis/channel.py's login_of)."""
 
     def __init__(
         self,
         replicas: Client,
         primary: Client,
-        primary_reads: Reads | None = None,
         *,
         waited: int,
         count: Callable[[], Awaitable[int]],
@@ -49,7 +47,6 @@ class ReplicaReads:
     ) -> None:
         self.replicas = replicas
         self.primary = primary
-        self.primary_reads = primary_reads
         self.waited = waited
         self.count = count
         self.check_seconds = check_seconds
@@ -73,8 +70,6 @@ class ReplicaReads:
             self.served["replica"] += 1
             return await run_scripts(self.replicas, calls)
         self.served["primary"] += 1
-        if self.primary_reads is not None:
-            return await self.primary_reads.run_scripts(calls)
         return await run_scripts(self.primary, calls)
 
     async def _check(self) -> None:
@@ -108,5 +103,3 @@ class ReplicaReads:
         if self._checking is not None:
             self._checking.cancel()
         await self.replicas.aclose()
-        if self.primary_reads is not None:
-            await self.primary_reads.aclose()
