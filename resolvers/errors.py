@@ -8,6 +8,8 @@ BAD_USER_INPUT = "BAD_USER_INPUT"
 UNAUTHENTICATED = "UNAUTHENTICATED"
 FORBIDDEN = "FORBIDDEN"
 INTERNAL_SERVER_ERROR = "INTERNAL_SERVER_ERROR"
+# Redis out of reach for now (down, restarting, failing over): send the operation again shortly.
+SERVICE_UNAVAILABLE = "SERVICE_UNAVAILABLE"
 
 
 class ApiError(GraphQLError):

@@ -34,7 +34,7 @@ from followgraph.executor.execute import (
     rejected,
 )
 from followgraph.resolvers.context import Context
-from followgraph.resolvers.errors import INTERNAL_SERVER_ERROR, UNAUTHENTICATED
+from followgraph.resolvers.errors import INTERNAL_SERVER_ERROR, SERVICE_UNAVAILABLE, UNAUTHENTICATED
 from followgraph.schema import FollowGraphSchema
 from followgraph.store import FollowStore
 from followgraph.store.graph.ratelimit import FollowLimit
@@ -352,6 +352,8 @@ class GraphQLEndpoint:
         body["data"] = result.data
         if any(e["extensions"]["code"] == INTERNAL_SERVER_ERROR for e in errors):
             return 200, body, "internal"
+        if any(e["extensions"]["code"] == SERVICE_UNAVAILABLE for e in errors):
+            return 200, body, "unavailable"
         if any(e["extensions"]["code"] == WRITE_NOT_REPLICATED for e in errors):
             # A GraphQL response like any other (as the specification asks of an executed
             # operation), counted apart: writes the replicas did not confirm.

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import io
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -171,7 +172,11 @@ def test_a_killed_import_goes_on_from_its_checkpoint(
 
     result = invoke("import", str(source), *target.options())
     assert result.exit_code == 0, console.getvalue()
-    assert f"Going on from line {line:,} of {source}" in console.getvalue()
+    # Redis still runs what the killed import had sent, so a last batch and its checkpoint can
+    # land after the read above: the run goes on from there or later.
+    resumed = re.search(rf"Going on from line ([\d,]+) of {re.escape(str(source))}", console.getvalue())
+    assert resumed is not None, console.getvalue()
+    assert line <= int(resumed[1].replace(",", "")) < len(edges)
     assert f"{len(edges):,} rows in " in console.getvalue()
     assert _checkpoint(target) == {}
     assert_graph(target, edges)

@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from followgraph.schema.errors import MASKED_MESSAGE
+from followgraph.schema.errors import MASKED_MESSAGE, UNAVAILABLE_MESSAGE
 from followgraph.schema.scalars import serialize_datetime
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore, Keys
@@ -33,10 +33,12 @@ def fault_settings(tmp_path: Path, redis_url: str, **changes: Any) -> Settings:
 
 
 def outcome(response: httpx.Response) -> str:
-    """'ok' for a normal result, 'masked' for a masked internal error; AssertionError otherwise.
+    """'ok' for a normal result, 'unavailable' when Redis was out of reach, 'masked' for a masked
+    internal error; AssertionError otherwise.
 
-    A masked error is HTTP 200 with a JSON body whose every error is exactly the masked message with
-    code INTERNAL_SERVER_ERROR and the request id of the response, and nothing of the cause.
+    Either error is HTTP 200 with a JSON body whose every error is exactly its fixed message with its
+    code (SERVICE_UNAVAILABLE or INTERNAL_SERVER_ERROR) and the request id of the response, and
+    nothing of the cause.
     """
     text = response.text
     assert response.status_code == 200, f"HTTP {response.status_code}: {text[:500]!r}"
@@ -51,11 +53,22 @@ def outcome(response: httpx.Response) -> str:
         assert body.get("data") is not None, text[:500]
         return "ok"
     request_id = response.headers["x-request-id"]
+    kinds = set()
     for error in errors:
         assert set(error) <= {"message", "locations", "path", "extensions"}, error
-        assert error["message"] == MASKED_MESSAGE, error
-        assert error["extensions"] == {"code": "INTERNAL_SERVER_ERROR", "requestId": request_id}, error
-    return "masked"
+        code = error["extensions"].get("code")
+        assert code in _FIXED, error
+        assert error["message"] == _FIXED[code][0], error
+        assert error["extensions"] == {"code": code, "requestId": request_id}, error
+        kinds.add(_FIXED[code][1])
+    return "masked" if "masked" in kinds else "unavailable"
+
+
+# The errors whose message is fixed, by code: the message, and what outcome() calls them.
+_FIXED = {
+    "SERVICE_UNAVAILABLE": (UNAVAILABLE_MESSAGE, "unavailable"),
+    "INTERNAL_SERVER_ERROR": (MASKED_MESSAGE, "masked"),
+}
 
 
 def iso(epoch_ms: int) -> str:

@@ -3,7 +3,8 @@ and a reader, through the API, on three masters with one replica each
 (server/redis_cluster.py); one master SIGKILLed (then started again: it comes back as a replica of
 the one promoted) or frozen with SIGSTOP past the node timeout (then let go) mid-load; FollowGraph
 is not restarted. Then every acknowledged write is checked against the final graph
-(tests/faults/history.py), the graph's invariants and counts are checked, and the cluster's and
+(tests/faults/history.py) and the SQL copy (fed from every slot's stream of the change log by one
+of the two server processes), the graph's invariants and counts are checked, and the cluster's and
 the server's view of the switch are counted: the CLUSTER SLOTS the nodes were asked (each a
 topology refresh of a client), the MOVED and CLUSTERDOWN replies they gave, and the reads the
 read channel sent back to redis-py.
@@ -29,7 +30,7 @@ import logging
 import random
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,7 @@ from followgraph.store.redis.replicas import WRITE_NOT_REPLICATED
 from tests.faults.history import Edge, Run, write, writer
 from tests.faults.support import Graph, check_graph, fault_settings, read_graph
 from tests.served import Served, serve
+from tests.server.copies import copy_differences
 
 log = logging.getLogger(__name__)
 
@@ -227,7 +229,8 @@ async def test_no_acknowledged_write_is_lost_in_a_cluster_failover(
         redis_timeout=1.0,
         follow_rate_limit="off",
         search_index=False,
-        sync=False,
+        # The SQL copy, fed by `api` alone from every slot's stream, follows the failover too.
+        database_url=f"sqlite:///{tmp_path / 'copy.sqlite3'}",
         write_replicas=scenario.write_replicas,
         write_replicas_timeout=0.5,
     )
@@ -235,7 +238,7 @@ async def test_no_acknowledged_write_is_lost_in_a_cluster_failover(
     rng.shuffle(edges)
     run = Run({edge: [] for edge in edges})
     reads = Reads()
-    async with serve(settings) as api, serve(settings) as quiet:
+    async with serve(settings) as api, serve(replace(settings, sync=False)) as quiet:
         keys = api.store.keys
         slot = keys.slot(USERS[0])
         victim = await asyncio.to_thread(cluster.master_of, slot)
@@ -279,14 +282,15 @@ async def test_no_acknowledged_write_is_lost_in_a_cluster_failover(
         masters = {node.name for node in reads_channel.client.get_primaries()}
         assert reads_channel.nodes <= masters, (reads_channel.nodes, masters)
         assert f"127.0.0.1:{victim.port}" not in reads_channel.nodes
-    client = connect(cluster.url)
-    try:
-        store = FollowStore(client)
-        cuts = cut(await read_graph(store.redis, USERS, store.keys))
+        cuts = cut(await read_graph(api.store.redis, USERS, api.store.keys))
         late = [edge for edge in cuts if run.history[edge][-1].acknowledged]
         assert not late, f"cut by their last operation, which was acknowledged: {late[:10]}"
-        repaired = (await verify(store, fix=True)).repaired
-        graph = await check_graph(store, USERS)
+        repaired = (await verify(api.store, fix=True)).repaired
+        # The copy, caught up on every slot's stream, against the graph the masters hold.
+        diverged = await copy_differences(api)
+    client = connect(cluster.url)
+    try:
+        graph = await check_graph(FollowStore(client), USERS)
     finally:
         await client.aclose()
     lost = run.lost(graph.edges())
@@ -299,7 +303,7 @@ async def test_no_acknowledged_write_is_lost_in_a_cluster_failover(
     log.info(
         "%s: %d writes acknowledged, %d failed (%s), replica promoted %.1f s after the fault, "
         "writes back %.1f s, reads back %.1f s (%d failed), %d acknowledged writes lost, %d edges cut "
-        "(%d entries repaired), %d of the spike's follows acknowledged; "
+        "(%d entries repaired), %d of the spike's follows acknowledged, SQL copy %s; "
         "on the nodes: %s; reads rerouted through redis-py: %d and %d",
         scenario,
         acknowledged,
@@ -313,6 +317,7 @@ async def test_no_acknowledged_write_is_lost_in_a_cluster_failover(
         len(cuts),
         repaired,
         spiked,
+        "equal to Redis" if diverged.total == 0 else f"diverged: {diverged.counts}",
         ", ".join(f"{count} {name}" for name, count in counts.items()),
         *rerouted,
     )
@@ -323,5 +328,6 @@ async def test_no_acknowledged_write_is_lost_in_a_cluster_failover(
         assert 1 <= counts["CLUSTER SLOTS"] <= 2 * 2 * elapsed, (counts, elapsed)
     if scenario.write_replicas:
         assert not lost, f"acknowledged writes lost: {lost[:10]}"
+        assert diverged.total == 0, diverged.examples
         if scenario.fault == "stop":
             assert run.failures.get(WRITE_NOT_REPLICATED, 0) > 0, run.failures

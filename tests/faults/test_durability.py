@@ -104,7 +104,7 @@ def api_act(http: Served) -> Act:
         # removeFan is done by the followee: "make this fan stop following me".
         viewer, other = (followee, follower) if kind == "remove_fan" else edge
         response = await http.post(MUTATIONS[kind], {"id": other}, as_user=viewer)
-        if outcome(response) == "masked":
+        if outcome(response) != "ok":
             return None
         payload = response.json()["data"][FIELDS[kind]]
         assert payload["errors"] == [], payload

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from followgraph.server.sync import GROUP, SqlSync
 from followgraph.store import BlockedError, FollowStore
 from followgraph.store.sql import counts, mirror
+from tests.served import Served
 
 USERS = [f"u{i}" for i in range(12)]
 
@@ -88,3 +89,11 @@ async def poll(check: Callable[[], Awaitable[bool]], timeout: float = 60) -> Non
 async def copied_between(engine: AsyncEngine, low: int, high: int) -> bool:
     """Whether the copy holds between `low` and `high` current follows."""
     return low <= (await counts(engine)).follows <= high
+
+
+async def copy_differences(served: Served) -> mirror.Differences:
+    """How the SQL copy `served` feeds differs from its Redis, once the copy has caught up."""
+    feeder = served.app.state.sync
+    await caught_up(feeder)
+    assert feeder.engine is not None
+    return await differences(served.store, feeder.engine)

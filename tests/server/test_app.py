@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import redis.asyncio as aioredis
 
+from followgraph.schema.errors import UNAVAILABLE_MESSAGE
 from followgraph.server.app import create_app
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
@@ -45,8 +46,8 @@ async def test_readyz_follows_redis_without_a_restart(own_redis: RedisServer, tm
         assert (await client.get("/healthz")).status_code == 200
         query = await client.post("/graphql", json={"query": '{ user(userId: "a") { name } }'})
         body = query.json()
-        assert body["errors"][0]["message"] == "Internal server error."
-        assert body["errors"][0]["extensions"]["code"] == "INTERNAL_SERVER_ERROR"
+        assert body["errors"][0]["message"] == UNAVAILABLE_MESSAGE
+        assert body["errors"][0]["extensions"]["code"] == "SERVICE_UNAVAILABLE"
 
         own_redis.start()
         assert (await client.get("/readyz")).status_code == 200

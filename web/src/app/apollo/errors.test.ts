@@ -30,7 +30,7 @@ describe("apiProblem", () => {
     expect(problem).toMatchObject({ code: "BAD_RESPONSE", retryable: true });
   });
 
-  it("keeps the API's codes; only internal errors are worth a retry", () => {
+  it("keeps the API's codes; only internal errors and failures of the moment are worth a retry", () => {
     const input = new CombinedGraphQLErrors({
       data: null,
       errors: [{ message: "first must be at most 100", extensions: { code: "BAD_USER_INPUT" } }],
@@ -46,6 +46,21 @@ describe("apiProblem", () => {
       requestId: "r-1",
       retryable: true,
     });
+    const unavailable = new CombinedGraphQLErrors({
+      data: null,
+      errors: [{ message: "out of reach", extensions: { code: "SERVICE_UNAVAILABLE", requestId: "r-2" } }],
+    });
+    expect(apiProblem(unavailable)).toEqual({
+      code: "SERVICE_UNAVAILABLE",
+      message: "The FollowGraph server cannot reach its storage for a moment.",
+      requestId: "r-2",
+      retryable: true,
+    });
+    const unconfirmed = new CombinedGraphQLErrors({
+      data: null,
+      errors: [{ message: "not confirmed", extensions: { code: "WRITE_NOT_REPLICATED" } }],
+    });
+    expect(apiProblem(unconfirmed)).toMatchObject({ code: "WRITE_NOT_REPLICATED", retryable: true });
   });
 
   it("shows any other error as it is, without a retry", () => {

@@ -12,6 +12,11 @@ export interface ApiProblem {
 export const UNREACHABLE = "Cannot reach the FollowGraph server.";
 const UNAVAILABLE = "The FollowGraph server is not answering right now.";
 const UNREADABLE = "The FollowGraph server sent an answer the app cannot read.";
+/** Codes of failures of the moment: the same request sent again shortly is expected to work. */
+const RETRY_SOON: Record<string, string> = {
+  SERVICE_UNAVAILABLE: "The FollowGraph server cannot reach its storage for a moment.",
+  WRITE_NOT_REPLICATED: "Your change was made but not yet confirmed.",
+};
 
 /** fetch() rejects with a TypeError ("Failed to fetch", "fetch failed", ...) when no answer came. */
 export function isNetworkFailure(error: unknown): boolean {
@@ -32,6 +37,8 @@ export function apiProblem(error: unknown): ApiProblem {
         retryable: true,
       };
     }
+    const soon = RETRY_SOON[code];
+    if (soon !== undefined) return { code, message: soon, requestId: extensions.requestId, retryable: true };
     return { code, message: first?.message ?? error.message };
   }
   if (ServerError.is(error)) {
