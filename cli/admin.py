@@ -181,9 +181,18 @@ def _warn_unless_registered(settings: Settings, user_id: str) -> None:
 
 
 def cluster_command(
-    masters: Annotated[int, typer.Option(min=1, max=16, help="Master nodes (no replicas).")] = 3,
+    masters: Annotated[int, typer.Option(min=1, max=16, help="Master nodes.")] = 3,
+    replicas: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            max=3,
+            help="Replicas of each master: a master killed fails over to one (try it with "
+            "FOLLOWGRAPH_WRITE_REPLICAS=1 and FOLLOWGRAPH_READ_FROM_REPLICAS=1).",
+        ),
+    ] = 0,
     port: Annotated[
-        int, typer.Option(min=1024, max=55535 - 16, help="Port of the first node; the others follow.")
+        int, typer.Option(min=1024, max=55535 - 64, help="Port of the first node; the others follow.")
     ] = 7000,
     data_dir: DataDir = None,
 ) -> None:
@@ -193,15 +202,21 @@ def cluster_command(
     --redis-url redis+cluster://127.0.0.1:PORT.
     """
     settings = settings_from(data_dir=data_dir)
+    nodes = masters * (1 + replicas)
     cluster = LocalCluster(
-        directory=settings.data_dir / "cluster", masters=masters, ports=tuple(range(port, port + masters))
+        directory=settings.data_dir / "cluster",
+        masters=masters,
+        replicas=replicas,
+        ports=tuple(range(port, port + nodes)),
     )
     try:
         cluster.start()
     except RedisServerError as exc:
         raise fail(f"Could not start the cluster: {exc}", 1) from None
     signal.signal(signal.SIGTERM, exit_on_signal)
-    console.print(f"Redis Cluster of {masters} masters ready. Ctrl-C stops it.")
+    each = f", {replicas} replica(s) each" if replicas else ""
+    ports = f"ports {port} to {port + nodes - 1}"
+    console.print(f"Redis Cluster of {masters} masters{each} ready, on {ports}. Ctrl-C stops it.")
     typer.echo(cluster.url)
     try:
         while cluster.running:

@@ -127,8 +127,8 @@ def describe(workload: Workload, machines: Machines, result: Plan) -> list[str]:
                 "its master serves them"
                 if p.celebrity_readers <= 1
                 else f"more than its master serves; {p.celebrity_readers} nodes would (its master and "
-                f"{p.celebrity_readers - 1} replica(s)) with reads from replicas, which FollowGraph does "
-                "behind Sentinel (FOLLOWGRAPH_READ_FROM_REPLICAS) but not yet on a cluster"
+                f"{p.celebrity_readers - 1} replica(s)) with reads from replicas "
+                "(FOLLOWGRAPH_READ_FROM_REPLICAS=1)"
             ),
         ]
     return lines

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
+from redis.asyncio import RedisCluster
 from redis.exceptions import RedisError
 from starlette.applications import Starlette
 from starlette.datastructures import State
@@ -25,7 +26,13 @@ from followgraph.schema import build_schema
 from followgraph.schema.federation import build_subgraph_schema
 from followgraph.server.background import Worker, running
 from followgraph.server.embedded import SharedRedis
-from followgraph.server.redis_client import connect, connect_replicas, sentinel_replicas, warm_up
+from followgraph.server.redis_client import (
+    cluster_replicas,
+    connect,
+    connect_replicas,
+    sentinel_replicas,
+    warm_up,
+)
 from followgraph.server.search import SearchIndexer
 from followgraph.server.settings import Settings
 from followgraph.server.sync import SqlSync
@@ -37,7 +44,7 @@ from followgraph.store.redis.channel import Reads
 from followgraph.store.redis.cluster_channel import ClusterReadChannel, open_reads
 from followgraph.store.redis.keeping_channel import KeepingReadChannel
 from followgraph.store.redis.lua import Client
-from followgraph.store.redis.replica_reads import ReplicaReads
+from followgraph.store.redis.replica_reads import ClientReads, ReplicaReads
 from followgraph.store.redis.replicas import wait_for_replicas
 from followgraph.store.redis.spans import trace_client
 from followgraph.transport.account import account_routes
@@ -180,8 +187,7 @@ async def lifespan(app: Starlette) -> AsyncIterator[None]:
         else None
     )
     if settings.read_from_replicas:
-        # Sentinel's primary (the only one it takes) has no read channel: `reads` is None.
-        reads = _replica_reads(settings, client, tracer)
+        reads = _replica_reads(settings, client, reads, tracer)
     state.store = store = FollowStore(client, keys=settings.keys, reads=reads)
     state.follow_limit = settings.follow_limit
     state.endpoint.serve(store, settings.follow_limit)
@@ -225,17 +231,29 @@ async def lifespan(app: Starlette) -> AsyncIterator[None]:
             await asyncio.to_thread(tracing.flush)
 
 
-def _replica_reads(settings: Settings, client: Client, tracer: Tracer | None) -> Reads:
+def _replica_reads(settings: Settings, client: Client, primary: Reads | None, tracer: Tracer | None) -> Reads:
     """Pages and facts read from the replicas (store/redis/replica_reads.py), traced as the primary's
-    client is; the primary's client behind them."""
-    replicas = connect_replicas(settings.redis_url or "", timeout=settings.redis_timeout)
+    reads are; the primary's read channel (a cluster's) or client (Sentinel's) behind them."""
+    if isinstance(client, RedisCluster):
+        replicas = ClusterReadChannel.for_client(
+            client, timeout=settings.redis_timeout, cache=0, tracer=tracer, replica=True
+        )
+        assert replicas is not None, "a cluster over TLS reads from its masters (Settings.validate)"
+        return ReplicaReads(
+            replicas,
+            primary or ClientReads(client, owns=False),
+            waited=settings.write_replicas,
+            count=lambda: cluster_replicas(client),
+        )
+    sentinel = connect_replicas(settings.redis_url or "", timeout=settings.redis_timeout)
     if tracer is not None:
-        trace_client(replicas, tracer)
+        trace_client(sentinel, tracer)
     return ReplicaReads(
-        replicas,
-        client,
+        ClientReads(sentinel, owns=True),
+        # Sentinel's primary (the only one it takes) has no read channel: `primary` is None.
+        ClientReads(client, owns=False),
         waited=settings.write_replicas,
-        count=lambda: sentinel_replicas(replicas),
+        count=lambda: sentinel_replicas(sentinel),
     )
 
 

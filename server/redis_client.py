@@ -217,6 +217,17 @@ async def sentinel_replicas(client: Client) -> int:
     raise ConnectionError(f"No sentinel answered about {pool.service_name!r}.")
 
 
+async def cluster_replicas(client: RedisCluster) -> int:
+    """The most replicas any master of the cluster `client` talks to has, whatever their state,
+    as CLUSTER NODES lists them (CLUSTER SLOTS leaves out those marked as failed)."""
+    nodes: dict[str, dict[str, Any]] = await client.cluster_nodes()
+    masters = {node["node_id"]: 0 for node in nodes.values() if "master" in node["flags"]}
+    for node in nodes.values():
+        if "slave" in node["flags"] and node["master_id"] in masters:
+            masters[node["master_id"]] += 1
+    return max(masters.values(), default=0)
+
+
 async def warm_up(client: Client) -> None:
     """Learn a cluster's slot map now, before requests use the client concurrently: redis-py (8.1)
     can lose a reply when the first commands of a new cluster client race its lazy start-up. A

@@ -17,7 +17,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from followgraph.schema import QueryLimits
-from followgraph.server.redis_client import REDIS_SCHEMES, SentinelUrl
+from followgraph.server.redis_client import REDIS_SCHEMES, ClusterUrl, SentinelUrl
 from followgraph.server.secret import load_or_create_secret
 from followgraph.server.settings_help import HELP as HELP
 from followgraph.server.settings_help import OTHER_VARIABLES as OTHER_VARIABLES
@@ -136,7 +136,8 @@ class Settings:
     # seconds; a write they do not confirm is an error (store/redis/replicas.py). 0: none.
     write_replicas: int = 0
     write_replicas_timeout: float = 0.5
-    # Pages and users' facts read from the replicas Sentinel names (store/redis/replica_reads.py).
+    # Pages and users' facts read from the replicas Sentinel names, or from a replica of each
+    # cluster master (store/redis/replica_reads.py).
     read_from_replicas: bool = False
     # The SQL copy of the graph (server/sync.py): a SQLAlchemy URL (postgresql://, mysql://,
     # sqlite:///path); None: SQLite in the data directory; "off": no copy.
@@ -272,10 +273,18 @@ class Settings:
             )
 
     def _validate_replica_reads(self) -> None:
-        if self.redis_url is None or SentinelUrl.parse(self.redis_url) is None:
+        url = self.redis_url or ""
+        cluster = ClusterUrl.parse(url)
+        if SentinelUrl.parse(url) is None and cluster is None:
             raise ConfigError(
-                f"{named('read_from_replicas')} needs a primary watched by Sentinel, whose replicas it "
-                f"reads from: set {env_name('redis_url')} to redis+sentinel://host:port[,...]/service."
+                f"{named('read_from_replicas')} needs replicas to read from: a primary watched by "
+                f"Sentinel or a Redis Cluster. Set {env_name('redis_url')} to "
+                "redis+sentinel://host:port[,...]/service or redis+cluster://host:port[,...]."
+            )
+        if cluster is not None and cluster.tls:
+            raise ConfigError(
+                f"{named('read_from_replicas')} reads a cluster's replicas through connections of its "
+                "own, which do not speak TLS: use redis+cluster://, or leave the reads on the masters."
             )
         if self.write_replicas < 1:
             raise ConfigError(

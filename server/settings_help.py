@@ -70,8 +70,9 @@ HELP: dict[str, str] = {
     "write_replicas_timeout": "Seconds a write waits for its replicas (with write_replicas above 0); "
     "less than redis_timeout.",
     "read_from_replicas": "Read pages and users' facts from the replicas Sentinel names (a "
-    "redis+sentinel:// URL); writes wait for write_replicas, which must be at least 1: while there are "
-    "no more replicas than it, each has every answered write, else reads go to the primary.",
+    "redis+sentinel:// URL) or from a replica of each master of a cluster (redis+cluster://); writes "
+    "wait for write_replicas, which must be at least 1: while no primary has more replicas than it, "
+    "each has every answered write, else reads go to the primaries.",
     "database_url": "The SQL copy of the graph: postgresql://user:pass@host/db, "
     "mysql://user:pass@host/db (MySQL or MariaDB) or sqlite:///path/file.db; off for none.",
     "sync": "Whether each server process also feeds the SQL copy; 0 when followgraph sync does it.",

@@ -22,6 +22,11 @@ fail as redis-py's do. Once redis-py has the new slot map (it refreshes it at mo
 whichever command's error asked), the next read routes by it, and the connections to nodes that are
 no longer masters (the dead one, or a frozen one come back as a replica) are closed: a replica
 would answer a kept profile's PING, though not its reads.
+
+With `replica=True` (FOLLOWGRAPH_READ_FROM_REPLICAS, store/redis/replica_reads.py) the calls go to a
+replica of each slot's master instead, on connections that said READONLY, and keep no profiles: a
+slot the map lists no replica for is read on its master, and a replica that redirects or refuses a
+read sends it through redis-py, to the master, as above.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from operator import contains
 from typing import TYPE_CHECKING, Any
 
 from redis.asyncio import RedisCluster
+from redis.asyncio.cluster import ClusterNode
 from redis.asyncio.connection import SSLConnection
 from redis.crc import key_slot
 from redis.exceptions import (
@@ -50,6 +56,7 @@ from redis.exceptions import (
 from followgraph.store.redis.channel import (
     DEFAULT_TIMEOUT,
     Address,
+    Command,
     ReadChannel,
     Reads,
     connection_lost,
@@ -121,8 +128,14 @@ class ClusterReadChannel:
         on_send: Callable[[], None] | None = None,
         cache: int = DEFAULT_CAPACITY,
         tracer: Tracer | None = None,
+        replica: bool = False,
     ) -> None:
+        if replica and cache > 0:
+            raise ValueError("A channel to the replicas keeps no profiles: give cache=0.")
         self.client = client
+        # The node of a slot among those the map lists for it: its master (0), or a replica.
+        self._pick = _replica_of if replica else _master_of
+        self.replica = replica
         self.timeout = timeout
         self.username = username
         self.password = password
@@ -150,9 +163,11 @@ class ClusterReadChannel:
         timeout: float | None = None,
         cache: int = DEFAULT_CAPACITY,
         tracer: Tracer | None = None,
+        replica: bool = False,
     ) -> ClusterReadChannel | None:
-        """A channel to the nodes of the cluster `client` talks to, logged in as it is; None when the
-        client is not a cluster, uses TLS or does not decode replies."""
+        """A channel to the nodes of the cluster `client` talks to (its masters, or with `replica`
+        a replica of each), logged in as it is; None when the client is not a cluster, uses TLS or
+        does not decode replies."""
         if not isinstance(client, RedisCluster):
             return None
         kwargs = client.nodes_manager.connection_kwargs
@@ -170,6 +185,7 @@ class ClusterReadChannel:
             on_send=getattr(kind, "count_send", None),
             cache=cache,
             tracer=tracer,
+            replica=replica,
         )
 
     @property
@@ -235,7 +251,7 @@ class ClusterReadChannel:
                         else:
                             group.append(key)
                 else:
-                    scripts.setdefault(slots[slot_of(keys[0])][0].name, []).append(i)
+                    scripts.setdefault(self._pick(slots[slot_of(keys[0])]), []).append(i)
         except (KeyError, IndexError):
             raise SlotNotCoveredError("The slot map does not cover a slot (or is not known yet).") from None
         if held is None and not keyed and len(scripts) == 1:
@@ -286,7 +302,7 @@ class ClusterReadChannel:
                 script, keys, _ = calls[i]
                 if isinstance(script, KeyedRead):
                     return None
-                scripts.setdefault(slots[slot_of(keys[0])][0].name, []).append(i)
+                scripts.setdefault(self._pick(slots[slot_of(keys[0])]), []).append(i)
         except (KeyError, IndexError):
             raise SlotNotCoveredError("The slot map does not cover a slot (or is not known yet).") from None
         if len(scripts) > 1:
@@ -299,7 +315,7 @@ class ClusterReadChannel:
         if (name := routes.get(key)) is None:
             if len(routes) >= ROUTES:
                 routes.clear()
-            name = routes[key] = self.client.nodes_manager.slots_cache[slot_of(key)][0].name
+            name = routes[key] = self._pick(self.client.nodes_manager.slots_cache[slot_of(key)])
         return name
 
     def _held(self, at: int, keys: Sequence[str]) -> Held | None:
@@ -410,7 +426,9 @@ class ClusterReadChannel:
             name, tracked = lane
             host, _, port = name.rpartition(":")
             address = Address(host=host, port=int(port), username=self.username, password=self.password)
-            if tracked:
+            if self.replica:
+                channel = ReplicaChannel(address, timeout=self.timeout, on_send=self.on_send)
+            elif tracked:
                 channel = TrackedChannel(
                     address,
                     capacity=self.cache,
@@ -425,12 +443,13 @@ class ClusterReadChannel:
 
     async def _follow_map(self) -> None:
         """Route by the slot map redis-py has now, and close the connections to nodes that are not
-        masters in it."""
+        masters in it (not in it at all, reading from replicas)."""
         self._map = self.client.nodes_manager.slots_cache
         self._routes.clear()
         self._lists.clear()
-        masters = {node.name for node in self.client.get_primaries()}
-        for lane in [lane for lane in self._channels if lane[0] not in masters]:
+        nodes = self.client.get_nodes() if self.replica else self.client.get_primaries()
+        kept = {node.name for node in nodes}
+        for lane in [lane for lane in self._channels if lane[0] not in kept]:
             await self._channels.pop(lane).aclose()
 
     @property
@@ -442,6 +461,24 @@ class ClusterReadChannel:
         channels, self._channels = list(self._channels.values()), {}
         for channel in channels:
             await channel.aclose()
+
+
+def _master_of(nodes: list[ClusterNode]) -> str:
+    return nodes[0].name
+
+
+def _replica_of(nodes: list[ClusterNode]) -> str:
+    """A replica of a slot's master (the same one each time for each master, so that a page's
+    reads of one master share a connection), or the master when the map lists none."""
+    return nodes[1].name if len(nodes) > 1 else nodes[0].name
+
+
+class ReplicaChannel(ReadChannel):
+    """A ReadChannel to a replica of a cluster: its connection says READONLY first, so that the
+    replica serves the reads of its master's slots rather than redirect them."""
+
+    def _login(self) -> list[Command]:
+        return [*super()._login(), ("READONLY",)]
 
 
 def open_reads(

@@ -1,5 +1,6 @@
 """Reads from replicas (FOLLOWGRAPH_READ_FROM_REPLICAS=1): pages and users' facts are read from the
-replicas, every write and everything else goes to the primary.
+replicas, every write and everything else goes to the primary: the replicas Sentinel names, or on a
+Redis Cluster a replica of each slot's master (store/redis/cluster_channel.py, `replica=True`).
 
 What a replica may show. Every write of the graph waits until N replicas have it before it answers
 (FOLLOWGRAPH_WRITE_REPLICAS=N, store/redis/replicas.py), and the barrier before its WAIT covers
@@ -12,8 +13,12 @@ back (they fail with WRITE_NOT_REPLICATED) rather than serve reads older than an
 
 With more replicas than N, one of them may lack an acknowledged write: reads then go to the
 primary, until there are N again. The replicas are counted every CHECK_SECONDS (the first read
-waits for the first count), every replica the count source knows whatever its state: one cut off
-from its primary still answers reads, with what it had.
+waits for the first count), every replica the count source knows whatever its state (on a cluster,
+the most any master has): one cut off from its primary still answers reads, with what it had.
+
+A replica that cannot serve a read right now (out of reach, loading its data, or refusing reads
+while it syncs: `replica-serve-stale-data no`, which a replica that can come back empty needs) gets
+it read from the primary instead.
 """
 
 from __future__ import annotations
@@ -24,22 +29,47 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from redis.exceptions import ClusterDownError, ConnectionError, ReadOnlyError, TimeoutError
+
+from followgraph.store.redis.channel import Reads
 from followgraph.store.redis.lua import Client, ScriptCall, run_scripts
 
 log = logging.getLogger(__name__)
 
 CHECK_SECONDS = 5.0
+# A replica that cannot serve now: out of reach or loading (ConnectionError covers LOADING), or
+# refusing reads while its link to the primary is down or syncing (MASTERDOWN, a ClusterDownError).
+UNFIT = (ConnectionError, TimeoutError, ClusterDownError, ReadOnlyError)
+
+
+class ClientReads:
+    """Reads through a redis-py client (a Sentinel primary's or replicas' has no read channel);
+    closing it closes the client when it `owns` it."""
+
+    def __init__(self, client: Client, *, owns: bool) -> None:
+        self.client = client
+        self.owns = owns
+
+    @property
+    def keeps(self) -> bool:
+        return False
+
+    async def run_scripts(self, calls: Sequence[ScriptCall]) -> list[Any]:
+        return await run_scripts(self.client, calls)
+
+    async def aclose(self) -> None:
+        if self.owns:
+            await self.client.aclose()
 
 
 class ReplicaReads:
-    """The read path on the replicas of `replicas` (a client whose connections go to them), while
-    `count` says there are no more than `waited`; else on the primary, through `primary` (its client:
-    a Sentinel's primary has no read channel, store/redis/channel.py's login_of)."""
+    """The read path on the replicas, through `replicas`, while `count` says there are no more than
+    `waited`; else on the primary, through `primary`. Closing it closes both."""
 
     def __init__(
         self,
-        replicas: Client,
-        primary: Client,
+        replicas: Reads,
+        primary: Reads,
         *,
         waited: int,
         count: Callable[[], Awaitable[int]],
@@ -54,8 +84,8 @@ class ReplicaReads:
         self.allowed: bool | None = None
         self._next_check = 0.0
         self._checking: asyncio.Task[None] | None = None
-        # Reads served by each side, for the metrics and the tests.
-        self.served = {"replica": 0, "primary": 0}
+        # Reads served by each side, and those a replica could not serve, for the tests.
+        self.served = {"replica": 0, "primary": 0, "unfit": 0}
 
     @property
     def keeps(self) -> bool:
@@ -67,10 +97,16 @@ class ReplicaReads:
         if self.allowed is None and self._checking is not None:
             await asyncio.shield(self._checking)
         if self.allowed:
-            self.served["replica"] += 1
-            return await run_scripts(self.replicas, calls)
+            try:
+                replies = await self.replicas.run_scripts(calls)
+            except UNFIT as exc:
+                log.debug("replica reads: a replica cannot serve now (%s: %s)", type(exc).__name__, exc)
+                self.served["unfit"] += 1
+            else:
+                self.served["replica"] += 1
+                return replies
         self.served["primary"] += 1
-        return await run_scripts(self.primary, calls)
+        return await self.primary.run_scripts(calls)
 
     async def _check(self) -> None:
         try:
@@ -103,3 +139,4 @@ class ReplicaReads:
         if self._checking is not None:
             self._checking.cancel()
         await self.replicas.aclose()
+        await self.primary.aclose()

@@ -358,11 +358,13 @@ def test_verify_then_repair(target: Target, console: io.StringIO) -> None:
 # -- cluster ----------------------------------------------------------------------------------------
 
 
-def test_cluster_runs_a_local_cluster_until_terminated(tmp_path: Path) -> None:
+@pytest.mark.parametrize("replicas", [0, 1])
+def test_cluster_runs_a_local_cluster_until_terminated(tmp_path: Path, replicas: int) -> None:
+    nodes = 2 * (1 + replicas)
     base = next(
         p
         for p in free_cluster_ports(20)
-        if all(port_is_free(q) and port_is_free(q + 10000) for q in (p, p + 1))
+        if all(port_is_free(q) and port_is_free(q + 10000) for q in range(p, p + nodes))
     )
     process = subprocess.Popen(
         [
@@ -372,6 +374,8 @@ def test_cluster_runs_a_local_cluster_until_terminated(tmp_path: Path) -> None:
             "cluster",
             "--masters",
             "2",
+            "--replicas",
+            str(replicas),
             "--port",
             str(base),
             "--data-dir",
@@ -388,12 +392,14 @@ def test_cluster_runs_a_local_cluster_until_terminated(tmp_path: Path) -> None:
     try:
         assert process.stdout is not None
         url = process.stdout.readline().decode().strip()
-        assert url == f"redis+cluster://127.0.0.1:{base},127.0.0.1:{base + 1}"
+        assert url == "redis+cluster://" + ",".join(f"127.0.0.1:{p}" for p in range(base, base + nodes))
         client = redis.RedisCluster(host="127.0.0.1", port=base, decode_responses=True)
         try:
             for i in range(20):
                 client.set(f"{{u:{i}}}k", i)
             assert client.dbsize(target_nodes=redis.RedisCluster.PRIMARIES) == 20
+            flags = [str(node["flags"]) for node in client.cluster_nodes().values()]
+            assert sum("slave" in f for f in flags) == 2 * replicas, flags
         finally:
             client.close()
     finally:

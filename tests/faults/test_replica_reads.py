@@ -1,8 +1,8 @@
 """Reads from replicas (FOLLOWGRAPH_READ_FROM_REPLICAS=1) on a primary, its replicas and three
-Sentinels of the embedded server's binary: pages are read from the replica (its own command
-counts say so), a viewer's next page shows their follow whichever process serves it, reads go to
-the primary while there are more replicas than the writes wait for, and the settings that cannot
-keep that promise stop the start."""
+Sentinels of the embedded server's binary, and on a Redis Cluster with replicas: pages are read
+from the replicas (their own command counts say so), a viewer's next page shows their follow
+whichever process serves it, reads go to the primary while there are more replicas than the writes
+wait for, and the settings that cannot keep that promise stop the start."""
 
 from __future__ import annotations
 
@@ -14,8 +14,10 @@ from typing import Any
 import pytest
 import redis
 
+from followgraph.server.redis_cluster import LocalCluster
 from followgraph.server.redis_sentinel import LocalSentinel
 from followgraph.server.settings import ConfigError, Settings
+from followgraph.store.redis.cluster_channel import ClusterReadChannel
 from followgraph.store.redis.replica_reads import ReplicaReads
 from tests.faults.support import fault_settings
 from tests.served import Served, serve
@@ -36,7 +38,7 @@ def evalsha_calls(port: int) -> int:
         client.close()
 
 
-def replica_settings(tmp_path: Path, sentinel: LocalSentinel, **changes: Any) -> Settings:
+def replica_settings(tmp_path: Path, redis_url: str, **changes: Any) -> Settings:
     values: dict[str, Any] = {
         "redis_timeout": 1.0,
         "follow_rate_limit": "off",
@@ -47,7 +49,7 @@ def replica_settings(tmp_path: Path, sentinel: LocalSentinel, **changes: Any) ->
         "read_from_replicas": True,
     }
     values.update(changes)
-    return fault_settings(tmp_path, sentinel.url, **values)
+    return fault_settings(tmp_path, redis_url, **values)
 
 
 @pytest.fixture
@@ -69,7 +71,7 @@ async def follow_and_read(writer: Served, reader: Served, follower: str, followe
 async def test_pages_come_from_the_replica_and_show_the_viewers_own_follows(
     one_replica: LocalSentinel, tmp_path: Path
 ) -> None:
-    settings = replica_settings(tmp_path, one_replica)
+    settings = replica_settings(tmp_path, one_replica.url)
     primary = one_replica.primary_port()
     assert primary is not None
     [replica] = [port for port in one_replica.ports[:2] if port != primary]
@@ -85,7 +87,7 @@ async def test_pages_come_from_the_replica_and_show_the_viewers_own_follows(
         reads = reader.app.state.store.reads
         assert isinstance(reads, ReplicaReads)
         # The facts and the page of each: two reads a page, all on the replica.
-        assert reads.served == {"replica": 2 * len(USERS), "primary": 0}
+        assert reads.served == {"replica": 2 * len(USERS), "primary": 0, "unfit": 0}
     # Every page ran on the replica; the primary ran the follows (and their payloads' reads), not
     # the other process's pages.
     assert after[1] - before[1] >= len(USERS)
@@ -96,7 +98,7 @@ async def test_pages_come_from_the_replica_and_show_the_viewers_own_follows(
 async def test_with_more_replicas_than_writes_wait_for_the_primary_is_read(tmp_path: Path) -> None:
     ports = tuple(free_ports(1 + 2 + 3))
     with LocalSentinel(tmp_path / "ha", ports, replicas=2) as sentinel:
-        settings = replica_settings(tmp_path, sentinel)
+        settings = replica_settings(tmp_path, sentinel.url)
         async with serve(settings) as api:
             await api.register("viewer", *USERS[:6])
             for user in USERS[:3]:
@@ -104,7 +106,7 @@ async def test_with_more_replicas_than_writes_wait_for_the_primary_is_read(tmp_p
             reads = api.app.state.store.reads
             assert isinstance(reads, ReplicaReads)
             assert reads.allowed is False
-            assert reads.served == {"replica": 0, "primary": 6}
+            assert reads.served == {"replica": 0, "primary": 6, "unfit": 0}
         # Writes that wait for both replicas: each has every answered write, and serves reads.
         async with serve(replace(settings, write_replicas=2)) as api:
             for user in USERS[3:6]:
@@ -112,13 +114,89 @@ async def test_with_more_replicas_than_writes_wait_for_the_primary_is_read(tmp_p
             reads = api.app.state.store.reads
             assert isinstance(reads, ReplicaReads)
             assert reads.allowed is True
-            assert reads.served == {"replica": 6, "primary": 0}
+            assert reads.served == {"replica": 6, "primary": 0, "unfit": 0}
+
+
+def cluster_calls(cluster: LocalCluster) -> tuple[int, int]:
+    """The scripts the cluster's masters and its replicas have run, each side's summed."""
+    roles = _roles(cluster)
+    masters = sum(evalsha_calls(port) for port, role in roles if role == "master")
+    return masters, sum(evalsha_calls(port) for port, role in roles if role != "master")
+
+
+def _roles(cluster: LocalCluster) -> list[tuple[int, str]]:
+    """Each node's port and role (master or slave), as it says."""
+    roles = []
+    for node in cluster.nodes:
+        client = redis.Redis(port=node.port, decode_responses=True)
+        try:
+            roles.append((node.port, str(client.info("replication")["role"])))
+        finally:
+            client.close()
+    return roles
+
+
+@pytest.fixture
+def cluster(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[LocalCluster]:
+    local = LocalCluster(tmp_path / "cluster", masters=3, replicas=getattr(request, "param", 1))
+    local.start()
+    try:
+        yield local
+    finally:
+        local.kill()
+
+
+@pytest.mark.slow
+async def test_a_clusters_pages_come_from_its_replicas_and_show_the_viewers_own_follows(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    settings = replica_settings(tmp_path, cluster.url)
+    async with serve(settings) as writer, serve(settings) as reader:
+        await writer.register("viewer", *USERS)
+        before = cluster_calls(cluster)
+        for i, user in enumerate(USERS):
+            shown = await follow_and_read(writer, reader, "viewer", user)
+            assert user in shown and len(shown) == i + 1, (user, shown)
+        after = cluster_calls(cluster)
+        reads = reader.app.state.store.reads
+        assert isinstance(reads, ReplicaReads)
+        assert reads.served == {"replica": 2 * len(USERS), "primary": 0, "unfit": 0}
+        channel = reads.replicas
+        assert isinstance(channel, ClusterReadChannel) and channel.replica
+        # Each read was answered by the replicas themselves: none went back to redis-py (a master).
+        assert channel.rerouted == 0
+        masters = {f"127.0.0.1:{port}" for port, role in _roles(cluster) if role == "master"}
+        assert channel.nodes and not channel.nodes & masters, (channel.nodes, masters)
+    # The pages' scripts ran on the replicas; the masters ran the follows (two steps each, on a
+    # cluster) and their payloads' reads, not the other process's pages.
+    assert after[1] - before[1] >= len(USERS)
+    assert after[0] - before[0] < 6 * len(USERS)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cluster", [2], indirect=True, ids=["2 replicas per master"])
+async def test_a_cluster_with_more_replicas_than_writes_wait_for_is_read_on_its_masters(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    async with serve(replica_settings(tmp_path, cluster.url)) as api:
+        await api.register("viewer", *USERS[:3])
+        for user in USERS[:3]:
+            assert user in await follow_and_read(api, api, "viewer", user)
+        reads = api.app.state.store.reads
+        assert isinstance(reads, ReplicaReads)
+        assert reads.allowed is False
+        # The three pages and their facts at least (a cluster's follow reads through them too).
+        assert reads.served["replica"] == 0 and reads.served["primary"] >= 6, reads.served
 
 
 def test_settings_that_cannot_keep_the_promise_stop_the_start(tmp_path: Path) -> None:
     sentinel_url = "redis+sentinel://127.0.0.1:26379/mymaster"
-    with pytest.raises(ConfigError, match="needs a primary watched by Sentinel"):
-        Settings(data_dir=tmp_path, redis_url="redis://127.0.0.1:6379/0", read_from_replicas=True).validate()
+    reading: dict[str, Any] = {"data_dir": tmp_path, "read_from_replicas": True}
+    with pytest.raises(ConfigError, match="needs replicas to read from"):
+        Settings(**reading, redis_url="redis://127.0.0.1:6379/0").validate()
+    with pytest.raises(ConfigError, match="do not speak TLS"):
+        Settings(**reading, redis_url="rediss+cluster://10.0.0.1:6379", write_replicas=1).validate()
+    Settings(**reading, redis_url="redis+cluster://10.0.0.1:6379", write_replicas=1).validate()
     with pytest.raises(ConfigError, match="WRITE_REPLICAS of at least 1"):
-        Settings(data_dir=tmp_path, redis_url=sentinel_url, read_from_replicas=True).validate()
-    Settings(data_dir=tmp_path, redis_url=sentinel_url, read_from_replicas=True, write_replicas=1).validate()
+        Settings(**reading, redis_url=sentinel_url).validate()
+    Settings(**reading, redis_url=sentinel_url, write_replicas=1).validate()
