@@ -26,13 +26,16 @@ would answer a kept profile's PING, though not its reads.
 With `replica=True` (FOLLOWGRAPH_READ_FROM_REPLICAS, store/redis/replica_reads.py) the calls go to a
 replica of each slot's master instead, on connections that said READONLY, and keep no profiles: a
 slot the map lists no replica for is read on its master, and a replica that redirects or refuses a
-read sends it through redis-py, to the master, as above.
+read sends it through redis-py, to the master, as above. redis-py talks to the masters alone, so
+its map may list a replica that is gone for as long as the masters stay: a replica out of reach
+(or loading, or refusing stale reads) sends the reads to the masters for RESTING seconds.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Coroutine, Sequence
 from functools import lru_cache
 from operator import contains
@@ -110,6 +113,11 @@ Lane = tuple[str, bool]
 ROUTES = 1 << 16
 # Lists of keys whose nodes are remembered, likewise (about 1.5 kB each: a page's 21 keys).
 LISTS = 1024
+# Seconds the reads go to the masters after a replica could not serve one (reading from replicas).
+RESTING = 5.0
+# What a replica answers when it cannot serve now: out of reach, loading (a ConnectionError), or
+# its link to the master down with replica-serve-stale-data no (MASTERDOWN, a ClusterDownError).
+REPLICA_UNFIT = (ConnectionError, TimeoutError, ClusterDownError)
 
 
 class ClusterReadChannel:
@@ -136,6 +144,8 @@ class ClusterReadChannel:
         # The node of a slot among those the map lists for it: its master (0), or a replica.
         self._pick = _replica_of if replica else _master_of
         self.replica = replica
+        # Until when the reads go to the masters: a replica could not serve one.
+        self.resting_until = 0.0
         self.timeout = timeout
         self.username = username
         self.password = password
@@ -204,6 +214,8 @@ class ClusterReadChannel:
             return []
         if self.client.nodes_manager.slots_cache is not self._map:
             await self._follow_map()
+        if self.replica and self.resting_until and time.monotonic() >= self.resting_until:
+            self._rest(False)
         try:
             first = calls[0][0]
             # The store's reads of users' facts: their profiles first, then the other parts.
@@ -225,6 +237,14 @@ class ClusterReadChannel:
             self._lists.clear()
             if isinstance(exc, ProfileChanged):
                 self.cache_stats.changed += 1
+            if self.replica and isinstance(exc, REPLICA_UNFIT) and not self.resting_until:
+                log.warning(
+                    "a replica cannot serve reads (%s: %s): reading the masters for %.0f s",
+                    type(exc).__name__,
+                    exc,
+                    RESTING,
+                )
+                self._rest(True)
             replies = await run_scripts(self.client, calls)
             if self.client.nodes_manager.slots_cache is not self._map:
                 await self._follow_map()
@@ -308,6 +328,13 @@ class ClusterReadChannel:
         if len(scripts) > 1:
             return None
         return await self._held_at_once(calls, held, scripts)
+
+    def _rest(self, resting: bool) -> None:
+        """Read the masters (for RESTING seconds), or the replicas again."""
+        self.resting_until = time.monotonic() + RESTING if resting else 0.0
+        self._pick = _master_of if resting or not self.replica else _replica_of
+        self._routes.clear()
+        self._lists.clear()
 
     def _node_of(self, key: str) -> str:
         """The name of the node of `key`'s slot (remembered: see ROUTES)."""

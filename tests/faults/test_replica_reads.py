@@ -174,6 +174,31 @@ async def test_a_clusters_pages_come_from_its_replicas_and_show_the_viewers_own_
 
 
 @pytest.mark.slow
+async def test_a_replica_gone_sends_the_reads_to_the_masters_for_a_while(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    """redis-py talks to the masters alone, so its slot map keeps a replica that died: the read
+    channel stops asking the replicas for a while after one failed, rather than at every read."""
+    async with serve(replica_settings(tmp_path, cluster.url)) as api:
+        await api.register("viewer", "r00")
+        assert "r00" in await follow_and_read(api, api, "viewer", "r00")
+        reads = api.app.state.store.reads
+        assert isinstance(reads, ReplicaReads) and isinstance(reads.replicas, ClusterReadChannel)
+        channel = reads.replicas
+        assert channel.rerouted == 0 and channel.resting_until == 0
+        [gone] = cluster.replicas_of(api.store.keys.slot("viewer"))
+        gone.kill()
+        # (Writes to its master fail meanwhile: they wait for a replica it no longer has.)
+        for _ in range(10):
+            page = await api.data(FOLLOWING, {"id": "viewer"}, as_user="viewer")
+            assert [edge["node"]["userId"] for edge in page["user"]["following"]["edges"]] == ["r00"]
+        # The first read after the kill met the dead replica and went to the masters; the others
+        # went there at once.
+        assert channel.rerouted == 1, channel.rerouted
+        assert channel.resting_until > 0
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("cluster", [2], indirect=True, ids=["2 replicas per master"])
 async def test_a_cluster_with_more_replicas_than_writes_wait_for_is_read_on_its_masters(
     cluster: LocalCluster, tmp_path: Path
