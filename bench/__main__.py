@@ -48,6 +48,28 @@ SCENARIOS = (
 )
 
 
+# The sections a run may skip (--no-NAME) or run alone (--NAME-only): name, what the section is, and
+# what skipping it leaves out.
+SECTIONS = (
+    ("cluster", "the one Redis / cluster side-by-side page", "the 3-master Redis Cluster part"),
+    ("eventlog", "the change log's section", "the change log's section (bench/eventlog.py)"),
+    ("subscriptions", "the subscriptions' section", "the subscriptions' section (bench/subscriptions.py)"),
+    ("lifecycle", "the big account's deletion", "the big account's deletion (bench/lifecycle.py)"),
+    ("imports", "followgraph import and export", "followgraph import and export (bench/imports.py)"),
+    (
+        "replicated",
+        "FOLLOWGRAPH_WRITE_REPLICAS and READ_FROM_REPLICAS",
+        "FOLLOWGRAPH_WRITE_REPLICAS=1 against 0 on the follow path and READ_FROM_REPLICAS=1 against 0 on "
+        "a page (bench/replicated.py)",
+    ),
+    (
+        "clients",
+        "GLIDE and granian against the read channel and uvicorn",
+        "GLIDE and granian against the read channel and uvicorn (bench/clients.py)",
+    ),
+)
+
+
 def parse(argv: list[str]) -> Options:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small graphs (1k/10k/100k fans) and short runs")
@@ -61,67 +83,14 @@ def parse(argv: list[str]) -> Options:
         help="interleaved rounds of the side-by-side page, the median kept (default 3)",
     )
     parser.add_argument("--skip-1m", action="store_true", help="no celebrity with 1,000,000 fans")
-    parser.add_argument("--no-cluster", action="store_true", help="skip the 3-master Redis Cluster part")
-    parser.add_argument(
-        "--no-eventlog", action="store_true", help="skip the change log's section (bench/eventlog.py)"
-    )
-    parser.add_argument(
-        "--eventlog-only",
-        action="store_true",
-        help="only the change log's section (its report goes beside its JSON, not to benchmarks.md)",
-    )
-    parser.add_argument(
-        "--no-subscriptions",
-        action="store_true",
-        help="skip the subscriptions' section (bench/subscriptions.py)",
-    )
-    parser.add_argument(
-        "--subscriptions-only",
-        action="store_true",
-        help="only the subscriptions' section (its report goes beside its JSON, not to benchmarks.md)",
-    )
-    parser.add_argument(
-        "--no-lifecycle", action="store_true", help="skip the big account's deletion (bench/lifecycle.py)"
-    )
-    parser.add_argument(
-        "--lifecycle-only",
-        action="store_true",
-        help="only the big account's deletion (its report goes beside its JSON, not to benchmarks.md)",
-    )
-    parser.add_argument(
-        "--no-imports", action="store_true", help="skip followgraph import and export (bench/imports.py)"
-    )
-    parser.add_argument(
-        "--imports-only",
-        action="store_true",
-        help="only followgraph import and export (its report goes beside its JSON, not to benchmarks.md)",
-    )
-    parser.add_argument(
-        "--no-replicated",
-        action="store_true",
-        help="skip FOLLOWGRAPH_WRITE_REPLICAS=1 against 0 on the follow path and READ_FROM_REPLICAS=1 "
-        "against 0 on a page (bench/replicated.py)",
-    )
-    parser.add_argument(
-        "--replicated-only",
-        action="store_true",
-        help="only FOLLOWGRAPH_WRITE_REPLICAS and READ_FROM_REPLICAS (its report goes beside its JSON)",
-    )
-    parser.add_argument(
-        "--no-clients",
-        action="store_true",
-        help="skip GLIDE and granian against the read channel and uvicorn (bench/clients.py)",
-    )
-    parser.add_argument(
-        "--clients-only",
-        action="store_true",
-        help="only GLIDE and granian against the read channel and uvicorn (its report goes beside its JSON)",
-    )
-    parser.add_argument(
-        "--cluster-only",
-        action="store_true",
-        help="only the one Redis / cluster side-by-side page (its report goes beside its JSON)",
-    )
+    for name, what, skipped in SECTIONS:
+        dashed = name.replace("_", "-")
+        parser.add_argument(f"--no-{dashed}", action="store_true", help=f"skip {skipped}")
+        parser.add_argument(
+            f"--{dashed}-only",
+            action="store_true",
+            help=f"only {what} (its report goes beside its JSON, not to benchmarks.md)",
+        )
     parser.add_argument("--no-pin", action="store_true", help="do not pin server, loader and Redis to CPUs")
     parser.add_argument(
         "--python-loader", action="store_true", help="use bench.loadgen even if wrk is on PATH"
@@ -152,20 +121,10 @@ def parse(argv: list[str]) -> Options:
         parser.error("--concurrency must be at least 1")
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
-    if args.no_eventlog and args.eventlog_only:
-        parser.error("--no-eventlog and --eventlog-only exclude each other")
-    if args.no_subscriptions and args.subscriptions_only:
-        parser.error("--no-subscriptions and --subscriptions-only exclude each other")
-    if args.no_lifecycle and args.lifecycle_only:
-        parser.error("--no-lifecycle and --lifecycle-only exclude each other")
-    if args.no_imports and args.imports_only:
-        parser.error("--no-imports and --imports-only exclude each other")
-    if args.no_replicated and args.replicated_only:
-        parser.error("--no-replicated and --replicated-only exclude each other")
-    if args.no_clients and args.clients_only:
-        parser.error("--no-clients and --clients-only exclude each other")
-    if args.no_cluster and args.cluster_only:
-        parser.error("--no-cluster and --cluster-only exclude each other")
+    for name, _, _ in SECTIONS:
+        if getattr(args, f"no_{name}") and getattr(args, f"{name}_only"):
+            dashed = name.replace("_", "-")
+            parser.error(f"--no-{dashed} and --{dashed}-only exclude each other")
     quick: bool = args.quick
     return Options(
         quick=quick,
