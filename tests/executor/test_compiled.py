@@ -310,7 +310,7 @@ async def test_redis_failing_under_a_plan_gives_the_general_executors_answer(
         apps.plan_only(monkeypatch)
     expected = await apps.ask(apps.general, query, variables, "ann")
     assert expected[1]["data"] == {"user": None}
-    assert {e["extensions"]["code"] for e in expected[1]["errors"]} == {"INTERNAL_SERVER_ERROR"}
+    assert {e["extensions"]["code"] for e in expected[1]["errors"]} == {"SERVICE_UNAVAILABLE"}
     assert await apps.ask(apps.compiled, query, variables, "ann") == expected
 
 

@@ -167,7 +167,7 @@ async def test_redis_failing_under_a_mutation_plan_is_answered_once_as_the_gener
 
     monkeypatch.setattr(FollowStore, "follow_reading", broken)
     expected = await general.ask(FOLLOW, {"id": "cat"}, "ann")
-    assert "INTERNAL_SERVER_ERROR" in expected[1] and "'data': None" in expected[1]
+    assert "SERVICE_UNAVAILABLE" in expected[1] and "'data': None" in expected[1]
     calls.clear()
     refuse_general(executor, monkeypatch)
     assert await compiled.ask(FOLLOW, {"id": "cat"}, "ann") == expected
