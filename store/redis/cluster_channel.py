@@ -23,12 +23,8 @@ whichever command's error asked), the next read routes by it, and the connection
 no longer masters (the dead one, or a frozen one come back as a replica) are closed: a replica
 would answer a kept profile's PING, though not its reads.
 
-With `replica=True` (FOLLOWGRAPH_READ_FROM_REPLICAS, store/redis/replica_reads.py) the calls go to a
-replica of each slot's master instead, on connections that said READONLY, and keep no profiles: a
-slot the map lists no replica for is read on its master, and a replica that redirects or refuses a
-read sends it through redis-py, to the master, as above. redis-py talks to the masters alone, so
-its map may list a replica that is gone for as long as the masters stay: a replica out of reach
-(or loading, or refusing stale reads) sends the reads to the masters for RESTING seconds.
+With `replica=True` (FOLLOWGRAPH_READ_FROM_REPLICAS) the calls go to a replica of each slot's master
+instead (store/redis/cluster_replicas.py).
 """
 
 from __future__ import annotations
@@ -42,7 +38,6 @@ from operator import contains
 from typing import TYPE_CHECKING, Any
 
 from redis.asyncio import RedisCluster
-from redis.asyncio.cluster import ClusterNode
 from redis.asyncio.connection import SSLConnection
 from redis.crc import key_slot
 from redis.exceptions import (
@@ -56,10 +51,10 @@ from redis.exceptions import (
     TryAgainError,
 )
 
+from followgraph.store.redis import cluster_replicas as replicas
 from followgraph.store.redis.channel import (
     DEFAULT_TIMEOUT,
     Address,
-    Command,
     ReadChannel,
     Reads,
     connection_lost,
@@ -113,11 +108,6 @@ Lane = tuple[str, bool]
 ROUTES = 1 << 16
 # Lists of keys whose nodes are remembered, likewise (about 1.5 kB each: a page's 21 keys).
 LISTS = 1024
-# Seconds the reads go to the masters after a replica could not serve one (reading from replicas).
-RESTING = 5.0
-# What a replica answers when it cannot serve now: out of reach, loading (a ConnectionError), or
-# its link to the master down with replica-serve-stale-data no (MASTERDOWN, a ClusterDownError).
-REPLICA_UNFIT = (ConnectionError, TimeoutError, ClusterDownError)
 
 
 class ClusterReadChannel:
@@ -142,7 +132,7 @@ class ClusterReadChannel:
             raise ValueError("A channel to the replicas keeps no profiles: give cache=0.")
         self.client = client
         # The node of a slot among those the map lists for it: its master (0), or a replica.
-        self._pick = _replica_of if replica else _master_of
+        self._pick = replicas.replica_of if replica else replicas.master_of
         self.replica = replica
         # Until when the reads go to the masters: a replica could not serve one.
         self.resting_until = 0.0
@@ -237,13 +227,10 @@ class ClusterReadChannel:
             self._lists.clear()
             if isinstance(exc, ProfileChanged):
                 self.cache_stats.changed += 1
-            if self.replica and isinstance(exc, REPLICA_UNFIT) and not self.resting_until:
-                log.warning(
-                    "a replica cannot serve reads (%s: %s): reading the masters for %.0f s",
-                    type(exc).__name__,
-                    exc,
-                    RESTING,
-                )
+            if self.replica and isinstance(exc, replicas.REPLICA_UNFIT) and not self.resting_until:
+                what = f"{type(exc).__name__}: {exc}"
+                rest = replicas.RESTING
+                log.warning("a replica cannot serve reads (%s): reading the masters for %.0f s", what, rest)
                 self._rest(True)
             replies = await run_scripts(self.client, calls)
             if self.client.nodes_manager.slots_cache is not self._map:
@@ -330,9 +317,9 @@ class ClusterReadChannel:
         return await self._held_at_once(calls, held, scripts)
 
     def _rest(self, resting: bool) -> None:
-        """Read the masters (for RESTING seconds), or the replicas again."""
-        self.resting_until = time.monotonic() + RESTING if resting else 0.0
-        self._pick = _master_of if resting or not self.replica else _replica_of
+        """Read the masters (for RESTING seconds, store/redis/cluster_replicas.py), or the replicas again."""
+        self.resting_until = time.monotonic() + replicas.RESTING if resting else 0.0
+        self._pick = replicas.master_of if resting or not self.replica else replicas.replica_of
         self._routes.clear()
         self._lists.clear()
 
@@ -454,7 +441,7 @@ class ClusterReadChannel:
             host, _, port = name.rpartition(":")
             address = Address(host=host, port=int(port), username=self.username, password=self.password)
             if self.replica:
-                channel = ReplicaChannel(address, timeout=self.timeout, on_send=self.on_send)
+                channel = replicas.ReplicaChannel(address, timeout=self.timeout, on_send=self.on_send)
             elif tracked:
                 channel = TrackedChannel(
                     address,
@@ -488,24 +475,6 @@ class ClusterReadChannel:
         channels, self._channels = list(self._channels.values()), {}
         for channel in channels:
             await channel.aclose()
-
-
-def _master_of(nodes: list[ClusterNode]) -> str:
-    return nodes[0].name
-
-
-def _replica_of(nodes: list[ClusterNode]) -> str:
-    """A replica of a slot's master (the same one each time for each master, so that a page's
-    reads of one master share a connection), or the master when the map lists none."""
-    return nodes[1].name if len(nodes) > 1 else nodes[0].name
-
-
-class ReplicaChannel(ReadChannel):
-    """A ReadChannel to a replica of a cluster: its connection says READONLY first, so that the
-    replica serves the reads of its master's slots rather than redirect them."""
-
-    def _login(self) -> list[Command]:
-        return [*super()._login(), ("READONLY",)]
 
 
 def open_reads(
