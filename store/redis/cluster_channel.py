@@ -227,7 +227,7 @@ class ClusterReadChannel:
             self._lists.clear()
             if isinstance(exc, ProfileChanged):
                 self.cache_stats.changed += 1
-            if self.replica and isinstance(exc, replicas.REPLICA_UNFIT) and not self.resting_until:
+            if self.replica and isinstance(exc, replicas.UNFIT) and not self.resting_until:
                 what = f"{type(exc).__name__}: {exc}"
                 rest = replicas.RESTING
                 log.warning("a replica cannot serve reads (%s): reading the masters for %.0f s", what, rest)

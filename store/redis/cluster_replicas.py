@@ -11,15 +11,12 @@ loading, or refusing stale reads) sends the reads to the masters for RESTING sec
 from __future__ import annotations
 
 from redis.asyncio.cluster import ClusterNode
-from redis.exceptions import ClusterDownError, ConnectionError, TimeoutError
 
 from followgraph.store.redis.channel import Command, ReadChannel
+from followgraph.store.redis.replica_reads import UNFIT as UNFIT
 
-# Seconds the reads go to the masters after a replica could not serve one (reading from replicas).
+# Seconds the reads go to the masters after a replica could not serve one (UNFIT).
 RESTING = 5.0
-# What a replica answers when it cannot serve now: out of reach, loading (a ConnectionError), or
-# its link to the master down with replica-serve-stale-data no (MASTERDOWN, a ClusterDownError).
-REPLICA_UNFIT = (ConnectionError, TimeoutError, ClusterDownError)
 
 
 def master_of(nodes: list[ClusterNode]) -> str:
