@@ -20,6 +20,7 @@ from followgraph.store.graph.imports import (
     REFUSED,
     BatchResult,
     Checkpoint,
+    KnownUsers,
     Outcome,
     import_batch,
     load_import_scripts,
@@ -81,10 +82,11 @@ async def import_edge_batches(
     stop = on_error is OnError.STOP
     await load_import_scripts(store)
     pending: asyncio.Task[None] | None = None
+    known = KnownUsers()
 
     async def apply(batch: EdgeBatch, checkpoint: Checkpoint | None) -> None:
         result = await import_batch(
-            store, batch.edges, register=register_missing, stop=stop, checkpoint=checkpoint
+            store, batch.edges, register=register_missing, stop=stop, checkpoint=checkpoint, known=known
         )
         _count(summary, batch, result)
         if stop and result.outcomes and result.outcomes[-1] in REFUSED:

@@ -16,12 +16,20 @@ last step.
 
 The keys are built inside the scripts from the layout Keys gives (`user_key_layout`), per user
 rather than passed per follow: a batch names each user once.
+
+What a batch learns of a user (registered or not, has blocks or requests, follows anyone) costs it
+a lookup of nineteen keys, and a random file names most users in many batches. On a single Redis an
+import keeps what its batches learnt (KnownUsers: registered or not, blocks or requests) and tells
+the next batch, which believes it only if the log's last event is still the one the import saw.
+Every other write that could change it logs an event (a block, a request, a registration, an
+account turned off or on), and then the batch learns every user again, as with nothing told.
 """
 
 from __future__ import annotations
 
 import asyncio
 import enum
+import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -91,6 +99,39 @@ class BatchResult:
     registered: int
 
 
+class KnownUsers:
+    """What an import's batches learnt of its users, a letter each (lua/parts/import_users.lua
+    `told`), and the id of the log's last event when they learnt it; at most `limit` users (some
+    100 bytes each), the first learnt forgotten first."""
+
+    def __init__(self, limit: int = 2_000_000) -> None:
+        self.letters: dict[str, str] = {}
+        self.at = ""
+        self.limit = limit
+
+    def told(self, users: Iterable[str]) -> list[str]:
+        """The user, letter pairs of `users` this knows, flat."""
+        letters = self.letters
+        out: list[str] = []
+        for user in users:
+            letter = letters.get(user)
+            if letter is not None:
+                out += (user, letter)
+        return out
+
+    def learnt(self, before: str, after: str, users: str, letters: str) -> None:
+        """What a batch answered: the log's last event id before it and after it, and the users it
+        learnt or changed with their letters. When another write came before the batch, all the
+        import knew may be stale and is forgotten."""
+        if before != self.at:
+            self.letters.clear()
+        self.at = after
+        if users:
+            self.letters.update(zip(users.split(" "), letters, strict=True))
+        for _ in range(len(self.letters) - self.limit):
+            del self.letters[next(iter(self.letters))]
+
+
 @dataclass(frozen=True, slots=True)
 class Checkpoint:
     """Where an import stands once a batch is written: the hash's key and its field, value pairs."""
@@ -111,20 +152,28 @@ async def import_batch(
     register: bool = True,
     stop: bool = False,
     checkpoint: Checkpoint | None = None,
+    known: KnownUsers | None = None,
 ) -> BatchResult:
     """Apply the follows of `edges`, flat: follower, followee, time (epoch ms digits, '' for now) of
     each, ids valid and no self-follow. `register` registers the users they name that are missing
     (not an account that is off); `stop` ends the batch at its first refused follow. The
     checkpoint's values are written to its hash once the batch is (not when it stopped short).
+    `known`: what earlier batches of the same import learnt, told to this one and kept up to date
+    (a single Redis only: a cluster's batches learn their users each time).
     One round trip on a single Redis; on a cluster three, each one script per master."""
     if store.cluster:
         return await _cluster_batch(store, edges, register, stop, checkpoint)
     k = store.keys
     keys = [k.log("")] if checkpoint is None else [checkpoint.key, k.log("")]
     marks = list(checkpoint.values) if checkpoint else []
+    told = known.told(dict.fromkeys(itertools.chain(edges[0::3], edges[1::3]))) if known else []
     args: list[Arg] = [*k.user_key_layout(USER_KEYS), "1" if register else "0", "1" if stop else "0"]
-    args += [len(marks), *marks, *edges, "", k.log_cap]
-    outcomes, registered = await IMPORT_FOLLOWS_SCRIPT.run(store.redis, keys, args)
+    args += [len(marks), *marks, known.at if known else "", len(told) // 2, *told, *edges, "", k.log_cap]
+    outcomes, registered, before, after, users, letters = await IMPORT_FOLLOWS_SCRIPT.run(
+        store.redis, keys, args
+    )
+    if known is not None:
+        known.learnt(str(before), str(after), str(users), str(letters))
     return BatchResult(str(outcomes), int(registered))
 
 

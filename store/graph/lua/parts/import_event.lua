@@ -1,8 +1,9 @@
 -- The event of what a batch changed, when it changed anything: the users it registered (at the
 -- event's time), the follows it added ('follower followee time' lines) and the pending requests
 -- those follows ended ('follower followee' lines), appended to `stream` (capped as LOG does).
+-- Returns the event's id, or nil when there was nothing to log.
 local function import_event(stream, users, follows, ended)
-  if #follows == 0 and #users == 0 and #ended == 0 then return end
+  if #follows == 0 and #users == 0 and #ended == 0 then return nil end
   local fields = {'k', 'IMPORT', 'a', '', 'at', stamp()}
   if #users > 0 then
     fields[#fields + 1] = 'users'
@@ -16,5 +17,5 @@ local function import_event(stream, users, follows, ended)
     fields[#fields + 1] = 'requests'
     fields[#fields + 1] = table.concat(ended, '\n')
   end
-  redis.call('XADD', stream, 'MAXLEN', '~', ARGV[#ARGV], '*', unpack(fields))
+  return redis.call('XADD', stream, 'MAXLEN', '~', ARGV[#ARGV], '*', unpack(fields))
 end

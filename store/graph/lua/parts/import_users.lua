@@ -21,7 +21,7 @@ end
 -- requests the user has.
 local KNOWN, NEW, UNKNOWN = 1, 2, 0
 local state, controlled, follows_some, locked = {}, {}, {}, {}
-local registered = {}
+local registered, learnt = {}, {}
 
 local function learn(user, register)
   local p, f = key(user, PROFILE), key(user, FOLLOWING)
@@ -38,6 +38,7 @@ local function learn(user, register)
     s = UNKNOWN
   end
   state[user] = s
+  learnt[#learnt + 1] = user
   controlled[user] = n % 5 > 0
   follows_some[user] = n % 10 >= 5
   return s
@@ -61,4 +62,22 @@ local function is_locked(user)
     locked[user] = l
   end
   return l
+end
+
+-- What a batch learnt of a user, as one letter an importer may keep and give back to a later batch
+-- of the same import (store/graph/imports.py KnownUsers): 'u' unknown, '1' registered with blocks
+-- or requests, '0' registered without. Whether they follow anyone is not kept: a reactivation gives
+-- follows back in steps that log nothing (parts/lifecycle.lua attach), so a told user is checked
+-- for a follow back as one who follows someone.
+local function told(user, letter)
+  if letter == 'u' then
+    state[user] = UNKNOWN
+  else
+    state[user], controlled[user], follows_some[user] = KNOWN, letter == '1', true
+  end
+end
+
+local function letter_of(user)
+  if state[user] == UNKNOWN then return 'u' end
+  return controlled[user] and '1' or '0'
 end
