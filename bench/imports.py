@@ -1,6 +1,7 @@
 """Bringing a graph over (#41): `followgraph import` of a CSV of EDGES follows (USERS users, a third of
 the follows to POPULAR accounts, in random order) into an empty Redis of its own, timed as a whole
-command; beside it the raw reference, the same follows' two ZADDs each pipelined over one socket
+command, then of the same follows sorted by follower (as a table keyed by follower exports them);
+beside it the raw reference, the same follows' two ZADDs each pipelined over one socket
 (bench/graph.py's loader, what `redis-cli --pipe` does: no rule, no event, no user) into another
 empty Redis; then `followgraph export` of the imported follows. Each in turn, ROUNDS times; the
 medians, and the import's rate as a share of the raw one.
@@ -44,6 +45,7 @@ class ImportResults:
     edges: int = 0
     users: int = 0
     import_seconds: list[float] = field(default_factory=list)
+    sorted_seconds: list[float] = field(default_factory=list)
     raw_seconds: list[float] = field(default_factory=list)
     export_seconds: list[float] = field(default_factory=list)
 
@@ -125,15 +127,19 @@ def run_imports(bench: Bench) -> None:
         tmp = Path(name)
         bench.say(f"  import: writing a CSV of {results.edges:,} follows among {results.users:,} users...")
         edges = list(_edges(results.edges, results.users))
-        csv = tmp / "follows.csv"
+        csv, by_follower = tmp / "follows.csv", tmp / "follows-by-follower.csv"
         _write_csv(csv, edges)
+        _write_csv(by_follower, sorted(edges))
         with _redis(bench, tmp / "imported") as imported, _redis(bench, tmp / "raw") as raw:
             for round_ in range(QUICK_ROUNDS if quick else ROUNDS):
                 bench.say(
-                    f"  import: round {round_ + 1}: followgraph import, the raw ZADDs, followgraph export..."
+                    f"  import: round {round_ + 1}: followgraph import (random order, by follower), "
+                    "the raw ZADDs, followgraph export..."
                 )
                 _flush(imported)
                 results.import_seconds.append(_command(["import", str(csv)], imported, tmp / "data"))
+                _flush(imported)
+                results.sorted_seconds.append(_command(["import", str(by_follower)], imported, tmp / "data"))
                 _flush(raw)
                 results.raw_seconds.append(_raw(raw, edges, keys))
                 out = tmp / "export.csv"
@@ -147,6 +153,7 @@ def import_rows(results: ImportResults) -> list[list[str]]:
     rows = []
     for what, seconds in (
         ("followgraph import (rules, mutual sets, users registered, change log)", results.import_seconds),
+        ("followgraph import, the file sorted by follower", results.sorted_seconds),
         ("raw ZADD pairs, pipelined (redis-cli --pipe's way)", results.raw_seconds),
         ("followgraph export", results.export_seconds),
     ):
@@ -165,7 +172,8 @@ def import_rows(results: ImportResults) -> list[list[str]]:
 def import_notes(results: ImportResults) -> list[str]:
     return [
         f"{results.edges:,} follows among {results.users:,} users, a third of them to {POPULAR} accounts, "
-        "in random order; each into an emptied Redis of its own (no persistence), medians of "
+        "in random order, then sorted by follower; each into an emptied Redis of its own (no "
+        "persistence), medians of "
         f"{len(results.import_seconds)} round(s) taken in turn; the import and the export as whole "
         "commands, start-up included."
     ]

@@ -3,6 +3,8 @@ KnownUsers): believed only while nothing else was logged, and the graph the same
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from followgraph.store import FollowStore
@@ -40,10 +42,21 @@ async def test_a_later_batch_learns_again_none_of_the_users_it_is_told_of(backen
     assert answers == [""]
 
 
+NOW = 10**12  # a time past this one is the import's or the test's own "now"
+
+
+def _timeless(value: tuple[str, Any]) -> tuple[str, Any]:
+    kind, content = value
+    if kind == "hash":
+        return kind, sorted(content)
+    if kind == "zset":
+        return kind, [(member, "now" if score > NOW else score) for member, score in content]
+    return value
+
+
 async def graph(client: Client) -> Snapshot:
-    """The graph, with each profile's registration time left out."""
-    snapshot = graph_only(await dump(client))
-    return {key: ("hash", {}) if key.endswith(":profile") else value for key, value in snapshot.items()}
+    """The graph, the times of now left out (hashes' values, sets' scores)."""
+    return {key: _timeless(value) for key, value in graph_only(await dump(client)).items()}
 
 
 async def test_told_or_not_the_graph_is_the_same(backend: Client) -> None:
@@ -103,3 +116,52 @@ def test_known_users_forget_the_first_learnt_beyond_their_limit() -> None:
     # Another write came before the batch: everything known is forgotten, what it learnt kept.
     known.learnt("3-0", "4-0", "d", "u")
     assert (known.letters, known.at) == ({"d": "u"}, "4-0")
+
+
+# Follows by one follower in a row go in a few commands (lua/import_follows.lua run): the codes and
+# the graph are those of the same follows imported one a batch.
+RUNS = flat(
+    ("q", "a", "900"),
+    # a's run: b, q (who follows a, this batch), e (who followed a before), x (a follows x already,
+    # since 300), gone (off); it ends at b again.
+    ("a", "b", "1000"),
+    ("a", "q", "1001"),
+    ("a", "e", "1002"),
+    ("a", "x", "1003"),
+    ("a", "gone", "1004"),
+    ("a", "b", "1005"),
+    ("c", "a", "1100"),  # c's run: a follows c from this batch's run
+    ("c", "z", "1101"),
+    ("d", "a", "1200"),
+    ("d", "e", ""),  # no time: on its own
+    ("k", "m", "1300"),  # k is blocked by m: k's follows one by one
+    ("k", "n", "1301"),
+    ("a", "c", "1400"),  # a's second run: c follows a, this batch
+    ("a", "y", "1401"),
+)
+
+
+async def prepare(store: FollowStore) -> None:
+    for user in ("a", "e", "x", "gone", "k", "m"):
+        await store.upsert_user(user)
+    await store.follow(follower="e", followee="a", at=500)
+    await store.follow(follower="a", followee="x", at=300)
+    await store.block(blocker="m", blocked="k")
+    await store.deactivate("gone")
+
+
+async def test_a_follower_s_follows_in_a_row_are_as_one_by_one(backend: Client) -> None:
+    store = FollowStore(backend)
+    await prepare(store)
+    together = await import_batch(store, RUNS, known=KnownUsers())
+    graph_together = await graph(backend)
+    await backend.flushall()
+    await prepare(store)
+    one_by_one = ""
+    for i in range(0, len(RUNS), 3):
+        one_by_one += (await import_batch(store, RUNS[i : i + 3])).outcomes
+    assert one_by_one == "1" + "1110F0" + "11" + "11" + "b1" + "11"
+    assert together.outcomes == one_by_one
+    assert await graph(backend) == graph_together
+    mutual = await backend.zrange(store.keys.mutual("a"), 0, -1, withscores=True)
+    assert mutual == [("q", 1001.0), ("e", 1002.0), ("c", 1400.0)]
