@@ -109,15 +109,11 @@ class KnownUsers:
         self.at = ""
         self.limit = limit
 
-    def told(self, users: Iterable[str]) -> list[str]:
-        """The user, letter pairs of `users` this knows, flat."""
+    def told(self, users: Iterable[str]) -> tuple[str, str]:
+        """The users of `users` this knows (space-separated) and their letters."""
         letters = self.letters
-        out: list[str] = []
-        for user in users:
-            letter = letters.get(user)
-            if letter is not None:
-                out += (user, letter)
-        return out
+        known = [user for user in users if user in letters]
+        return " ".join(known), "".join([letters[user] for user in known])
 
     def learnt(self, before: str, after: str, users: str, letters: str) -> None:
         """What a batch answered: the log's last event id before it and after it, and the users it
@@ -166,15 +162,22 @@ async def import_batch(
     k = store.keys
     keys = [k.log("")] if checkpoint is None else [checkpoint.key, k.log("")]
     marks = list(checkpoint.values) if checkpoint else []
-    told = known.told(dict.fromkeys(itertools.chain(edges[0::3], edges[1::3]))) if known else []
+    told = known.told(dict.fromkeys(itertools.chain(edges[0::3], edges[1::3]))) if known else ("", "")
     args: list[Arg] = [*k.user_key_layout(USER_KEYS), "1" if register else "0", "1" if stop else "0"]
-    args += [len(marks), *marks, known.at if known else "", len(told) // 2, *told, *edges, "", k.log_cap]
+    args += [len(marks), *marks, known.at if known else "", *told, _lines(edges), "", k.log_cap]
     outcomes, registered, before, after, users, letters = await IMPORT_FOLLOWS_SCRIPT.run(
         store.redis, keys, args
     )
     if known is not None:
         known.learnt(str(before), str(after), str(users), str(letters))
     return BatchResult(str(outcomes), int(registered))
+
+
+def _lines(edges: Sequence[str]) -> str:
+    """The follows of `edges` (flat) as the script reads them: a 'follower followee time' line each."""
+    return "".join(
+        [f"{a} {b} {at}\n" for a, b, at in zip(edges[0::3], edges[1::3], edges[2::3], strict=True)]
+    )
 
 
 # -- on a cluster ---------------------------------------------------------------------------------

@@ -1,9 +1,10 @@
 -- KEYS: [the import's checkpoint hash,] the log
 -- ARGV: the key layout (10 values: parts/import_users), register ('1' / '0'), stop ('1' / '0'),
 --       the number of checkpoint values, those values (field, value pairs); the id of the log's
---       last event when the importer learnt what it tells ('' for nothing), the number of users
---       it tells of and a user, letter pair each (parts/import_users told); then follower,
---       followee, time ('' for now) of each follow; then ME and the cap (LOG)
+--       last event when the importer learnt what it tells ('' for nothing), the users it tells of
+--       (space-separated) and their letters (parts/import_users told), one each; the follows, a
+--       'follower followee time' line each (time '' for now), in one string; then ME and the cap
+--       (LOG)
 -- Returns {a letter a follow (1 added, 0 there already, r a request made, b blocked, f / F the
 -- follower / followee unknown), users registered, the log's last event id before the batch and
 -- after it, the users the batch learnt or changed the letter of (space-separated) and their
@@ -14,14 +15,17 @@
 -- account turned off or on) logs an event in the same call, so nothing changed since.
 local register, stop = ARGV[11] == '1', ARGV[12] == '1'
 local marks = tonumber(ARGV[13])
-local known_at, told_count = ARGV[14 + marks], tonumber(ARGV[15 + marks])
+local known_at = ARGV[14 + marks]
 local last = redis.call('XREVRANGE', KEYS[#KEYS], '+', '-', 'COUNT', 1)[1]
 local before = last and last[1] or ''
 local given = {}
 if known_at ~= '' and known_at == before then
-  for j = 16 + marks, 15 + marks + 2 * told_count, 2 do
-    told(ARGV[j], ARGV[j + 1])
-    given[ARGV[j]] = ARGV[j + 1]
+  local letters, j = ARGV[16 + marks], 0
+  for user in string.gmatch(ARGV[15 + marks], '%S+') do
+    j = j + 1
+    local letter = string.sub(letters, j, j)
+    told(user, letter)
+    given[user] = letter
   end
 end
 local codes, follows, ended = {}, {}, {}
@@ -51,9 +55,17 @@ local function mutual(a, b, t, back)
   redis.call('ZADD', key(b, MUTUAL), when, a)
 end
 
--- The follow at ARGV[i], on its own.
+-- The follows, three values each; ids never hold a space or a line break.
+local E = {}
+for a, b, at in string.gmatch(ARGV[17 + marks], '([^ ]+) ([^ ]+) ([^\n]*)\n') do
+  E[#E + 1] = a
+  E[#E + 1] = b
+  E[#E + 1] = at
+end
+
+-- The follow at E[i], on its own.
 local function one(i)
-  local a, b, at = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  local a, b, at = E[i], E[i + 1], E[i + 2]
   local sa, sb = user_state(a, register), user_state(b, register)
   if sa == UNKNOWN then return 'f' end
   if sb == UNKNOWN then return 'F' end
@@ -87,21 +99,21 @@ local function one(i)
   return code
 end
 
--- The follows at ARGV[i], ARGV[i + 3], ... ARGV[j], all by one follower, each with its time and to
+-- The follows at E[i], E[i + 3], ... E[j], all by one follower, each with its time and to
 -- a different user, the follower with no blocks or requests: a few commands for them all rather
 -- than a few each (a file sorted by follower). Their codes go to `out`.
 local function run(i, j, out)
-  local a = ARGV[i]
+  local a = E[i]
   if user_state(a, register) == UNKNOWN then
     for _ = i, j, 3 do out[#out + 1] = 'f' end
     return
   end
   local to, at = {}, {}
   for k = i, j, 3 do
-    local b = ARGV[k + 1]
+    local b = E[k + 1]
     if user_state(b, register) ~= UNKNOWN then
       to[#to + 1] = b
-      at[#at + 1] = ARGV[k + 2]
+      at[#at + 1] = E[k + 2]
     end
   end
   local following = key(a, FOLLOWING)
@@ -135,7 +147,7 @@ local function run(i, j, out)
   end
   local n = 1
   for k = i, j, 3 do
-    local b = ARGV[k + 1]
+    local b = E[k + 1]
     if state[b] == UNKNOWN then
       out[#out + 1] = 'F'
     else
@@ -145,15 +157,15 @@ local function run(i, j, out)
   end
 end
 
-local first, last = 16 + marks + 2 * told_count, #ARGV - 4
+local first, last = 1, #E - 2
 local i = first
 while i <= last do
-  local a, j = ARGV[i], i
+  local a, j = E[i], i
   if not stop and user_state(a, register) ~= UNKNOWN and not controlled[a] then
     -- The follows by a that come next, each with its time, to users not named yet in them.
     local seen = {}
-    while j <= last and ARGV[j] == a and ARGV[j + 2] ~= '' and not seen[ARGV[j + 1]] do
-      seen[ARGV[j + 1]] = true
+    while j <= last and E[j] == a and E[j + 2] ~= '' and not seen[E[j + 1]] do
+      seen[E[j + 1]] = true
       j = j + 3
     end
     j = j - 3

@@ -112,7 +112,7 @@ def test_known_users_forget_the_first_learnt_beyond_their_limit() -> None:
     known.learnt("", "1-0", "a b", "00")
     known.learnt("1-0", "2-0", "c", "1")
     assert known.letters == {"b": "0", "c": "1"}
-    assert known.told(["a", "b", "c"]) == ["b", "0", "c", "1"]
+    assert known.told(["a", "b", "c"]) == ("b c", "01")
     # Another write came before the batch: everything known is forgotten, what it learnt kept.
     known.learnt("3-0", "4-0", "d", "u")
     assert (known.letters, known.at) == ({"d": "u"}, "4-0")
