@@ -99,15 +99,11 @@ local function one(i)
   return code
 end
 
--- The follows at E[i], E[i + 3], ... E[j], all by one follower, each with its time and to
--- a different user, the follower with no blocks or requests: a few commands for them all rather
+-- The follows at E[i], E[i + 3], ... E[j], all by one follower (registered, with no blocks or
+-- requests), each with its time and to a different user: a few commands for them all rather
 -- than a few each (a file sorted by follower). Their codes go to `out`.
 local function run(i, j, out)
   local a = E[i]
-  if user_state(a, register) == UNKNOWN then
-    for _ = i, j, 3 do out[#out + 1] = 'f' end
-    return
-  end
   local to, at = {}, {}
   for k = i, j, 3 do
     local b = E[k + 1]
@@ -157,8 +153,7 @@ local function run(i, j, out)
   end
 end
 
-local first, last = 1, #E - 2
-local i = first
+local i, last = 1, #E - 2
 while i <= last do
   local a, j = E[i], i
   if not stop and user_state(a, register) ~= UNKNOWN and not controlled[a] then
