@@ -35,7 +35,7 @@ class Marks(Protocol):
 
     def values(self, mark: Mark) -> Checkpoint: ...
 
-    async def counted(self, summary: Summary) -> None: ...
+    async def counted(self, summary: Summary, mark: Mark) -> None: ...
 
 
 async def _batches(source: Iterable[EdgeBatch] | AsyncIterable[EdgeBatch]) -> AsyncIterator[EdgeBatch]:
@@ -93,8 +93,8 @@ async def import_edge_batches(
             # Stopped at a refused follow: the rows after it were not read, as far as counts go.
             summary.stopped_at = batch.lines[len(result.outcomes) - 1]
             summary.rows -= batch.rows - len(result.outcomes)
-        elif marks is not None:
-            await marks.counted(summary)
+        elif marks is not None and batch.mark is not None:
+            await marks.counted(summary, batch.mark)
         if progress:
             progress(summary.rows)
 
