@@ -1,14 +1,13 @@
 """The checkpoint of an import of follows, kept in Redis beside the graph it describes.
 
-After every batch the import records, in the batch's own script (store/graph/imports.py), where
-the rows written so far end: the byte offset and line of a file (the row count of a query) and a
-CRC-32 of everything before that point; the counts so far follow in a write of their own, with the
-point they cover. A run of the same import that finds a checkpoint whose checksum still matches the
-source goes on from where the counts kept end, counting on from them: an import killed between a
-batch and its counts runs that batch again (which is safe: rows already there stay as they are),
-and one killed before any counts starts over. A source that changed before that point is imported
-from its start. A finished import removes its
-checkpoint, so running it again reads everything again and changes nothing.
+After every batch the import records, in one write once the batch is written, where the rows
+written so far end (the byte offset and line of a file, the row count of a query, and a CRC-32 of
+everything before that point) and the counts of those rows. A run of the same import that finds a
+checkpoint whose checksum still matches the source goes on from there, counting on from the counts
+kept: an import killed between a batch and its checkpoint runs that batch again (which is safe:
+rows already there stay as they are). A source that changed before that point is imported from its
+start. A finished import removes its checkpoint, so running it again reads everything again and
+changes nothing.
 
 The key is named by a digest of what is imported (the kind, and the file's real path or the
 query and its database), so two imports of different sources keep checkpoints of their own.
@@ -24,7 +23,6 @@ from typing import cast
 from followgraph.cli.edge_files import Mark
 from followgraph.cli.transfer import Summary
 from followgraph.store import FollowStore
-from followgraph.store.graph.imports import Checkpoint
 
 _COUNTS = ("rows", "written", "unchanged", "requested", "rejected", "registered")
 
@@ -48,24 +46,18 @@ class Checkpoints:
         digest = hashlib.sha256(identity.encode()).hexdigest()[:24]
         self.key = store.keys.import_checkpoint(digest)
 
-    def values(self, mark: Mark) -> Checkpoint:
-        """What a batch that ends at `mark` writes, with itself."""
+    async def counted(self, summary: Summary, mark: Mark) -> None:
+        """Keep where the rows written end, `mark`, and their counts (once a batch is written)."""
         values = ["offset", str(mark.offset), "line", str(mark.line), "crc", str(mark.crc)]
         values += ["source", self.source, "updated", str(int(time.time() * 1000))]
-        return Checkpoint(self.key, values)
-
-    async def counted(self, summary: Summary, mark: Mark) -> None:
-        """Keep the counts so far, those of the rows up to `mark` (after the batch that wrote it)."""
-        values = [str(value) for name in _COUNTS for value in (name, getattr(summary, name))]
-        values += ["counted_offset", str(mark.offset), "counted_line", str(mark.line)]
-        values += ["counted_crc", str(mark.crc)]
+        values += [str(value) for name in _COUNTS for value in (name, getattr(summary, name))]
         await self.store.redis.execute_command("HSET", self.key, *values)
 
     async def read(self) -> Kept | None:
         fields = cast("dict[str, str]", await self.store.redis.execute_command("HGETALL", self.key))
-        if not fields.get("counted_offset"):
+        if not fields.get("offset"):
             return None
-        mark = Mark(int(fields["counted_offset"]), int(fields["counted_line"]), int(fields["counted_crc"]))
+        mark = Mark(int(fields["offset"]), int(fields["line"]), int(fields["crc"]))
         summary = Summary()
         for name in _COUNTS:
             setattr(summary, name, int(fields.get(name) or 0))

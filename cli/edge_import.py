@@ -1,6 +1,6 @@
 """Importing follows in batches (store/graph/imports.py) from a file or a SQL query: the counts, the
-rejected rows with their lines, progress, and a checkpoint after every batch, written with the
-batch, that lets a run cut short go on where it stopped (cli/checkpoints.py).
+rejected rows with their lines, progress, and a checkpoint after every batch, written once the
+batch is, that lets a run cut short go on where it stopped (cli/checkpoints.py).
 
 While Redis writes one batch, the next is read and parsed: the two run side by side.
 """
@@ -19,7 +19,6 @@ from followgraph.store.graph.follows import Edge
 from followgraph.store.graph.imports import (
     REFUSED,
     BatchResult,
-    Checkpoint,
     KnownUsers,
     Outcome,
     import_batch,
@@ -32,8 +31,6 @@ EDGE_BATCH = 5000
 
 class Marks(Protocol):
     """Where the checkpoint of an import is kept (cli/checkpoints.py)."""
-
-    def values(self, mark: Mark) -> Checkpoint: ...
 
     async def counted(self, summary: Summary, mark: Mark) -> None: ...
 
@@ -77,23 +74,21 @@ async def import_edge_batches(
     summary: Summary | None = None,
 ) -> Summary:
     """Apply the follows of every batch; count them and the rejected rows into `summary` (a new
-    one, or the counts a checkpoint kept). With `marks`, each batch writes its checkpoint."""
+    one, or the counts a checkpoint kept). With `marks`, each whole batch written is kept there."""
     summary = summary or Summary()
     stop = on_error is OnError.STOP
     await load_import_scripts(store)
     pending: asyncio.Task[None] | None = None
     known = KnownUsers()
 
-    async def apply(batch: EdgeBatch, checkpoint: Checkpoint | None) -> None:
-        result = await import_batch(
-            store, batch.edges, register=register_missing, stop=stop, checkpoint=checkpoint, known=known
-        )
+    async def apply(batch: EdgeBatch, whole: bool) -> None:
+        result = await import_batch(store, batch.edges, register=register_missing, stop=stop, known=known)
         _count(summary, batch, result)
         if stop and result.outcomes and result.outcomes[-1] in REFUSED:
             # Stopped at a refused follow: the rows after it were not read, as far as counts go.
             summary.stopped_at = batch.lines[len(result.outcomes) - 1]
             summary.rows -= batch.rows - len(result.outcomes)
-        elif marks is not None and batch.mark is not None:
+        elif whole and marks is not None and batch.mark is not None:
             await marks.counted(summary, batch.mark)
         if progress:
             progress(summary.rows)
@@ -112,7 +107,7 @@ async def import_edge_batches(
             batch.edges, batch.lines = batch.edges[: 3 * cut], batch.lines[:cut]
             batch.rows, batch.errors = cut, []
             summary.rows += cut
-            await apply(batch, None)
+            await apply(batch, False)
             if summary.stopped_at is None:
                 summary.rows += 1
                 summary.reject(first)
@@ -123,8 +118,7 @@ async def import_edge_batches(
         summary.rows += batch.rows
         for error in batch.errors:
             summary.reject(error)
-        checkpoint = marks.values(batch.mark) if marks is not None and batch.mark is not None else None
-        pending = asyncio.ensure_future(apply(batch, checkpoint))
+        pending = asyncio.ensure_future(apply(batch, True))
         await asyncio.sleep(0)  # the batch goes out before the next one is read
     if pending is not None:
         await pending

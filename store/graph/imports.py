@@ -3,16 +3,15 @@
 On a single Redis a batch is one atomic script (lua/import_follows.lua): every follow as `follow`
 makes it (both users' sets, the mutual sets at the later of the two times, blocks refused, a
 pending request ended, a follow of a locked account without a time made a request), the users it
-names registered where missing, one IMPORT event for everything the batch changed (events.py),
-and the import's checkpoint, all in the same call. Running a batch again changes nothing and logs
-nothing, so an import cut short anywhere is completed by running it again.
+names registered where missing, and one IMPORT event for everything the batch changed
+(events.py), all in the same call. Running a batch again changes nothing and logs nothing, so an
+import cut short anywhere is completed by running it again (cli/checkpoints.py keeps where).
 
 On a cluster a batch takes three steps, each one script per master sent to every master at once,
 whose keys are all on that master: the users (registered where missing, each slot's in an event on
 its own log), the followers' sets (each slot's follows in an event on its log, as a follow's event
 is on the follower's slot), then the followees' sets. A crash between the steps leaves only the
-derived entries behind, which the batch run again completes; the checkpoint is written after the
-last step.
+derived entries behind, which the batch run again completes.
 
 The keys are built inside the scripts from the layout Keys gives (`user_key_layout`), per user
 rather than passed per follow: a batch names each user once.
@@ -128,14 +127,6 @@ class KnownUsers:
             del self.letters[next(iter(self.letters))]
 
 
-@dataclass(frozen=True, slots=True)
-class Checkpoint:
-    """Where an import stands once a batch is written: the hash's key and its field, value pairs."""
-
-    key: str
-    values: Sequence[str]
-
-
 async def load_import_scripts(store: FollowStore) -> None:
     """Load the scripts on the server (every master of a cluster), before the first batch."""
     await asyncio.gather(*(script.load(store.redis) for script in SCRIPTS))
@@ -147,26 +138,22 @@ async def import_batch(
     *,
     register: bool = True,
     stop: bool = False,
-    checkpoint: Checkpoint | None = None,
     known: KnownUsers | None = None,
 ) -> BatchResult:
     """Apply the follows of `edges`, flat: follower, followee, time (epoch ms digits, '' for now) of
     each, ids valid and no self-follow. `register` registers the users they name that are missing
-    (not an account that is off); `stop` ends the batch at its first refused follow. The
-    checkpoint's values are written to its hash once the batch is (not when it stopped short).
+    (not an account that is off); `stop` ends the batch at its first refused follow.
     `known`: what earlier batches of the same import learnt, told to this one and kept up to date
     (a single Redis only: a cluster's batches learn their users each time).
     One round trip on a single Redis; on a cluster three, each one script per master."""
     if store.cluster:
-        return await _cluster_batch(store, edges, register, stop, checkpoint)
+        return await _cluster_batch(store, edges, register, stop)
     k = store.keys
-    keys = [k.log("")] if checkpoint is None else [checkpoint.key, k.log("")]
-    marks = list(checkpoint.values) if checkpoint else []
     told = known.told(dict.fromkeys(itertools.chain(edges[0::3], edges[1::3]))) if known else ("", "")
     args: list[Arg] = [*k.user_key_layout(USER_KEYS), "1" if register else "0", "1" if stop else "0"]
-    args += [len(marks), *marks, known.at if known else "", *told, _lines(edges), "", k.log_cap]
+    args += [known.at if known else "", *told, _lines(edges), "", k.log_cap]
     outcomes, registered, before, after, users, letters = await IMPORT_FOLLOWS_SCRIPT.run(
-        store.redis, keys, args
+        store.redis, [k.log("")], args
     )
     if known is not None:
         known.learnt(str(before), str(after), str(users), str(letters))
@@ -229,9 +216,7 @@ def _grouped(masters: _Masters, items: Iterable[tuple[int, T]]) -> dict[str, tup
     return out
 
 
-async def _cluster_batch(
-    store: FollowStore, edges: Sequence[str], register: bool, stop: bool, checkpoint: Checkpoint | None
-) -> BatchResult:
+async def _cluster_batch(store: FollowStore, edges: Sequence[str], register: bool, stop: bool) -> BatchResult:
     k = store.keys
     layout = k.user_key_layout(USER_KEYS)
     masters = _Masters(store)
@@ -321,9 +306,6 @@ async def _cluster_batch(
         replies = await store.follow_edges([Edge(followers[i], followees[i]) for i in requests])
         for i, (status, changed, _, _, pending) in zip(requests, replies, strict=True):
             outcomes[i] = _request_outcome(status, changed, pending)
-    stopped = stop and any(letter in REFUSED for letter in outcomes[:count])
-    if checkpoint is not None and not stopped:
-        await store.redis.execute_command("HSET", checkpoint.key, *checkpoint.values)
     return BatchResult("".join(outcomes[:count]), registered)
 
 

@@ -160,20 +160,20 @@ def test_a_killed_import_goes_on_from_its_checkpoint(
     child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 120
-        while int(_checkpoint(target).get("counted_line") or 0) < 2 * EDGE_BATCH:
+        while int(_checkpoint(target).get("line") or 0) < 2 * EDGE_BATCH:
             assert child.poll() is None, "the import ended before it could be killed"
             assert time.monotonic() < deadline
             time.sleep(0.01)
     finally:
         child.send_signal(signal.SIGKILL)
         child.wait()
-    line = int(_checkpoint(target)["counted_line"])
+    line = int(_checkpoint(target)["line"])
     assert line < len(edges), "killed too late"
 
     result = invoke("import", str(source), *target.options())
     assert result.exit_code == 0, console.getvalue()
-    # Redis still runs what the killed import had sent, so a last batch and its counts can land
-    # after the read above: the run goes on from there or later, where the counts kept end.
+    # Redis still runs what the killed import had sent, so a last batch and its checkpoint can
+    # land after the read above: the run goes on from there or later.
     resumed = re.search(rf"Going on from line ([\d,]+) of {re.escape(str(source))}", console.getvalue())
     assert resumed is not None, console.getvalue()
     assert line <= int(resumed[1].replace(",", "")) < len(edges)

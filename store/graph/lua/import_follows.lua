@@ -1,6 +1,6 @@
--- KEYS: [the import's checkpoint hash,] the log
+-- KEYS: the log
 -- ARGV: the key layout (10 values: parts/import_users), register ('1' / '0'), stop ('1' / '0'),
---       the number of checkpoint values, those values (field, value pairs); the id of the log's
+--       the id of the log's
 --       last event when the importer learnt what it tells ('' for nothing), the users it tells of
 --       (space-separated) and their letters (parts/import_users told), one each; the follows, a
 --       'follower followee time' line each (time '' for now), in one string; then ME and the cap
@@ -14,14 +14,13 @@
 -- every write that changes what a batch is told of a user (a registration, a block, a request, an
 -- account turned off or on) logs an event in the same call, so nothing changed since.
 local register, stop = ARGV[11] == '1', ARGV[12] == '1'
-local marks = tonumber(ARGV[13])
-local known_at = ARGV[14 + marks]
+local known_at = ARGV[13]
 local last = redis.call('XREVRANGE', KEYS[#KEYS], '+', '-', 'COUNT', 1)[1]
 local before = last and last[1] or ''
 local given = {}
 if known_at ~= '' and known_at == before then
-  local letters, j = ARGV[16 + marks], 0
-  for user in string.gmatch(ARGV[15 + marks], '%S+') do
+  local letters, j = ARGV[15], 0
+  for user in string.gmatch(ARGV[14], '%S+') do
     j = j + 1
     local letter = string.sub(letters, j, j)
     told(user, letter)
@@ -29,23 +28,19 @@ if known_at ~= '' and known_at == before then
   end
 end
 local codes, follows, ended = {}, {}, {}
--- Each followee's new fans, written with one ZADD after the loop: the follows' own order only
--- matters to the following sets, which the loop writes (and reads) as it goes.
--- fans_at[b][a]: the time of a's follow of b, for a follow back checked before the ZADD.
-local fans, followees, fans_at = {}, {}, {}
-local stopped = false
+-- Each followee's new fans (fans[b][a]: the time of a's follow of b), written with one ZADD after
+-- the loop, and read before it for a follow back: the follows' own order only matters to the
+-- following sets, which the loop writes (and reads) as it goes.
+local fans, followees = {}, {}
 
 local function fan(a, b, t)
-  local list = fans[b]
-  if not list then
-    list = {}
-    fans[b] = list
-    fans_at[b] = {}
+  local of_b = fans[b]
+  if not of_b then
+    of_b = {}
+    fans[b] = of_b
     followees[#followees + 1] = b
   end
-  list[#list + 1] = t
-  list[#list + 1] = a
-  fans_at[b][a] = t
+  of_b[a] = t
 end
 
 -- Mutual when b follows a too, since the later of the two follows.
@@ -57,7 +52,7 @@ end
 
 -- The follows, three values each; ids never hold a space or a line break.
 local E = {}
-for a, b, at in string.gmatch(ARGV[17 + marks], '([^ ]+) ([^ ]+) ([^\n]*)\n') do
+for a, b, at in string.gmatch(ARGV[16], '([^ ]+) ([^ ]+) ([^\n]*)\n') do
   E[#E + 1] = a
   E[#E + 1] = b
   E[#E + 1] = at
@@ -133,7 +128,7 @@ local function run(i, j, out)
     follows_some[a] = true
   end
   -- Who follows a back: a's fans set, and the follows of a this batch made, written after the loop.
-  local pending = fans_at[a]
+  local pending = fans[a]
   for m, b in ipairs(to) do
     local t = at[m]
     local b_back = back[m] or (pending and pending[b])
@@ -171,20 +166,19 @@ while i <= last do
     j = i
     local code = one(i)
     codes[#codes + 1] = code
-    if stop and code ~= '1' and code ~= '0' and code ~= 'r' then
-      stopped = true
-      break
-    end
+    if stop and code ~= '1' and code ~= '0' and code ~= 'r' then break end
   end
   i = j + 3
 end
 for _, b in ipairs(followees) do
-  local list, fans_key = fans[b], key(b, FANS)
+  local list, fans_key = {}, key(b, FANS)
+  for a, t in pairs(fans[b]) do
+    list[#list + 1] = t
+    list[#list + 1] = a
+  end
   for j = 1, #list, 1000 do redis.call('ZADD', fans_key, unpack(list, j, math.min(j + 999, #list))) end
 end
 local after = import_event(KEYS[#KEYS], registered, follows, ended) or before
--- A batch that stopped short leaves the checkpoint where it was: its rows are read again.
-if marks > 0 and not stopped then redis.call('HSET', KEYS[1], unpack(ARGV, 14, 13 + marks)) end
 local letters = {}
 for j, user in ipairs(learnt) do letters[j] = letter_of(user) end
 for user, letter in pairs(given) do
