@@ -18,17 +18,20 @@ rather than passed per follow: a batch names each user once.
 
 What a batch learns of a user (registered or not, has blocks or requests, follows anyone) costs it
 a lookup of nineteen keys, and a random file names most users in many batches. On a single Redis an
-import keeps what its batches learnt (KnownUsers: registered or not, blocks or requests) and tells
-the next batch, which believes it only if the log's last event is still the one the import saw.
-Every other write that could change it logs an event (a block, a request, a registration, an
-account turned off or on), and then the batch learns every user again, as with nothing told.
+import keeps what its batches learnt (KnownUsers: registered or not, blocks or requests). A follow
+with a time, whose users it knows as registered with neither or does not know yet (the batch learns
+those first), and whose users no follow of the batch without a time names, is plain: it needs no
+rule but the follow back, and the script takes the plain follows in a loop with three commands a
+follow and nothing else. The script believes the import only if
+the log's last event is still the one the import saw: every other write that could change what it
+knows logs an event (a block, a request, a registration, an account turned off or on), and then the
+plain follows go as the others do, each user learnt again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import enum
-import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -59,11 +62,12 @@ USER_KEYS = (
 
 _USERS = source("parts/import_users")
 _EVENT = source("parts/import_event")
+FANS_PART = source("parts/import_fans")
 _BLOCKED = source("parts/blocked")
 _REQUESTS = source("parts/request_steps")
 
 IMPORT_FOLLOWS_SCRIPT = LuaScript(
-    NOW + LOG + _BLOCKED + _REQUESTS + _USERS + _EVENT + source("import_follows")
+    NOW + LOG + _BLOCKED + _REQUESTS + _USERS + _EVENT + FANS_PART + source("import_follows")
 )
 IMPORT_USERS_AT_SCRIPT = LuaScript(NOW + _USERS + _EVENT + source("import_users_at"))
 IMPORT_OUT_SCRIPT = LuaScript(NOW + FOLLOW_STEPS + _BLOCKED + _USERS + _EVENT + source("import_out"))
@@ -108,15 +112,28 @@ class KnownUsers:
         self.at = ""
         self.limit = limit
 
-    def told(self, users: Iterable[str]) -> tuple[str, str]:
-        """The users of `users` this knows (space-separated) and their letters."""
+    def plain(self, edges: Sequence[str]) -> tuple[list[bool], list[str]]:
+        """Which follows of `edges` (flat, as import_batch takes them) are plain: a time given, both
+        users known as registered with no blocks or requests or not known yet, and neither named by
+        a follow of the batch without a time (which may make a request or take the time of now: the
+        order of the two then matters). Then the users they name that this does not know."""
         letters = self.letters
-        known = [user for user in users if user in letters]
-        return " ".join(known), "".join([letters[user] for user in known])
+        followers, followees, times = edges[0::3], edges[1::3], edges[2::3]
+        timeless = {user for i, at in enumerate(times) if at == "" for user in (followers[i], followees[i])}
+        plain = [
+            at != ""
+            and letters.get(a, "0") == "0"
+            and letters.get(b, "0") == "0"
+            and a not in timeless
+            and b not in timeless
+            for a, b, at in zip(followers, followees, times, strict=True)
+        ]
+        named = dict.fromkeys(user for i, p in enumerate(plain) if p for user in (followers[i], followees[i]))
+        return plain, [user for user in named if user not in letters]
 
     def learnt(self, before: str, after: str, users: str, letters: str) -> None:
         """What a batch answered: the log's last event id before it and after it, and the users it
-        learnt or changed with their letters. When another write came before the batch, all the
+        learnt with their letters at its end. When another write came before the batch, all the
         import knew may be stale and is forgotten."""
         if before != self.at:
             self.letters.clear()
@@ -143,28 +160,43 @@ async def import_batch(
     """Apply the follows of `edges`, flat: follower, followee, time (epoch ms digits, '' for now) of
     each, ids valid and no self-follow. `register` registers the users they name that are missing
     (not an account that is off); `stop` ends the batch at its first refused follow.
-    `known`: what earlier batches of the same import learnt, told to this one and kept up to date
-    (a single Redis only: a cluster's batches learn their users each time).
+    `known`: what earlier batches of the same import learnt, which sorts out the plain follows, kept
+    up to date (a single Redis only: a cluster's batches learn their users each time).
     One round trip on a single Redis; on a cluster three, each one script per master."""
     if store.cluster:
         return await _cluster_batch(store, edges, register, stop)
     k = store.keys
-    told = known.told(dict.fromkeys(itertools.chain(edges[0::3], edges[1::3]))) if known else ("", "")
+    count = len(edges) // 3
+    plain, unknown = known.plain(edges) if known is not None and not stop else ([False] * count, [])
     args: list[Arg] = [*k.user_key_layout(USER_KEYS), "1" if register else "0", "1" if stop else "0"]
-    args += [known.at if known else "", *told, _lines(edges), "", k.log_cap]
-    outcomes, registered, before, after, users, letters = await IMPORT_FOLLOWS_SCRIPT.run(
+    args += ["" if known is None else known.at if known.letters else "*", " ".join(unknown)]
+    args += [_lines(edges, plain, True), _lines(edges, plain, False)]
+    args += ["", k.log_cap]
+    others, plain_codes, registered, before, after, users, letters = await IMPORT_FOLLOWS_SCRIPT.run(
         store.redis, [k.log("")], args
     )
     if known is not None:
         known.learnt(str(before), str(after), str(users), str(letters))
-    return BatchResult(str(outcomes), int(registered))
+    return BatchResult(_merged(plain, str(plain_codes), str(others)), int(registered))
 
 
-def _lines(edges: Sequence[str]) -> str:
-    """The follows of `edges` (flat) as the script reads them: a 'follower followee time' line each."""
+def _lines(edges: Sequence[str], plain: list[bool], which: bool) -> str:
+    """The follows of `edges` (flat) that are plain, or not, as the script reads them: a
+    'follower followee time' line each."""
     return "".join(
-        [f"{a} {b} {at}\n" for a, b, at in zip(edges[0::3], edges[1::3], edges[2::3], strict=True)]
+        [f"{edges[3 * i]} {edges[3 * i + 1]} {edges[3 * i + 2]}\n" for i, p in enumerate(plain) if p is which]
     )
+
+
+def _merged(plain: list[bool], plain_codes: str, others: str) -> str:
+    """The batch's letters in its own order, from the plain follows' and the others'. With `stop`
+    every follow is among the others, which may have stopped short."""
+    if not any(plain):
+        return others
+    codes, p, o = [], iter(plain_codes), iter(others)
+    for is_plain in plain:
+        codes.append(next(p) if is_plain else next(o))
+    return "".join(codes)
 
 
 # -- on a cluster ---------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""Batches of an import told what earlier ones learnt of their users (store/graph/imports.py
-KnownUsers): believed only while nothing else was logged, and the graph the same as without."""
+"""An import's plain follows, whose users earlier batches learnt (store/graph/imports.py
+KnownUsers): taken without their users' rules only while nothing else was logged, and the graph the
+same as without."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 
 from followgraph.store import FollowStore
 from followgraph.store.graph.imports import KnownUsers, import_batch
+from followgraph.store.log.stream import EventLog
 from followgraph.store.redis.lua import Client
 from tests.store.snapshot import Snapshot, dump, graph_only
 
@@ -24,7 +26,7 @@ SECOND = flat(("b", "a", "2000"), ("a", "c", "2001"), ("d", "a", "2002"))
 
 
 @SINGLE
-async def test_a_later_batch_learns_again_none_of_the_users_it_is_told_of(backend: Client) -> None:
+async def test_a_later_batch_learns_again_none_of_the_users_it_knows(backend: Client) -> None:
     store, known = FollowStore(backend), KnownUsers()
     first = await import_batch(store, FIRST, known=known)
     assert (first.outcomes, first.registered) == ("111", 4)
@@ -59,16 +61,16 @@ async def graph(client: Client) -> Snapshot:
     return {key: _timeless(value) for key, value in graph_only(await dump(client)).items()}
 
 
-async def test_told_or_not_the_graph_is_the_same(backend: Client) -> None:
+async def test_known_or_not_the_graph_is_the_same(backend: Client) -> None:
     store = FollowStore(backend)
     known = KnownUsers()
     for batch in (FIRST, SECOND):
         await import_batch(store, batch, known=known)
-    told = await graph(backend)
+    known_graph = await graph(backend)
     await backend.flushall()
     for batch in (FIRST, SECOND):
         await import_batch(store, batch)
-    assert await graph(backend) == told
+    assert await graph(backend) == known_graph
     # b follows a back: mutual since the later of the two follows.
     assert await backend.zscore(store.keys.mutual("a"), "b") == 2000
 
@@ -93,8 +95,8 @@ async def test_an_account_turned_off_between_two_batches_is_not_followed(backend
 
 @SINGLE
 async def test_a_follow_given_back_without_an_event_still_makes_a_mutual(backend: Client) -> None:
-    """A reactivation gives follows back in steps that log nothing: a told user is checked for a
-    follow back whatever the import saw of them."""
+    """A reactivation gives follows back in steps that log nothing: a plain follow is checked for a
+    follow back whatever the import saw of its users."""
     store, known = FollowStore(backend), KnownUsers()
     await import_batch(store, flat(("x", "y", "1000"), ("z", "x", "1001")), known=known)
     k = store.keys
@@ -112,37 +114,56 @@ def test_known_users_forget_the_first_learnt_beyond_their_limit() -> None:
     known.learnt("", "1-0", "a b", "00")
     known.learnt("1-0", "2-0", "c", "1")
     assert known.letters == {"b": "0", "c": "1"}
-    assert known.told(["a", "b", "c"]) == ("b c", "01")
     # Another write came before the batch: everything known is forgotten, what it learnt kept.
     known.learnt("3-0", "4-0", "d", "u")
     assert (known.letters, known.at) == ({"d": "u"}, "4-0")
 
 
-# Follows by one follower in a row go in a few commands (lua/import_follows.lua run): the codes and
-# the graph are those of the same follows imported one a batch.
-RUNS = flat(
+def test_a_plain_follow_has_a_time_and_users_without_controls_named_by_no_timeless_follow() -> None:
+    known = KnownUsers()
+    known.learnt("", "1-0", "a b c d e g h i j k l", "00000100u00")
+    edges = flat(
+        ("a", "b", "1"),  # plain
+        ("c", "d", ""),  # no time: c and d go with every rule
+        ("e", "c", "2"),  # c is named by a follow without a time
+        ("f", "j", "3"),  # j is unknown
+        ("g", "h", "4"),  # g has blocks or requests
+        ("i", "j", "5"),  # j is unknown
+        ("k", "l", "6"),  # plain
+        ("f", "m", "7"),  # plain: m not known yet, learnt by the batch first
+    )
+    assert known.plain(edges) == ([True, False, False, False, False, False, True, True], ["f", "m"])
+    # Users not known yet: learnt by the batch, first.
+    assert KnownUsers().plain(flat(("a", "b", "1"), ("b", "c", ""))) == ([False, False], [])
+    assert KnownUsers().plain(flat(("a", "b", "1"), ("c", "b", "2"))) == ([True, True], ["a", "b", "c"])
+
+
+# A batch whose users an earlier one learnt, most of its follows plain (lua/import_follows.lua): the
+# codes and the graph are those of the same follows imported one a batch, each learning its users.
+MIXED = flat(
     ("q", "a", "900"),
-    # a's run: b, q (who follows a, this batch), e (who followed a before), x (a follows x already,
-    # since 300), gone (off); it ends at b again.
     ("a", "b", "1000"),
-    ("a", "q", "1001"),
-    ("a", "e", "1002"),
-    ("a", "x", "1003"),
-    ("a", "gone", "1004"),
-    ("a", "b", "1005"),
-    ("c", "a", "1100"),  # c's run: a follows c from this batch's run
+    ("a", "q", "1001"),  # q follows a, this batch
+    ("a", "e", "1002"),  # e followed a before
+    ("a", "x", "1003"),  # a follows x already, since 300
+    ("a", "b", "1005"),  # again
+    ("c", "a", "1100"),
     ("c", "z", "1101"),
-    ("d", "a", "1200"),
-    ("d", "e", ""),  # no time: on its own
-    ("k", "m", "1300"),  # k is blocked by m: k's follows one by one
-    ("k", "n", "1301"),
-    ("a", "c", "1400"),  # a's second run: c follows a, this batch
-    ("a", "y", "1401"),
+    ("a", "c", "1400"),  # c follows a, this batch
+    ("d", "w", ""),  # no time: with every rule
+    ("k", "m", "1300"),  # k is blocked by m
+    ("k", "n", "1301"),  # k learnt by this batch: with every rule
+    ("f", "gone", "1302"),  # gone is off, learnt by this batch
+    ("y", "z", "1500"),
+    ("z", "y", "1501"),  # y follows z, this batch
 )
+USERS = ("a", "b", "c", "d", "e", "f", "k", "m", "n", "q", "w", "x", "y", "z", "gone")
+# Learnt by an earlier batch of the import: all but k (blocked), f and gone (off).
+LEARNT = tuple(user for user in USERS if user not in ("k", "f", "gone"))
 
 
 async def prepare(store: FollowStore) -> None:
-    for user in ("a", "e", "x", "gone", "k", "m"):
+    for user in USERS:
         await store.upsert_user(user)
     await store.follow(follower="e", followee="a", at=500)
     await store.follow(follower="a", followee="x", at=300)
@@ -150,18 +171,39 @@ async def prepare(store: FollowStore) -> None:
     await store.deactivate("gone")
 
 
-async def test_a_follower_s_follows_in_a_row_are_as_one_by_one(backend: Client) -> None:
+@SINGLE
+async def test_a_batch_of_plain_follows_is_as_one_by_one(backend: Client) -> None:
     store = FollowStore(backend)
     await prepare(store)
-    together = await import_batch(store, RUNS, known=KnownUsers())
+    known = KnownUsers()
+    # An earlier batch of the import learns most users; nothing is logged between the two.
+    await import_batch(store, flat(*((user, "hub", "1") for user in LEARNT)), known=known)
+    assert known.letters["a"] == "0" and known.letters["m"] == "1"
+    plain = [True] * 9 + [False, False, True, True] + [True] * 2
+    assert known.plain(MIXED) == (plain, ["k", "f", "gone"])
+    together = await import_batch(store, MIXED, known=known)
     graph_together = await graph(backend)
     await backend.flushall()
     await prepare(store)
+    await import_batch(store, flat(*((user, "hub", "1") for user in LEARNT)))
     one_by_one = ""
-    for i in range(0, len(RUNS), 3):
-        one_by_one += (await import_batch(store, RUNS[i : i + 3])).outcomes
-    assert one_by_one == "1" + "1110F0" + "11" + "11" + "b1" + "11"
+    for i in range(0, len(MIXED), 3):
+        one_by_one += (await import_batch(store, MIXED[i : i + 3])).outcomes
+    assert one_by_one == "111100111" + "1b1F" + "11"
     assert together.outcomes == one_by_one
     assert await graph(backend) == graph_together
     mutual = await backend.zrange(store.keys.mutual("a"), 0, -1, withscores=True)
     assert mutual == [("q", 1001.0), ("e", 1002.0), ("c", 1400.0)]
+    assert await backend.zscore(store.keys.mutual("z"), "y") == 1501
+
+
+@SINGLE
+async def test_a_plain_batch_logs_the_follows_it_added_as_they_came(backend: Client) -> None:
+    store = FollowStore(backend)
+    known = KnownUsers()
+    await import_batch(store, flat(("a", "b", "1"), ("c", "d", "2"), ("e", "f", "3")), known=known)
+    batch = flat(("a", "c", "10"), ("a", "b", "11"), ("b", "a", "12"), ("c", "d", "13"), ("e", "a", "14"))
+    assert known.plain(batch) == ([True] * 5, [])
+    assert (await import_batch(store, batch, known=known)).outcomes == "10101"
+    events = await EventLog(store).read(count=100)
+    assert events[-1].imported_follows() == [("a", "c", 10), ("b", "a", 12), ("e", "a", 14)]

@@ -64,19 +64,11 @@ local function is_locked(user)
   return l
 end
 
--- What a batch learnt of a user, as one letter an importer may keep and give back to a later batch
--- of the same import (store/graph/imports.py KnownUsers): 'u' unknown, '1' registered with blocks
--- or requests, '0' registered without. Whether they follow anyone is not kept: a reactivation gives
--- follows back in steps that log nothing (parts/lifecycle.lua attach), so a told user is checked
--- for a follow back as one who follows someone.
-local function told(user, letter)
-  if letter == 'u' then
-    state[user] = UNKNOWN
-  else
-    state[user], controlled[user], follows_some[user] = KNOWN, letter == '1', true
-  end
-end
-
+-- What a batch learnt of a user, as one letter an importer may keep for later batches of the same
+-- import (store/graph/imports.py KnownUsers): 'u' unknown, '1' registered with blocks or requests,
+-- '0' registered without. Whether they follow anyone is not kept: a reactivation gives follows back
+-- in steps that log nothing (parts/lifecycle.lua attach), so a follow by a user known by letter is
+-- always checked for a follow back.
 local function letter_of(user)
   if state[user] == UNKNOWN then return 'u' end
   return controlled[user] and '1' or '0'
