@@ -58,7 +58,8 @@ class Options:
     subscriptions_only: bool = False
     lifecycle: bool = True
     lifecycle_only: bool = False
-    # Bringing a graph over (bench/imports.py): followgraph import and export beside raw ZADDs.
+    # Bringing a graph over (bench/imports.py): followgraph import and export beside raw ZADDs and
+    # the least script.
     imports: bool = True
     imports_only: bool = False
     # Well-kept libraries against FollowGraph's transport (bench/clients.py): GLIDE, granian.

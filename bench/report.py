@@ -353,7 +353,7 @@ def tables(results: Results, wall_seconds: float) -> list[Table]:
     if results.imports is not None:
         out.append(
             Table(
-                "Bringing a graph over: followgraph import and export beside raw ZADDs",
+                "Bringing a graph over: followgraph import and export beside raw ZADDs and the least script",
                 ["command", "seconds", "follows/s", "of the raw rate"],
                 import_rows(results.imports),
                 notes=import_notes(results.imports),
