@@ -3,9 +3,9 @@ the follows to POPULAR accounts, in random order) into an empty Redis of its own
 command, then of the same follows sorted by follower (as a table keyed by follower exports them);
 beside it two references into another empty Redis: the raw one, the same follows' two ZADDs each
 pipelined over one socket (bench/graph.py's loader, what `redis-cli --pipe` does: no rule, no event,
-no user), and the least a script can do for them (FLOOR: a batch a call, each follow's own commands
-and nothing else: its ZADD, the follow back's ZSCORE and the mutual ZADDs, the fans' ZADD a
-followee); then `followgraph export` of the imported follows. Each in turn, ROUNDS times; the
+no user), and the least a script can do for them (FLOOR: a batch a call, each follow's own writes
+as the import makes them and nothing else: its ZADD, the follow back's ZSCORE and the mutual ZADDs,
+the fans' ZADD a followee); then `followgraph export` of the imported follows. Each in turn, ROUNDS times; the
 medians, and each import's rate as a share of the raw one.
 """
 
@@ -30,7 +30,9 @@ from bench.processes import child_env, free_port, pin
 from bench.resp import pack
 from followgraph.server.redis_server import RedisServer, find_redis_server
 from followgraph.store import Keys
-from followgraph.store.graph.imports import FANS_PART
+from followgraph.store.graph.imports import FOLLOW_PART, USER_KEYS
+from followgraph.store.graph.scripts import NOW
+from followgraph.store.graph.sources import source
 
 if TYPE_CHECKING:
     from bench.suite import Bench
@@ -121,24 +123,16 @@ def _raw(server: RedisServer, edges: list[tuple[int, int, int]], keys: Keys) -> 
 
 
 # The least a script does for a batch of follows ('follower followee time' lines) that keeps the
-# graph's sets as a follow leaves them: no user, no rule, no event. ARGV: the key layout (head, then
-# the following, fans and mutual tails), the lines.
+# graph's sets as a follow leaves them: each follow's own writes as the import makes them
+# (lua/parts/import_follow.lua add), and no user, rule or event. ARGV: the key layout (10 values,
+# as the import's), the lines.
 FLOOR = (
-    FANS_PART
+    NOW
+    + source("parts/import_users")
+    + FOLLOW_PART
     + """
-local HEAD, FOLLOWING, FANS, MUTUAL = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-for a, b, t in string.gmatch(ARGV[5], '([^ ]+) ([^ ]+) ([^\\n]*)\\n') do
-  local following = HEAD .. a .. FOLLOWING
-  if redis.call('ZADD', following, 'NX', t, b) == 0 then t = redis.call('ZSCORE', following, b) end
-  local back = redis.call('ZSCORE', HEAD .. b .. FOLLOWING, a)
-  if back then
-    local when = string.format('%.0f', math.max(tonumber(back), tonumber(t)))
-    redis.call('ZADD', HEAD .. a .. MUTUAL, when, b)
-    redis.call('ZADD', HEAD .. b .. MUTUAL, when, a)
-  end
-  fan(a, b, t)
-end
-write_fans(function(b) return HEAD .. b .. FANS end)
+for a, b, t in string.gmatch(ARGV[11], '([^ ]+) ([^ ]+) ([^\\n]*)\\n') do add(a, b, t, true) end
+write_fans(function(b) return key(b, FANS) end)
 """
 )
 FLOOR_BATCH = 5_000
@@ -147,7 +141,7 @@ FLOOR_BATCH = 5_000
 def _floor(server: RedisServer, edges: list[tuple[int, int, int]], keys: Keys) -> float:
     client = redis.Redis(host="127.0.0.1", port=server.port)
     try:
-        layout = keys.user_key_layout(("following", "fans", "mutual"))
+        layout = keys.user_key_layout(USER_KEYS)
         sha = client.script_load(FLOOR)
         started = time.perf_counter()
         for i in range(0, len(edges), FLOOR_BATCH):

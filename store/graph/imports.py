@@ -22,10 +22,10 @@ import keeps what its batches learnt (KnownUsers: registered or not, blocks or r
 with a time, whose users it knows as registered with neither or does not know yet (the batch learns
 those first), and whose users no follow of the batch without a time names, is plain: it needs no
 rule but the follow back, and the script takes the plain follows in a loop with three commands a
-follow and nothing else. The script believes the import only if
-the log's last event is still the one the import saw: every other write that could change what it
-knows logs an event (a block, a request, a registration, an account turned off or on), and then the
-plain follows go as the others do, each user learnt again.
+follow and nothing else. The script believes the import only if the log's last event is still the
+one the import saw: every other write that could change what it knows logs an event (a block, a
+request, a registration, an account turned off or on), and then the plain follows go as the others
+do, each user learnt again.
 """
 
 from __future__ import annotations
@@ -62,12 +62,12 @@ USER_KEYS = (
 
 _USERS = source("parts/import_users")
 _EVENT = source("parts/import_event")
-FANS_PART = source("parts/import_fans")
+FOLLOW_PART = source("parts/import_follow")
 _BLOCKED = source("parts/blocked")
 _REQUESTS = source("parts/request_steps")
 
 IMPORT_FOLLOWS_SCRIPT = LuaScript(
-    NOW + LOG + _BLOCKED + _REQUESTS + _USERS + _EVENT + FANS_PART + source("import_follows")
+    NOW + LOG + _BLOCKED + _REQUESTS + _USERS + _EVENT + FOLLOW_PART + source("import_follows")
 )
 IMPORT_USERS_AT_SCRIPT = LuaScript(NOW + _USERS + _EVENT + source("import_users_at"))
 IMPORT_OUT_SCRIPT = LuaScript(NOW + FOLLOW_STEPS + _BLOCKED + _USERS + _EVENT + source("import_out"))

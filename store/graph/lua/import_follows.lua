@@ -24,17 +24,6 @@ local trusted = ARGV[13] == '*' or ARGV[13] ~= '' and ARGV[13] == before
 local PLAIN, OTHERS = ARGV[15], ARGV[16]
 local follows, ended = {}, {}
 
--- Mutual when b follows a too, since the later of the two follows. The following sets are written
--- as the loops go, so a follow back made earlier in the batch counts.
-local function mutual(a, b, t)
-  local back = redis.call('ZSCORE', key(b, FOLLOWING), a)
-  if back then
-    local when = string.format('%.0f', math.max(tonumber(back), tonumber(t)))
-    redis.call('ZADD', key(a, MUTUAL), when, b)
-    redis.call('ZADD', key(b, MUTUAL), when, a)
-  end
-end
-
 -- A follow with every rule, as follow() makes it.
 local function one(a, b, at)
   local sa, sb = user_state(a, register), user_state(b, register)
@@ -50,21 +39,16 @@ local function one(a, b, at)
     controlled[a], controlled[b] = true, true
     return added == 1 and 'r' or '0'
   end
-  local t, code = at ~= '' and at or stamp(), '1'
-  if redis.call('ZADD', following, 'NX', t, b) == 1 then
+  local added, t = add(a, b, at ~= '' and at or stamp(), follows_some[b])
+  if added then
     follows[#follows + 1] = a .. ' ' .. b .. ' ' .. t
     follows_some[a] = true
-  else
-    code = '0'
-    t = redis.call('ZSCORE', following, b)
   end
-  if follows_some[b] then mutual(a, b, t) end
-  fan(a, b, t)
   if controlled[a] and redis.call('ZREM', key(a, REQUESTS_OUT), b) == 1 then
     ended[#ended + 1] = a .. ' ' .. b
   end
   if controlled[b] then redis.call('ZREM', key(b, REQUESTS_IN), a) end
-  return code
+  return added and '1' or '0'
 end
 
 local LINE = '()([^ ]+) ([^ ]+) ([^\n]*)()\n'
@@ -101,17 +85,11 @@ else
     if odd[a] or odd[b] then
       cut(s, e)
       plain[#plain + 1] = one(a, b, t)
+    elseif add(a, b, t, true) then
+      plain[#plain + 1] = '1'
     else
-      local following = key(a, FOLLOWING)
-      if redis.call('ZADD', following, 'NX', t, b) == 1 then
-        plain[#plain + 1] = '1'
-      else
-        plain[#plain + 1] = '0'
-        t = redis.call('ZSCORE', following, b)
-        cut(s, e)
-      end
-      mutual(a, b, t)
-      fan(a, b, t)
+      plain[#plain + 1] = '0'
+      cut(s, e)
     end
   end
   if from <= #PLAIN then follows[#follows + 1] = string.sub(PLAIN, from, #PLAIN - 1) end
