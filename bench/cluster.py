@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING, Any
 import redis
 
 from bench.graph import FanGraph, TypicalGraph, load_fan_graph, load_typical_graph, wait_until_indexed
+from bench.layers import CONCURRENCY
 from bench.loadgen import RequestSpec
 from bench.model import Group, MemoryRow, Row
+from bench.page_instructions import PAGES, PageSpec, counts
 from bench.processes import child_env, free_port, pin, wait_http
 from bench.queries import bearer, fans_query_body
 from bench.redisstats import Stats, used_memory
@@ -172,10 +174,16 @@ def _measure_pages(
                     stats, name, server, server_port, request, None, duration=duration, warmup=0.0
                 )
                 rounds[index].append(row)
+        bench.say("  the same page in process under callgrind, on one Redis and on the cluster...")
+        specs = [
+            PageSpec(url, bench.secret, bench.viewer_token, mid.user_id)
+            for url in (f"redis://127.0.0.1:{one.port}/0", cluster.url)
+        ]
+        instructions = dict(zip(("one Redis", "cluster"), counts(specs), strict=False))
         for (label, _, _, _), measured in zip(started, rounds, strict=True):
             row = _median(measured)
             name = f"A {label} ({mid.label})"
-            group.rows.append(dataclasses.replace(row, name=name))
+            group.rows.append(dataclasses.replace(row, name=name, instructions=instructions.get(label)))
             group.rounds[name] = measured
         _, server, server_port, stats = started[1]
         for celebrity in reversed(graph.celebrities):
@@ -201,6 +209,14 @@ def _measure_pages(
             "were kept there), on the cluster an HMGET each on its own slot; 'redis-py reads' is "
             "FOLLOWGRAPH_READ_CHANNEL=0, redis-py's cluster pipeline."
         )
+        if instructions:
+            group.notes.append(
+                "Instructions a page: the whole /graphql app answering the same page in process, "
+                f"{CONCURRENCY} at a time, counted under callgrind over {PAGES} pages "
+                "(bench/page_instructions.py): the same to about three in a thousand in every run, where "
+                "the rounds' throughput moves by a tenth; it leaves out the kernel's side and how the "
+                "nodes' replies fall into the turns of the event loop."
+            )
         if single is not None:
             group.notes.append(
                 f"The first table's A row (another graph, earlier in the run): {single.load.rps:,.0f} req/s."

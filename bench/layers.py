@@ -44,8 +44,6 @@ import json
 import logging
 import os
 import pstats
-import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -57,6 +55,7 @@ from typing import Any, TextIO
 import orjson
 import uvloop
 
+from bench import callgrind
 from bench.plain import RELATIONSHIPS, PlainApp
 from bench.queries import FANS_QUERY
 from bench.tracing import NOT_SAMPLED, SAMPLED, exported_to, otlp_sink
@@ -105,7 +104,7 @@ class Layer:
     instructions: float = 0.0
 
 
-def _asgi_caller(app: Any, path: str, body: bytes, token: str, traceparent: str | None = None) -> Page:
+def asgi_caller(app: Any, path: str, body: bytes, token: str, traceparent: str | None = None) -> Page:
     """One POST through an ASGI app, the scope as uvicorn builds it; returns the body sent."""
     headers = [
         (b"host", b"127.0.0.1"),
@@ -177,21 +176,24 @@ async def _cpu_per_page(page: Page, pages: int, settle: Settle | None = None) ->
     return (time.process_time() - started) / (each * CONCURRENCY) * 1e6
 
 
+def production_settings(redis_url: str, secret: str, log: TextIO) -> Settings:
+    """A production server's settings on `redis_url`, with no SQL copy, its logging set up as
+    the server's (the access line at info) but written to `log`."""
+    real, sys.stderr = sys.stderr, log
+    try:
+        configure_logging("info")
+    finally:
+        sys.stderr = real
+    return Settings.from_env({}, redis_url=redis_url, jwt_secret=secret, production=True, database_url="off")
+
+
 async def _layers(
     spec: LayerSpec, log: TextIO, stack: contextlib.AsyncExitStack
 ) -> tuple[dict[str, Page], dict[str, Settle]]:
     """Each layer's page, and what some do after a batch; the apps run (their lifespans) until
     `stack` closes."""
     url = f"redis://127.0.0.1:{spec.redis_port}/0"
-    # As the server logs: the access line at info, to a file.
-    real, sys.stderr = sys.stderr, log
-    try:
-        configure_logging("info")
-    finally:
-        sys.stderr = real
-    settings = Settings.from_env(
-        {}, redis_url=url, jwt_secret=spec.secret, production=True, database_url="off"
-    )
+    settings = production_settings(url, spec.secret, log)
     app = create_app(settings)
     await stack.enter_async_context(app.router.lifespan_context(app))
     plain, unruled = PlainApp(spec.secret, url), PlainApp(spec.secret, url, rules=False)
@@ -199,7 +201,7 @@ async def _layers(
         await reference.start()
         stack.push_async_callback(reference.stop)
     variables = {"userId": spec.user_id, "first": 20}
-    endpoint = _asgi_caller(
+    endpoint = asgi_caller(
         app, "/graphql", orjson.dumps({"query": FANS_QUERY, "variables": variables}), spec.token
     )
     await endpoint()  # the document's first run compiles its plan
@@ -249,12 +251,12 @@ async def _layers(
     await stack.enter_async_context(traced.router.lifespan_context(traced))
     document = orjson.dumps({"query": FANS_QUERY, "variables": variables})
     not_sampled, sampled = (
-        _asgi_caller(traced, "/graphql", document, spec.token, traceparent)
+        asgi_caller(traced, "/graphql", document, spec.token, traceparent)
         for traceparent in (NOT_SAMPLED, SAMPLED)
     )
     await sampled()  # its own executor compiles its own plan
     body = orjson.dumps(variables)
-    b, b_unruled = (_asgi_caller(reference, "/b", body, spec.token) for reference in (plain, unruled))
+    b, b_unruled = (asgi_caller(reference, "/b", body, spec.token) for reference in (plain, unruled))
     pages = (b_unruled, b, a_reads, a_store, a_plan, a_executor, endpoint, not_sampled, sampled)
     return dict(zip(LAYERS, pages, strict=True)), {TRACED[1]: tracing.flush}
 
@@ -337,53 +339,13 @@ WARM_PAGES = 200
 
 def instructions(spec: LayerSpec) -> dict[str, float]:
     """Each layer's instructions a page under callgrind; {} when valgrind is not installed."""
-    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+    if not callgrind.available():
         return {}
-    return {name: _count(spec, name) for name in LAYERS}
-
-
-def _count(spec: LayerSpec, name: str) -> float:
-    with tempfile.TemporaryDirectory(prefix="followgraph-callgrind-") as tmp:
-        out = Path(tmp) / "callgrind.out"
-        child = subprocess.Popen(
-            [
-                "valgrind",
-                "--tool=callgrind",
-                "--instr-atstart=no",
-                f"--callgrind-out-file={out}",
-                sys.executable,
-                "-m",
-                "bench.layers",
-                "--instructions",
-                name,
-                str(COUNTED_PAGES),
-            ],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
-        assert child.stdin is not None and child.stdout is not None
-        try:
-            child.stdin.write(spec.to_json() + "\n")
-            child.stdin.flush()
-            if child.stdout.readline().strip() != "ready":
-                raise RuntimeError(f"{name} under callgrind did not start")
-            # From here on, and only here, callgrind counts.
-            subprocess.run(
-                ["callgrind_control", "--instr=on", str(child.pid)], capture_output=True, check=True
-            )
-            child.stdin.write("go\n")
-            child.stdin.flush()
-            if child.wait(timeout=600) != 0:
-                raise RuntimeError(f"{name} under callgrind failed ({child.returncode})")
-        finally:
-            child.kill()
-            child.wait()
-        for line in out.read_text().splitlines():
-            if line.startswith(("totals:", "summary:")):
-                return int(line.split()[1]) / COUNTED_PAGES
-    raise RuntimeError(f"{name}: callgrind wrote no total")
+    args = ["bench.layers", "--instructions"]
+    return {
+        name: callgrind.count(name, [*args, name, str(COUNTED_PAGES)], spec.to_json()) / COUNTED_PAGES
+        for name in LAYERS
+    }
 
 
 async def _counted(spec: LayerSpec, name: str, pages: int) -> None:

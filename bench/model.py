@@ -130,6 +130,9 @@ class Row:
     note: str = ""
     other_cpu: float | None = None  # % of one core used by processes outside the harness
     server_cpu_ms: float | None = None  # CPU time of the process under test per request
+    # Instructions the server spends on a request in process, counted under callgrind
+    # (bench/page_instructions.py); None where not counted.
+    instructions: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -148,6 +151,7 @@ class Row:
             "round_trips_per_request": self.round_trips,
             "other_processes_cpu_percent": self.other_cpu,
             "server_cpu_ms_per_request": self.server_cpu_ms,
+            "instructions_per_request": self.instructions,
             "note": self.note,
         }
 

@@ -146,6 +146,14 @@ def _cluster(group: Group) -> list[Ratio]:
                         f"min {cpu[0]:.2f}, max {cpu[-1]:.2f} over {len(cpu)} rounds",
                     )
                 )
+            if other.instructions and single.instructions:
+                out.append(
+                    Ratio(
+                        "cluster / one Redis server instructions per page (in process, callgrind)",
+                        other.instructions / single.instructions,
+                        f"{other.instructions / 1000:,.0f}k / {single.instructions / 1000:,.0f}k",
+                    )
+                )
     before = row("one Redis, profiles not kept")
     if before is not None:
         for what, mine, theirs in (
