@@ -213,7 +213,7 @@ def _measure_pages(
             group.notes.append(
                 "Instructions a page: the whole /graphql app answering the same page in process, "
                 f"{CONCURRENCY} at a time, counted under callgrind over {PAGES} pages "
-                "(bench/page_instructions.py): the same to about three in a thousand in every run, where "
+                "(bench/page_instructions.py): the same to within about half a percent in every run, where "
                 "the rounds' throughput moves by a tenth; it leaves out the kernel's side and how the "
                 "nodes' replies fall into the turns of the event loop."
             )

@@ -5,7 +5,7 @@ The cluster's throughput beside one Redis' moves by a tenth from run to run on a
 show in it. Its instructions do: the whole /graphql app (bench/layers.py's A endpoint, called as
 uvicorn calls it, the access line written as the server writes it) answers PAGES fans pages,
 CONCURRENCY at a time as under load, once WARM pages have filled every cache, and callgrind counts
-the server's instructions (bench/callgrind.py), the same to about three in a thousand in every run.
+the server's instructions (bench/callgrind.py), the same to within about half a percent in every run.
 What the count leaves out: the kernel's side of the sockets, and how the replies of several nodes
 fall into the turns of the event loop (under callgrind the nodes always answer before the server
 looks: a read that waits for several of them wakes once here, and may wake more under load).
