@@ -22,8 +22,9 @@ def available() -> bool:
 
 
 class Counted:
-    """One child under callgrind: started by the constructor, counted from `go` to `total`.
-    Several may get ready side by side (a count does not depend on what else runs)."""
+    """One child under callgrind: started by the constructor, counted from `go` to `total`,
+    stopped by `close` (or leaving a `with`). Several may get ready side by side (a count does not
+    depend on what else runs)."""
 
     def __init__(self, what: str, args: list[str], spec: str) -> None:
         self.what = what
@@ -48,34 +49,33 @@ class Counted:
         self._child.stdin.write(spec + "\n")
         self._child.stdin.flush()
 
+    def __enter__(self) -> Counted:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
     def go(self) -> None:
         """Wait until the child is ready, then count from here on."""
         child = self._child
         assert child.stdin is not None and child.stdout is not None
-        try:
-            if child.stdout.readline().strip() != "ready":
-                raise RuntimeError(f"{self.what} under callgrind did not start")
-            on = ["callgrind_control", "--instr=on", str(child.pid)]
-            subprocess.run(on, capture_output=True, check=True)
-            child.stdin.write("go\n")
-            child.stdin.flush()
-        except BaseException:
-            self.close()
-            raise
+        if child.stdout.readline().strip() != "ready":
+            raise RuntimeError(f"{self.what} under callgrind did not start")
+        subprocess.run(["callgrind_control", "--instr=on", str(child.pid)], capture_output=True, check=True)
+        child.stdin.write("go\n")
+        child.stdin.flush()
 
     def total(self, timeout: float = 600.0) -> int:
         """The instructions counted, once the child is done."""
-        try:
-            if self._child.wait(timeout=timeout) != 0:
-                raise RuntimeError(f"{self.what} under callgrind failed ({self._child.returncode})")
-            for line in self._out.read_text().splitlines():
-                if line.startswith(("totals:", "summary:")):
-                    return int(line.split()[1])
-            raise RuntimeError(f"{self.what}: callgrind wrote no total")
-        finally:
-            self.close()
+        if self._child.wait(timeout=timeout) != 0:
+            raise RuntimeError(f"{self.what} under callgrind failed ({self._child.returncode})")
+        for line in self._out.read_text().splitlines():
+            if line.startswith(("totals:", "summary:")):
+                return int(line.split()[1])
+        raise RuntimeError(f"{self.what}: callgrind wrote no total")
 
     def close(self) -> None:
+        """Stop the child if it still runs, and remove its output."""
         self._child.kill()
         self._child.wait()
         self._dir.cleanup()
@@ -83,6 +83,6 @@ class Counted:
 
 def count(what: str, args: list[str], spec: str) -> int:
     """The instructions of one child, counted from its `ready` to its exit."""
-    counted = Counted(what, args, spec)
-    counted.go()
-    return counted.total()
+    with Counted(what, args, spec) as counted:
+        counted.go()
+        return counted.total()

@@ -143,10 +143,11 @@ def _measure_pages(
     bench.results.groups.append(group)
     auth = bearer(bench.viewer_token)
     mid = graph.celebrity(bench.options.middle_size)
+    urls = {False: f"redis://127.0.0.1:{one.port}/0", True: cluster.url}
     started: list[tuple[str, Child, int, Stats]] = []
     try:
         for label, on_cluster, settings in SERVERS:
-            url = cluster.url if on_cluster else f"redis://127.0.0.1:{one.port}/0"
+            url = urls[on_cluster]
             stats: Stats = nodes if on_cluster else one_stats
             server_port = free_port()
             server = bench.spawn_server(f"server A ({label})", server_port, url, {**env, **settings}, tmp)
@@ -175,11 +176,13 @@ def _measure_pages(
                 )
                 rounds[index].append(row)
         bench.say("  the same page in process under callgrind, on one Redis and on the cluster...")
+        # The rows with the default settings: A on one Redis and A on the cluster.
+        counted = [(label, on_cluster) for label, on_cluster, settings in SERVERS if not settings]
         specs = [
-            PageSpec(url, bench.secret, bench.viewer_token, mid.user_id)
-            for url in (f"redis://127.0.0.1:{one.port}/0", cluster.url)
+            PageSpec(urls[on_cluster], bench.secret, bench.viewer_token, mid.user_id)
+            for _, on_cluster in counted
         ]
-        instructions = dict(zip(("one Redis", "cluster"), counts(specs), strict=False))
+        instructions = dict(zip((label for label, _ in counted), counts(specs), strict=False))
         for (label, _, _, _), measured in zip(started, rounds, strict=True):
             row = _median(measured)
             name = f"A {label} ({mid.label})"

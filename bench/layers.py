@@ -161,19 +161,26 @@ async def _calls_per_page(page: Page, pages: int = 256) -> float:
     return sum(row[1] for row in stats.values()) / pages
 
 
-async def _cpu_per_page(page: Page, pages: int, settle: Settle | None = None) -> float:
-    """CPU µs per page, `pages` of them CONCURRENCY at a time (and `settle` after them)."""
+async def concurrently(page: Page, pages: int) -> int:
+    """`pages` pages (rounded down to a multiple of CONCURRENCY), CONCURRENCY at a time, as under
+    load; how many ran."""
     each = pages // CONCURRENCY
 
     async def worker() -> None:
         for _ in range(each):
             await page()
 
-    started = time.process_time()
     await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
+    return each * CONCURRENCY
+
+
+async def _cpu_per_page(page: Page, pages: int, settle: Settle | None = None) -> float:
+    """CPU µs per page, `pages` of them CONCURRENCY at a time (and `settle` after them)."""
+    started = time.process_time()
+    ran = await concurrently(page, pages)
     if settle is not None:
         settle()
-    return (time.process_time() - started) / (each * CONCURRENCY) * 1e6
+    return (time.process_time() - started) / ran * 1e6
 
 
 def production_settings(redis_url: str, secret: str, log: TextIO) -> Settings:

@@ -15,7 +15,7 @@ Run as `python -m bench.page_instructions < spec.json` under callgrind, by `coun
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -27,7 +27,7 @@ import orjson
 import uvloop
 
 from bench import callgrind
-from bench.layers import CONCURRENCY, asgi_caller, production_settings
+from bench.layers import asgi_caller, concurrently, production_settings
 from bench.queries import FANS_QUERY
 from followgraph.server.app import create_app
 
@@ -42,6 +42,9 @@ class PageSpec:
     token: str
     user_id: str
 
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
 
 def counts(specs: list[PageSpec]) -> list[float]:
     """Each spec's instructions a page; [] when valgrind is not installed. The servers get ready
@@ -49,19 +52,18 @@ def counts(specs: list[PageSpec]) -> list[float]:
     if not callgrind.available():
         return []
     module = ["bench.page_instructions"]
-    children = [
-        callgrind.Counted(f"the fans page on {spec.redis_url}", module, json.dumps(asdict(spec)))
-        for spec in specs
-    ]
-    try:
+    with contextlib.ExitStack() as stack:
+        children = [
+            stack.enter_context(
+                callgrind.Counted(f"the fans page on {spec.redis_url}", module, spec.to_json())
+            )
+            for spec in specs
+        ]
         totals = []
         for child in children:
             child.go()
             totals.append(child.total() / PAGES)
         return totals
-    finally:
-        for child in children:
-            child.close()
 
 
 async def _counted(spec: PageSpec) -> None:
@@ -81,18 +83,10 @@ async def _counted(spec: PageSpec) -> None:
             answer = orjson.loads(await page())
             if answer.get("errors") or not answer.get("data"):
                 raise RuntimeError(f"the fans page on {spec.redis_url} did not answer: {answer}")
-
-            async def pages(count: int) -> None:
-                async def worker() -> None:
-                    for _ in range(count // CONCURRENCY):
-                        await page()
-
-                await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
-
-            await pages(WARM)
+            await concurrently(page, WARM)
             print("ready", flush=True)
             sys.stdin.readline()
-            await pages(PAGES)
+            await concurrently(page, PAGES)
             os._exit(0)  # counted to here: nothing of the shutdown
 
 
