@@ -44,7 +44,7 @@ from redis.asyncio.sentinel import SentinelManagedConnection
 from redis.exceptions import ConnectionError, NoScriptError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from followgraph.store.redis.lua import Arg, Client, ScriptCall
+from followgraph.store.redis.lua import Arg, Client, KeyedRead, ScriptCall
 from followgraph.store.redis.spans import READ_CHANNEL, RoundTrips
 
 if TYPE_CHECKING:
@@ -87,6 +87,17 @@ class Reads(Protocol):
     def keeps(self) -> bool:
         """Whether the replies of cacheable keyed reads are kept until Redis says they changed
         (store/redis/tracking.py), so that the store reads profiles one key at a time."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+class KeyedReads(Protocol):
+    """What bulk reads of many keys (exports) go through: a single Redis' channel or a cluster's."""
+
+    async def run_keyed(self, read: KeyedRead, keys: Sequence[str]) -> list[Any]:
+        """The reply of `read` of each of `keys`, read now (none kept), in one round trip (the
+        nodes of a cluster at once)."""
         ...
 
     async def aclose(self) -> None: ...
@@ -346,6 +357,10 @@ class ReadChannel:
         except NoScriptError:
             await self.run(script_loads(calls))
             return await self.run(commands)
+
+    def run_keyed(self, read: KeyedRead, keys: Sequence[str]) -> Coroutine[Any, Any, list[Any]]:
+        """The reply of `read` of each of `keys`, read now (none kept), in one round trip."""
+        return self.run(read.commands(keys))
 
     @property
     def connected(self) -> bool:

@@ -55,6 +55,7 @@ from followgraph.store.redis import cluster_replicas as replicas
 from followgraph.store.redis.channel import (
     DEFAULT_TIMEOUT,
     Address,
+    KeyedReads,
     ReadChannel,
     Reads,
     connection_lost,
@@ -198,6 +199,13 @@ class ClusterReadChannel:
         if self.spans is None:
             return self._run_scripts(calls)
         return self.spans.around(self._run_scripts(calls), lambda: call_names(calls))
+
+    async def run_keyed(self, read: KeyedRead, keys: Sequence[str]) -> list[Any]:
+        """The reply of `read` of each of `keys`, read now (none kept): each key's command on its
+        node, the nodes at once."""
+        # A read of its own, not the cacheable one `read` may be: nothing of it is kept.
+        [replies] = await self.run_scripts([(KeyedRead(read.one), keys, ())])
+        return replies  # type: ignore[no-any-return]  # a keyed read's reply is its keys' replies
 
     async def _run_scripts(self, calls: Sequence[ScriptCall]) -> list[Any]:
         if not calls:
@@ -495,3 +503,12 @@ def open_reads(
     if single is not None:
         return single
     return ClusterReadChannel.for_client(client, timeout=timeout, cache=cache, tracer=tracer)
+
+
+def open_keyed_reads(client: Client, *, timeout: float | None = None) -> KeyedReads | None:
+    """A channel for bulk reads of many keys (exports), keeping nothing: one connection to a single
+    Redis, one per master node of a cluster; None where they go through redis-py (TLS, a fake)."""
+    single = ReadChannel.for_client(client, timeout=timeout)
+    if single is not None:
+        return single
+    return ClusterReadChannel.for_client(client, timeout=timeout, cache=0)

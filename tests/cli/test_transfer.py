@@ -33,6 +33,7 @@ from followgraph.server.redis_cluster import LocalCluster
 from followgraph.store import Counts, FollowStore, ListKind, Profile, UserSettings
 from followgraph.store.graph import control_scripts as cs
 from followgraph.store.graph.bulk import (
+    FIRST_READ,
     Control,
     ControlKind,
     ControlStatus,
@@ -676,6 +677,23 @@ async def test_export_of_an_empty_store(real_redis: aioredis.Redis) -> None:
     assert await export_users(store, jsonl_out, Format.JSONL) == 0
     assert csv_out.getvalue() == "follower,followee,followed_at\n"
     assert jsonl_out.getvalue() == ""
+
+
+async def test_export_reads_every_follow_on_each_backend(backend: Client) -> None:
+    """The first FIRST_READ entries of each following set come on the export's read channel (one
+    Redis' connection, the cluster's nodes at once; redis-py's pipeline on fakeredis), a bigger
+    set's rest a chunk at a time after it."""
+    store = FollowStore(backend)
+    at = 1_700_000_000_000
+    follows = [("big", f"f{i}", at + i) for i in range(FIRST_READ + 150)]
+    follows += [(f"f{i}", "big", at + 5_000 + i) for i in range(40)]
+    rows = [(n, Edge(a, b, t)) for n, (a, b, t) in enumerate(follows, 1)]
+    assert (await import_edges(store, rows)).written == len(follows)
+    out = io.StringIO()
+    assert await export_edges(store, out, Format.CSV) == len(follows)
+    header, *lines = out.getvalue().splitlines()
+    assert header == "follower,followee,followed_at"
+    assert sorted(lines) == sorted(f"{a},{b},{t}" for a, b, t in follows)
 
 
 # -- a big file -----------------------------------------------------------------------------------
