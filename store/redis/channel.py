@@ -28,7 +28,6 @@ Failures:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections import deque
 from collections.abc import Callable, Coroutine, Sequence
@@ -208,12 +207,15 @@ async def settle(futures: Sequence[asyncio.Future[Any]]) -> None:
     them all after), and cancel them all when the wait itself is cancelled. Awaited one after the
     other: replies sent in the same turn of the event loop arrive in the same turns, so this wakes
     its caller about once, where asyncio.wait costs a waiter, a callback per future and a timer.
-    No timer of its own is needed: each connection fails its calls when Redis does not answer."""
+    No timer of its own is needed: each connection fails its calls when Redis does not answer.
+    (A try, not contextlib.suppress: its object cost a cluster page 0.6% of its instructions.)"""
     try:
         for future in futures:
             if not future.done():
-                with contextlib.suppress(Exception):
+                try:
                     await future
+                except Exception:  # the caller looks at it
+                    pass
     except BaseException:
         for future in futures:
             future.cancel()
