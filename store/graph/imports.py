@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from redis.asyncio import RedisCluster
-from redis.exceptions import NoScriptError
+from redis.exceptions import NoScriptError, SlotNotCoveredError
 
 from followgraph.store.graph.follows import Edge, unfollow_out_call
 from followgraph.store.graph.scripts import FOLLOW_STEPS, LOG, NOW
@@ -181,11 +181,14 @@ async def import_batch(
 
 
 def _lines(edges: Sequence[str], plain: list[bool], which: bool) -> str:
-    """The follows of `edges` (flat) that are plain, or not, as the script reads them: a
-    'follower followee time' line each."""
-    return "".join(
-        [f"{edges[3 * i]} {edges[3 * i + 1]} {edges[3 * i + 2]}\n" for i, p in enumerate(plain) if p is which]
-    )
+    """The follows of `edges` (flat) that are plain, or not, as the script reads them."""
+    return _lines_at(edges, [i for i, p in enumerate(plain) if p is which])
+
+
+def _lines_at(edges: Sequence[str], indexes: Iterable[int]) -> str:
+    """The follows of `edges` (flat) at `indexes`, as the scripts read them: a 'follower followee
+    time' line each."""
+    return "".join([f"{edges[3 * i]} {edges[3 * i + 1]} {edges[3 * i + 2]}\n" for i in indexes])
 
 
 def _merged(plain: list[bool], plain_codes: str, others: str) -> str:
@@ -224,26 +227,30 @@ async def _on_masters(store: FollowStore, script: LuaScript, calls: _Calls) -> d
 
 
 class _Masters:
-    """The users of a batch by slot and by master."""
+    """The master of each slot a batch names, as the slot map says now."""
 
     def __init__(self, store: FollowStore) -> None:
-        self.store = store
-        self.redis = store.redis
+        redis = store.redis
+        assert isinstance(redis, RedisCluster)
+        self.slots = redis.nodes_manager.slots_cache
         self.nodes: dict[int, Any] = {}
 
     def node(self, slot: int) -> Any:
         node = self.nodes.get(slot)
         if node is None:
-            assert isinstance(self.redis, RedisCluster)
-            node = self.nodes[slot] = self.redis.get_node_from_key(self.store.keys.slot_log(slot))
+            holders = self.slots.get(slot)
+            if not holders:
+                raise SlotNotCoveredError(f"Slot {slot} is not covered by the cluster.")
+            node = self.nodes[slot] = holders[0]
         return node
 
 
 def _grouped(masters: _Masters, items: Iterable[tuple[int, T]]) -> dict[str, tuple[Any, list[tuple[int, T]]]]:
     """Items (slot, value) by master: (the master, its items)."""
     out: dict[str, tuple[Any, list[tuple[int, T]]]] = {}
+    nodes = masters.nodes
     for slot, values in items:
-        node = masters.node(slot)
+        node = nodes.get(slot) or masters.node(slot)
         out.setdefault(node.name, (node, []))[1].append((slot, values))
     return out
 
@@ -255,17 +262,21 @@ async def _cluster_batch(store: FollowStore, edges: Sequence[str], register: boo
     count = len(edges) // 3
     followers, followees, times = edges[0::3], edges[1::3], edges[2::3]
 
+    slot_log = k.slot_log
+
     # 1. The users, each on its own slot.
+    user_slot = k.slot
+    slot_of = {user: user_slot(user) for user in dict.fromkeys([*followers, *followees])}
     by_slot: dict[int, list[str]] = {}
-    for user in dict.fromkeys([*followers, *followees]):
-        by_slot.setdefault(k.slot(user), []).append(user)
+    for user, slot in slot_of.items():
+        by_slot.setdefault(slot, []).append(user)
     timeless = "" in times
     calls: _Calls = {}
     order: dict[str, list[str]] = {}
     for name, (node, groups) in _grouped(masters, by_slot.items()).items():
         args: list[Arg] = [*layout, "1" if register else "0", "1" if timeless else "0"]
         for slot, users in groups:
-            args += [k.slot_log(slot), len(users), *users]
+            args += [slot_log(slot), " ".join(users)]
             order.setdefault(name, []).extend(users)
         calls[name] = (node, [k.slot_log(groups[0][0])], [*args, k.log_cap])
     state: dict[str, str] = {}
@@ -293,20 +304,17 @@ async def _cluster_batch(store: FollowStore, edges: Sequence[str], register: boo
             break
 
     # 2. The followers' sets, each slot's follows in an event on its log.
-    out_slots: dict[int, list[str]] = {}
     out_order: dict[int, list[int]] = {}
     for i in going:
-        slot = k.slot(followers[i])
-        out_slots.setdefault(slot, []).extend((followers[i], followees[i], times[i]))
-        out_order.setdefault(slot, []).append(i)
+        out_order.setdefault(slot_of[followers[i]], []).append(i)
     calls = {}
     sent: dict[str, list[int]] = {}
-    for name, (node, groups) in _grouped(masters, out_slots.items()).items():
+    for name, (node, by_slots) in _grouped(masters, out_order.items()).items():
         args = list(layout)
-        for slot, triples in groups:
-            args += [k.slot_log(slot), len(triples) // 3, *triples]
-            sent.setdefault(name, []).extend(out_order[slot])
-        calls[name] = (node, [k.slot_log(groups[0][0])], [*args, k.log_cap])
+        for slot, indexes in by_slots:
+            args += [slot_log(slot), _lines_at(edges, indexes)]
+            sent.setdefault(name, []).extend(indexes)
+        calls[name] = (node, [k.slot_log(by_slots[0][0])], [*args, k.log_cap])
     kept: dict[int, str] = {}
     for name, (letters, joined) in (await _on_masters(store, IMPORT_OUT_SCRIPT, calls)).items():
         for i, letter, at in zip(sent[name], str(letters), str(joined).split(" "), strict=True):
@@ -317,15 +325,13 @@ async def _cluster_batch(store: FollowStore, edges: Sequence[str], register: boo
     # 3. The followees' sets, at the times the followers' sets kept.
     in_items: dict[int, list[int]] = {}
     for i in kept:
-        in_items.setdefault(k.slot(followees[i]), []).append(i)
+        in_items.setdefault(slot_of[followees[i]], []).append(i)
     calls, sent = {}, {}
     for name, (node, slots) in _grouped(masters, in_items.items()).items():
-        args = list(layout)
-        for _, indexes in slots:
-            for j in indexes:
-                args += [followers[j], followees[j], kept[j]]
-                sent.setdefault(name, []).append(j)
-        calls[name] = (node, [k.slot_log(slots[0][0])], args)
+        taken = [j for _, group in slots for j in group]
+        lines = "".join([f"{followers[j]} {followees[j]} {kept[j]}\n" for j in taken])
+        sent[name] = taken
+        calls[name] = (node, [k.slot_log(slots[0][0])], [*layout, lines])
     refused: list[int] = []
     for name, letters in (await _on_masters(store, IMPORT_IN_SCRIPT, calls)).items():
         refused += [i for i, letter in zip(sent[name], str(letters), strict=True) if letter == "b"]

@@ -1,11 +1,11 @@
 -- On a cluster, the followees' step of a batch on one node, at the times the followers' step kept.
 -- KEYS: a key of the node (to route the call)
--- ARGV: the key layout (10 values: parts/import_users), then follower, followee, time of each follow
+-- ARGV: the key layout (10 values: parts/import_users), then the follows, a 'follower followee
+--       time' line each, in one string
 -- Returns a letter a follow: 1 written, b refused (a block either way came between the steps: the
 -- caller undoes the followers' step).
 local codes = {}
-for i = 11, #ARGV, 3 do
-  local a, b, t = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+for a, b, t in string.gmatch(ARGV[11], '([^ ]+) ([^ ]+) ([^\n]*)\n') do
   local controls = has_controls(b)
   if controls and blocked(key(b, BLOCKING), key(b, BLOCKED_BY), a) then
     codes[#codes + 1] = 'b'

@@ -1,17 +1,14 @@
 -- On a cluster, the followers' step of a batch on one node: each follow written to the follower's
 -- sets (unless a block either way), the slot's follows and ended requests in an event on its log.
 -- KEYS: a key of the node (to route the call)
--- ARGV: the key layout (10 values: parts/import_users), then for each slot: its log, how many
---       follows, then follower, followee, time ('' for now) of each; the cap
+-- ARGV: the key layout (10 values: parts/import_users), then for each slot: its log and its
+--       follows, a 'follower followee time' line each (time '' for now) in one string; the cap
 -- Returns {letters, times}: a letter a follow (1 added, 0 there already, b blocked) and the
 -- follow's time ('' when blocked), in order.
 local codes, times = {}, {}
-local i = 11
-while i < #ARGV do
-  local stream, n = ARGV[i], tonumber(ARGV[i + 1])
+for i = 11, #ARGV - 1, 2 do
   local follows, ended = {}, {}
-  for j = i + 2, i - 1 + 3 * n, 3 do
-    local a, b, at = ARGV[j], ARGV[j + 1], ARGV[j + 2]
+  for a, b, at in string.gmatch(ARGV[i + 1], '([^ ]+) ([^ ]+) ([^\n]*)\n') do
     local out = has_controls(a)
     if out and blocked(key(a, BLOCKING), key(a, BLOCKED_BY), b) then
       codes[#codes + 1] = 'b'
@@ -32,7 +29,6 @@ while i < #ARGV do
       end
     end
   end
-  import_event(stream, {}, follows, ended)
-  i = i + 2 + 3 * n
+  import_event(ARGV[i], {}, follows, ended)
 end
 return {table.concat(codes), table.concat(times, ' ')}

@@ -2,25 +2,22 @@
 -- missing (`register`), each slot's new users in an event on the slot's log.
 -- KEYS: a key of the node (to route the call)
 -- ARGV: the key layout (10 values: parts/import_users), register ('1' / '0'), whether to read
---       the settings (locked), then for each slot: its log, how many users, the users; the cap
+--       the settings (locked), then for each slot: its log and its users (space-separated); the cap
 -- Returns one letter a user, in order: k known, l known and locked, n new, u unknown.
 local register, settings = ARGV[11] == '1', ARGV[12] == '1'
 local codes = {}
-local i = 13
-while i < #ARGV do
-  local stream, n = ARGV[i], tonumber(ARGV[i + 1])
+for i = 13, #ARGV - 1, 2 do
   local from = #registered + 1
-  for j = i + 2, i + 1 + n do
-    local s = user_state(ARGV[j], register)
+  for user in string.gmatch(ARGV[i + 1], '%S+') do
+    local s = user_state(user, register)
     local code = 'u'
     if s == NEW then
       code = 'n'
     elseif s == KNOWN then
-      code = (settings and is_locked(ARGV[j])) and 'l' or 'k'
+      code = (settings and is_locked(user)) and 'l' or 'k'
     end
     codes[#codes + 1] = code
   end
-  import_event(stream, {unpack(registered, from)}, {}, {})
-  i = i + 2 + n
+  import_event(ARGV[i], {unpack(registered, from)}, {}, {})
 end
 return table.concat(codes)

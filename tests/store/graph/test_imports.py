@@ -9,10 +9,13 @@ from typing import Any
 
 import pytest
 
+from followgraph.server.redis_cluster import LocalCluster
 from followgraph.store import FollowStore
+from followgraph.store.graph import imports
 from followgraph.store.graph.imports import KnownUsers, import_batch
 from followgraph.store.log.stream import EventLog
-from followgraph.store.redis.lua import Client
+from followgraph.store.redis.lua import Client, LuaScript
+from tests.conftest import Backend
 from tests.store.snapshot import Snapshot, dump, graph_only
 
 SINGLE = pytest.mark.parametrize("backend", ["redis", "fakeredis"], indirect=True)
@@ -256,3 +259,28 @@ async def test_random_batches_are_the_same_known_or_not(backend: Client, seed: i
         results.append((codes, await graph(backend)))
     assert plain > 0
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize(("blocker", "blocked"), [("a", "b"), ("b", "a")])
+async def test_on_a_cluster_a_block_between_the_steps_of_a_batch_undoes_the_follow(
+    redis_cluster: LocalCluster, monkeypatch: pytest.MonkeyPatch, blocker: str, blocked: str
+) -> None:
+    """A block that comes after the followers' step wrote a -> b and before the followees' step: the
+    followees' step refuses it, and a -> b is undone; the batch's other follows are written."""
+    client = await Backend("cluster", redis_cluster.url).clean_client()
+    store = FollowStore(client)
+    assert store.cluster
+    on_masters = imports._on_masters
+
+    async def block_first(store_: FollowStore, script: LuaScript, calls: Any) -> dict[str, Any]:
+        if script is imports.IMPORT_IN_SCRIPT:
+            await store.block(blocker=blocker, blocked=blocked)
+        return await on_masters(store_, script, calls)
+
+    monkeypatch.setattr(imports, "_on_masters", block_first)
+    result = await import_batch(store, flat(("a", "b", "1000"), ("c", "b", "1001"), ("a", "c", "1002")))
+    assert result.outcomes == "b11"
+    k = store.keys
+    assert await client.zrange(k.following("a"), 0, -1) == ["c"]
+    assert await client.zrange(k.fans("b"), 0, -1, withscores=True) == [("c", 1001.0)]
+    await client.aclose()
