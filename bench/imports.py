@@ -6,7 +6,10 @@ pipelined over one socket (bench/graph.py's loader, what `redis-cli --pipe` does
 no user), and the least a script can do for them (FLOOR: a batch a call, each follow's own writes
 as the import makes them and nothing else: its ZADD, the follow back's ZSCORE and the mutual ZADDs,
 the fans' ZADD a followee); then `followgraph export` of the imported follows. Each in turn, ROUNDS times; the
-medians, and each import's rate as a share of the raw one.
+medians, and each import's rate as a share of the raw one. Last, the random file's import into a
+3-master cluster (CLUSTER_MASTERS nodes sharing the single Redis' core, as in bench/cluster.py),
+its 200,000 first follows in a full run, where each slot's follows go to an event on the slot's
+own log.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import redis
 from bench.graph import open_pipe
 from bench.processes import child_env, free_port, pin
 from bench.resp import pack
+from followgraph.server.redis_cluster import LocalCluster
 from followgraph.server.redis_server import RedisServer, find_redis_server
 from followgraph.store import Keys
 from followgraph.store.graph.imports import FOLLOW_PART, USER_KEYS
@@ -43,6 +47,10 @@ USERS, QUICK_USERS = 200_000, 40_000
 POPULAR = 200
 ROUNDS, QUICK_ROUNDS = 2, 1
 START_MS = 1_767_225_600_000
+CLUSTER_MASTERS = 3
+# Follows of the cluster's file: the random file's first ones (a cluster imports some 14,000 a
+# second here, its nodes on one core).
+CLUSTER_EDGES = 200_000
 
 
 @dataclass
@@ -54,6 +62,8 @@ class ImportResults:
     raw_seconds: list[float] = field(default_factory=list)
     floor_seconds: list[float] = field(default_factory=list)
     export_seconds: list[float] = field(default_factory=list)
+    cluster_edges: int = 0
+    cluster_seconds: list[float] = field(default_factory=list)
 
     def rate(self, seconds: list[float]) -> float:
         return self.edges / statistics.median(seconds) if seconds else 0.0
@@ -90,6 +100,23 @@ def _redis(bench: Bench, directory: Path) -> Iterator[RedisServer]:
         server.stop()
 
 
+@contextlib.contextmanager
+def _cluster(bench: Bench, directory: Path) -> Iterator[LocalCluster]:
+    cluster = LocalCluster(
+        directory=directory,
+        masters=CLUSTER_MASTERS,
+        binary=bench.options.redis_binary or find_redis_server(),
+    )
+    cluster.start()
+    try:
+        for node in cluster.nodes:
+            assert node.process is not None
+            pin(node.process.pid, bench.layout.redis)
+        yield cluster
+    finally:
+        cluster.stop()
+
+
 def _flush(server: RedisServer) -> None:
     client = redis.Redis(host="127.0.0.1", port=server.port)
     try:
@@ -98,11 +125,13 @@ def _flush(server: RedisServer) -> None:
         client.close()
 
 
-def _command(args: list[str], server: RedisServer, data: Path) -> float:
-    """Seconds `followgraph ARGS` took against `server`, as a process of its own."""
-    env = child_env(
-        {"FOLLOWGRAPH_REDIS_URL": f"redis://127.0.0.1:{server.port}/0", "FOLLOWGRAPH_DATA_DIR": str(data)}
-    )
+def _url(server: RedisServer) -> str:
+    return f"redis://127.0.0.1:{server.port}/0"
+
+
+def _command(args: list[str], url: str, data: Path) -> float:
+    """Seconds `followgraph ARGS` took against the Redis at `url`, as a process of its own."""
+    env = child_env({"FOLLOWGRAPH_REDIS_URL": url, "FOLLOWGRAPH_DATA_DIR": str(data)})
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "followgraph.cli", *args], env=env, capture_output=True, text=True, check=False
@@ -158,6 +187,7 @@ def run_imports(bench: Bench) -> None:
     results = bench.results.imports = ImportResults(
         edges=QUICK_EDGES if quick else EDGES, users=QUICK_USERS if quick else USERS
     )
+    results.cluster_edges = min(results.edges, CLUSTER_EDGES)
     keys = Keys()
     with tempfile.TemporaryDirectory(prefix="followgraph-bench-imports-") as name:
         tmp = Path(name)
@@ -166,29 +196,44 @@ def run_imports(bench: Bench) -> None:
         csv, by_follower = tmp / "follows.csv", tmp / "follows-by-follower.csv"
         _write_csv(csv, edges)
         _write_csv(by_follower, sorted(edges))
-        with _redis(bench, tmp / "imported") as imported, _redis(bench, tmp / "raw") as raw:
+        for_cluster = tmp / "follows-cluster.csv"
+        _write_csv(for_cluster, edges[: results.cluster_edges])
+        with (
+            _redis(bench, tmp / "imported") as imported,
+            _redis(bench, tmp / "raw") as raw,
+            _cluster(bench, tmp / "cluster") as cluster,
+        ):
             for round_ in range(QUICK_ROUNDS if quick else ROUNDS):
                 bench.say(
                     f"  import: round {round_ + 1}: followgraph import (random order, by follower), "
-                    "the raw ZADDs, the least script, followgraph export..."
+                    "the raw ZADDs, the least script, followgraph export, the import into a cluster..."
                 )
                 _flush(imported)
-                results.import_seconds.append(_command(["import", str(csv)], imported, tmp / "data"))
+                results.import_seconds.append(_command(["import", str(csv)], _url(imported), tmp / "data"))
                 _flush(imported)
-                results.sorted_seconds.append(_command(["import", str(by_follower)], imported, tmp / "data"))
+                results.sorted_seconds.append(
+                    _command(["import", str(by_follower)], _url(imported), tmp / "data")
+                )
                 _flush(raw)
                 results.raw_seconds.append(_raw(raw, edges, keys))
                 _flush(raw)
                 results.floor_seconds.append(_floor(raw, edges, keys))
                 out = tmp / "export.csv"
                 results.export_seconds.append(
-                    _command(["export", str(out), "--kind", "edges"], imported, tmp / "data")
+                    _command(["export", str(out), "--kind", "edges"], _url(imported), tmp / "data")
+                )
+                cluster.flushall()
+                results.cluster_seconds.append(
+                    _command(["import", str(for_cluster)], cluster.url, tmp / "data")
                 )
 
 
 def import_rows(results: ImportResults) -> list[list[str]]:
     raw = results.rate(results.raw_seconds)
     rows = []
+    cluster = (
+        results.cluster_edges / statistics.median(results.cluster_seconds) if results.cluster_seconds else 0
+    )
     for what, seconds in (
         ("followgraph import (rules, mutual sets, users registered, change log)", results.import_seconds),
         ("followgraph import, the file sorted by follower", results.sorted_seconds),
@@ -205,6 +250,17 @@ def import_rows(results: ImportResults) -> list[list[str]]:
                 f"{rate / raw:.2f}" if raw and not what.startswith(("raw", "followgraph export")) else "",
             ]
         )
+    if results.cluster_seconds:
+        cluster = results.cluster_edges / statistics.median(results.cluster_seconds)
+        rows.append(
+            [
+                f"followgraph import into a {CLUSTER_MASTERS}-master cluster, the first "
+                f"{results.cluster_edges:,} follows",
+                f"{statistics.median(results.cluster_seconds):.1f}",
+                f"{cluster:,.0f}",
+                f"{cluster / raw:.2f}" if raw else "",
+            ]
+        )
     return rows
 
 
@@ -214,5 +270,8 @@ def import_notes(results: ImportResults) -> list[str]:
         "in random order, then sorted by follower; each into an emptied Redis of its own (no "
         "persistence), medians of "
         f"{len(results.import_seconds)} round(s) taken in turn; the import and the export as whole "
-        "commands, start-up included."
+        "commands, start-up included. The cluster's "
+        f"{CLUSTER_MASTERS} nodes share the single Redis' core: each slot's follows go to an event on "
+        "the slot's own log (about one a follow in random order), and its rate is of follows a second "
+        "beside the raw rate of one Redis."
     ]
