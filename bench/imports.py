@@ -160,7 +160,7 @@ FLOOR = (
     + source("parts/import_users")
     + FOLLOW_PART
     + """
-for a, b, t in string.gmatch(ARGV[11], '([^ ]+) ([^ ]+) ([^\\n]*)\\n') do add(a, b, t, true) end
+for a, b, t in string.gmatch(ARGV[11], FOLLOW_LINE) do add(a, b, t, true) end
 write_fans(function(b) return key(b, FANS) end)
 """
 )

@@ -28,7 +28,7 @@ from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore, ListKind
 from followgraph.store.graph import controls as c
-from followgraph.store.redis.cluster_channel import open_reads
+from followgraph.store.redis.channels import open_reads
 from followgraph.store.redis.lua import AnyPipeline, Client, run_pipeline
 
 OWNER, READER = "owner", "reader"

@@ -41,7 +41,8 @@ from followgraph.store import FollowStore, StoreError
 from followgraph.store.log.hub import EventHub
 from followgraph.store.log.stream import EventLog
 from followgraph.store.redis.channel import Reads
-from followgraph.store.redis.cluster_channel import ClusterReadChannel, open_reads
+from followgraph.store.redis.channels import open_reads
+from followgraph.store.redis.cluster_channel import ClusterReadChannel
 from followgraph.store.redis.keeping_channel import KeepingReadChannel
 from followgraph.store.redis.lua import Client
 from followgraph.store.redis.replica_reads import ClientReads, ReplicaReads

@@ -26,7 +26,7 @@ from followgraph.server.redis_cluster import LocalCluster
 from followgraph.server.redis_server import RedisServer
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore
-from followgraph.store.redis.cluster_channel import open_reads
+from followgraph.store.redis.channels import open_reads
 from followgraph.store.redis.lua import Client
 from followgraph.store.sql import create_engine, migrate
 from followgraph.store.sql.databases import private_database

@@ -20,7 +20,7 @@ from followgraph.store.graph.model import Profile
 from followgraph.store.graph.scripts import UNFOLLOW_OUT_SCRIPT, UPSERT_USER_SCRIPT
 from followgraph.store.graph.store import FollowStore
 from followgraph.store.redis.channel import KeyedReads
-from followgraph.store.redis.cluster_channel import open_keyed_reads
+from followgraph.store.redis.channels import open_keyed_reads
 from followgraph.store.redis.lua import (
     AnyPipeline,
     KeyedRead,

@@ -11,8 +11,8 @@ It runs reads only (the page and facts scripts, which change nothing), so a call
 connection is sent once more on a new one. Writes stay on redis-py's pooled client. The channel
 speaks to a single Redis over TCP or a Unix socket, and by default keeps the profiles it reads on a
 second connection (store/redis/keeping_channel.py); a Redis Cluster gets one per master node
-(store/redis/cluster_channel.py, `open_reads` picks); for TLS or an in-memory fake there is none and the
-store reads through redis-py.
+(store/redis/cluster_channel.py; store/redis/channels.py `open_reads` picks); for TLS or an
+in-memory fake there is none and the store reads through redis-py.
 
 Failures:
 - a call with no reply within `timeout` seconds fails with redis-py's TimeoutError, and the

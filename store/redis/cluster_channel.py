@@ -55,15 +55,12 @@ from followgraph.store.redis import cluster_replicas as replicas
 from followgraph.store.redis.channel import (
     DEFAULT_TIMEOUT,
     Address,
-    KeyedReads,
     ReadChannel,
-    Reads,
     connection_lost,
     script_commands,
     settle,
 )
 from followgraph.store.redis.cluster_jobs import Fence, Held, Job, Keyed, Scripts
-from followgraph.store.redis.keeping_channel import KeepingReadChannel
 from followgraph.store.redis.lua import Client, KeyedRead, ScriptCall, run_scripts
 from followgraph.store.redis.spans import CLUSTER_READ_CHANNEL, RoundTrips, call_names
 from followgraph.store.redis.tracking import (
@@ -483,32 +480,3 @@ class ClusterReadChannel:
         channels, self._channels = list(self._channels.values()), {}
         for channel in channels:
             await channel.aclose()
-
-
-def open_reads(
-    client: Client,
-    *,
-    timeout: float | None = None,
-    cache: int = DEFAULT_CAPACITY,
-    tracer: Tracer | None = None,
-) -> Reads | None:
-    """The read channel for `client`: one connection to a single Redis, one per master node of a
-    cluster, and one more (per node) keeping up to `cache` profiles; None where the store reads
-    through redis-py (TLS, an in-memory fake). With a `tracer`, its round trips get spans."""
-    if cache > 0:
-        kept = KeepingReadChannel.for_client(client, timeout=timeout, tracer=tracer, capacity=cache)
-        if kept is not None:
-            return kept
-    single = ReadChannel.for_client(client, timeout=timeout, tracer=tracer)
-    if single is not None:
-        return single
-    return ClusterReadChannel.for_client(client, timeout=timeout, cache=cache, tracer=tracer)
-
-
-def open_keyed_reads(client: Client, *, timeout: float | None = None) -> KeyedReads | None:
-    """A channel for bulk reads of many keys (exports), keeping nothing: one connection to a single
-    Redis, one per master node of a cluster; None where they go through redis-py (TLS, a fake)."""
-    single = ReadChannel.for_client(client, timeout=timeout)
-    if single is not None:
-        return single
-    return ClusterReadChannel.for_client(client, timeout=timeout, cache=0)

@@ -18,7 +18,7 @@ from followgraph.server.redis_client import RedisUrlError, SentinelUrl, connect
 from followgraph.server.redis_sentinel import LocalSentinel
 from followgraph.server.settings import Settings
 from followgraph.store import FollowStore
-from followgraph.store.redis.cluster_channel import open_reads
+from followgraph.store.redis.channels import open_reads
 from tests.served import serve
 from tests.server.processes import free_ports
 

@@ -5,7 +5,7 @@
 -- Returns a letter a follow: 1 written, b refused (a block either way came between the steps: the
 -- caller undoes the followers' step).
 local codes = {}
-for a, b, t in string.gmatch(ARGV[11], '([^ ]+) ([^ ]+) ([^\n]*)\n') do
+for a, b, t in string.gmatch(ARGV[11], FOLLOW_LINE) do
   local controls = has_controls(b)
   if controls and blocked(key(b, BLOCKING), key(b, BLOCKED_BY), a) then
     codes[#codes + 1] = 'b'

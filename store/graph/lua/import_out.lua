@@ -8,7 +8,7 @@
 local codes, times = {}, {}
 for i = 11, #ARGV - 1, 2 do
   local follows, ended = {}, {}
-  for a, b, at in string.gmatch(ARGV[i + 1], '([^ ]+) ([^ ]+) ([^\n]*)\n') do
+  for a, b, at in string.gmatch(ARGV[i + 1], FOLLOW_LINE) do
     local out = has_controls(a)
     if out and blocked(key(a, BLOCKING), key(a, BLOCKED_BY), b) then
       codes[#codes + 1] = 'b'

@@ -26,7 +26,8 @@ from followgraph.store.graph.model import ListKind, Parts
 from followgraph.store.graph.repair import verify
 from followgraph.store.log.stream import EventLog
 from followgraph.store.redis.channel import ReadChannel
-from followgraph.store.redis.cluster_channel import ClusterReadChannel, open_reads
+from followgraph.store.redis.channels import open_reads
+from followgraph.store.redis.cluster_channel import ClusterReadChannel
 from followgraph.store.redis.lua import LuaScript, ReadCommand, ScriptCall
 from tests.store.writes import Writes
 

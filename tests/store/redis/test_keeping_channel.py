@@ -22,7 +22,7 @@ from followgraph.store import FollowStore
 from followgraph.store.graph.model import ListKind, Parts
 from followgraph.store.graph.scripts import PAGE_SCRIPT, PROFILE_READS
 from followgraph.store.redis.channel import Address, ReadChannel
-from followgraph.store.redis.cluster_channel import open_reads
+from followgraph.store.redis.channels import open_reads
 from followgraph.store.redis.keeping_channel import KeepingReadChannel
 from followgraph.store.redis.lua import KeyedRead, ReadCommand, ScriptCall
 from tests.store.writes import Writes

@@ -5,6 +5,9 @@ local HEAD = ARGV[1]
 local PROFILE, ACCOUNT, FOLLOWING, FANS, MUTUAL = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local BLOCKING, BLOCKED_BY, REQUESTS_OUT, REQUESTS_IN = ARGV[7], ARGV[8], ARGV[9], ARGV[10]
 local function key(user, tail) return HEAD .. user .. tail end
+-- A follow of a batch as the scripts get them, a line each in one string: follower, followee, time
+-- ('' for now).
+local FOLLOW_LINE = '([^ ]+) ([^ ]+) ([^\n]*)\n'
 
 -- One time for everything the batch writes without a time of its own.
 local stamp_ms
