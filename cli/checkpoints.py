@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import cast
 
@@ -46,12 +47,13 @@ class Checkpoints:
         digest = hashlib.sha256(identity.encode()).hexdigest()[:24]
         self.key = store.keys.import_checkpoint(digest)
 
-    async def counted(self, summary: Summary, mark: Mark) -> None:
-        """Keep where the rows written end, `mark`, and their counts (once a batch is written)."""
+    def counted(self, summary: Summary, mark: Mark) -> Awaitable[object]:
+        """Keep where the rows written end, `mark`, and their counts as they are now (once a batch
+        is written): the write, to await."""
         values = ["offset", str(mark.offset), "line", str(mark.line), "crc", str(mark.crc)]
         values += ["source", self.source, "updated", str(int(time.time() * 1000))]
         values += [str(value) for name in _COUNTS for value in (name, getattr(summary, name))]
-        await self.store.redis.execute_command("HSET", self.key, *values)
+        return self.store.redis.execute_command("HSET", self.key, *values)
 
     async def read(self) -> Kept | None:
         fields = cast("dict[str, str]", await self.store.redis.execute_command("HGETALL", self.key))

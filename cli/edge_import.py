@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
-from collections.abc import AsyncIterable, AsyncIterator, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Iterable
 from typing import Protocol
 
 from followgraph.cli.edge_files import EdgeBatch, Mark
@@ -32,7 +32,9 @@ EDGE_BATCH = 5000
 class Marks(Protocol):
     """Where the checkpoint of an import is kept (cli/checkpoints.py)."""
 
-    async def counted(self, summary: Summary, mark: Mark) -> None: ...
+    def counted(self, summary: Summary, mark: Mark) -> Awaitable[object]:
+        """Keep `mark` and the counts of `summary` as they are when called; the write, to await."""
+        ...
 
 
 async def _batches(source: Iterable[EdgeBatch] | AsyncIterable[EdgeBatch]) -> AsyncIterator[EdgeBatch]:
@@ -79,9 +81,13 @@ async def import_edge_batches(
     stop = on_error is OnError.STOP
     await load_import_scripts(store)
     pending: asyncio.Task[None] | None = None
+    # The last checkpoint's write: the next batch goes out without waiting for it, and each write
+    # waits for the one before (a checkpoint never goes back).
+    kept: asyncio.Future[object] | None = None
     known = KnownUsers()
 
     async def apply(batch: EdgeBatch, whole: bool) -> None:
+        nonlocal kept
         result = await import_batch(store, batch.edges, register=register_missing, stop=stop, known=known)
         _count(summary, batch, result)
         if stop and result.outcomes and result.outcomes[-1] in REFUSED:
@@ -89,7 +95,9 @@ async def import_edge_batches(
             summary.stopped_at = batch.lines[len(result.outcomes) - 1]
             summary.rows -= batch.rows - len(result.outcomes)
         elif whole and marks is not None and batch.mark is not None:
-            await marks.counted(summary, batch.mark)
+            if kept is not None:
+                await kept
+            kept = asyncio.ensure_future(marks.counted(summary, batch.mark))
         if progress:
             progress(summary.rows)
 
@@ -122,6 +130,8 @@ async def import_edge_batches(
         await asyncio.sleep(0)  # the batch goes out before the next one is read
     if pending is not None:
         await pending
+    if kept is not None:
+        await kept
     return summary.finish()
 
 

@@ -34,6 +34,7 @@ import asyncio
 import enum
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, TypeVar
 
 from redis.asyncio import RedisCluster
@@ -109,6 +110,9 @@ class KnownUsers:
 
     def __init__(self, limit: int = 2_000_000) -> None:
         self.letters: dict[str, str] = {}
+        # The users among them whose letter is not '0': few, so a batch without any of them is
+        # told from the others by two set lookups rather than one a follow.
+        self.odd: set[str] = set()
         self.at = ""
         self.limit = limit
 
@@ -117,18 +121,17 @@ class KnownUsers:
         users known as registered with no blocks or requests or not known yet, and neither named by
         a follow of the batch without a time (which may make a request or take the time of now: the
         order of the two then matters). Then the users they name that this does not know."""
-        letters = self.letters
+        letters, odd = self.letters, self.odd
         followers, followees, times = edges[0::3], edges[1::3], edges[2::3]
-        timeless = {user for i, at in enumerate(times) if at == "" for user in (followers[i], followees[i])}
-        plain = [
-            at != ""
-            and letters.get(a, "0") == "0"
-            and letters.get(b, "0") == "0"
-            and a not in timeless
-            and b not in timeless
-            for a, b, at in zip(followers, followees, times, strict=True)
-        ]
-        named = dict.fromkeys(user for i, p in enumerate(plain) if p for user in (followers[i], followees[i]))
+        pairs = list(zip(followers, followees, strict=True))
+        if "" in times:
+            odd = odd | {user for pair, at in zip(pairs, times, strict=True) if at == "" for user in pair}
+        if odd.isdisjoint(followers) and odd.isdisjoint(followees):
+            plain = [True] * len(pairs)
+            named = dict.fromkeys(chain.from_iterable(pairs))
+        else:
+            plain = [a not in odd and b not in odd for a, b in pairs]
+            named = dict.fromkeys(user for pair, p in zip(pairs, plain, strict=True) if p for user in pair)
         return plain, [user for user in named if user not in letters]
 
     def learnt(self, before: str, after: str, users: str, letters: str) -> None:
@@ -137,11 +140,20 @@ class KnownUsers:
         import knew may be stale and is forgotten."""
         if before != self.at:
             self.letters.clear()
+            self.odd.clear()
         self.at = after
         if users:
-            self.letters.update(zip(users.split(" "), letters, strict=True))
+            told = list(zip(users.split(" "), letters, strict=True))
+            self.letters.update(told)
+            odd = self.odd
+            if odd:
+                odd.difference_update([name for name, letter in told if letter == "0"])
+            if letters.count("0") < len(letters):
+                odd.update([name for name, letter in told if letter != "0"])
         for _ in range(len(self.letters) - self.limit):
-            del self.letters[next(iter(self.letters))]
+            first = next(iter(self.letters))
+            del self.letters[first]
+            self.odd.discard(first)
 
 
 async def load_import_scripts(store: FollowStore) -> None:
@@ -182,7 +194,8 @@ async def import_batch(
 
 def _lines(edges: Sequence[str], plain: list[bool], which: bool) -> str:
     """The follows of `edges` (flat) that are plain, or not, as the script reads them."""
-    return _lines_at(edges, [i for i, p in enumerate(plain) if p is which])
+    rows = zip(edges[0::3], edges[1::3], edges[2::3], plain, strict=True)
+    return "".join([f"{a} {b} {at}\n" for a, b, at, p in rows if p is which])
 
 
 def _lines_at(edges: Sequence[str], indexes: Iterable[int]) -> str:
@@ -196,6 +209,8 @@ def _merged(plain: list[bool], plain_codes: str, others: str) -> str:
     every follow is among the others, which may have stopped short."""
     if not any(plain):
         return others
+    if all(plain):
+        return plain_codes
     codes, p, o = [], iter(plain_codes), iter(others)
     for is_plain in plain:
         codes.append(next(p) if is_plain else next(o))

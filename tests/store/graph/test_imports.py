@@ -143,6 +143,20 @@ def test_a_plain_follow_has_a_time_and_users_without_controls_named_by_no_timele
     assert KnownUsers().plain(flat(("a", "b", "1"), ("c", "b", "2"))) == ([True, True], ["a", "b", "c"])
 
 
+def test_a_user_learnt_again_or_forgotten_is_told_plain_by_their_last_letter() -> None:
+    known = KnownUsers(limit=2)
+    known.learnt("", "1-0", "a b", "10")
+    assert known.plain(flat(("a", "b", "1"))) == ([False], [])
+    # Learnt again without blocks or requests: plain again.
+    known.learnt("1-0", "2-0", "a", "0")
+    assert known.plain(flat(("a", "b", "1"))) == ([True], [])
+    known.learnt("2-0", "3-0", "c", "u")
+    known.learnt("3-0", "4-0", "d", "0")
+    known.learnt("4-0", "5-0", "e", "0")
+    # c is forgotten past the limit: not known, so learnt by the batch again.
+    assert known.plain(flat(("c", "d", "1"))) == ([True], ["c"])
+
+
 # A batch whose users an earlier one learnt, most of its follows plain (lua/import_follows.lua): the
 # codes and the graph are those of the same follows imported one a batch, each learning its users.
 MIXED = flat(
