@@ -17,7 +17,7 @@ The keys are built inside the scripts from the layout Keys gives (`user_key_layo
 rather than passed per follow: a batch names each user once.
 
 What a batch learns of a user (registered or not, has blocks or requests, follows anyone) costs it
-a lookup of nineteen keys, and a random file names most users in many batches. On a single Redis an
+a lookup of twenty keys, and a random file names most users in many batches. On a single Redis an
 import keeps what its batches learnt (KnownUsers: registered or not, blocks or requests). A follow
 with a time, whose users it knows as registered with neither or does not know yet (the batch learns
 those first), and whose users no follow of the batch without a time names, is plain: it needs no

@@ -21,7 +21,10 @@ end
 -- store/graph/lifecycle.py). A call of a command costs a script far more than the command's own
 -- work, so one EXISTS tells all the batch needs of a user: each key is named as many times as its
 -- weight, and the count is 10 x profile + 5 x following + the number of sets of blocks and
--- requests the user has.
+-- requests the user has + 1 for the hash of an account that is off. That hash is the profile
+-- renamed, so it never stands beside one: a count of 10 or more tells a registered user and their
+-- blocks and requests, a count of 0 a user never seen (registered at once), and only a count in
+-- between needs a look at the account alone.
 local KNOWN, NEW, UNKNOWN = 1, 2, 0
 local state, controlled, follows_some, locked = {}, {}, {}, {}
 local registered, learnt = {}, {}
@@ -29,11 +32,11 @@ local registered, learnt = {}, {}
 local function learn(user, register)
   local p, f = key(user, PROFILE), key(user, FOLLOWING)
   local n = redis.call('EXISTS', p, p, p, p, p, p, p, p, p, p, f, f, f, f, f, key(user, BLOCKING),
-    key(user, BLOCKED_BY), key(user, REQUESTS_OUT), key(user, REQUESTS_IN))
+    key(user, BLOCKED_BY), key(user, REQUESTS_OUT), key(user, REQUESTS_IN), key(user, ACCOUNT))
   local s
   if n >= 10 then
     s = KNOWN
-  elseif register and redis.call('EXISTS', key(user, ACCOUNT)) == 0 then
+  elseif register and (n == 0 or redis.call('EXISTS', key(user, ACCOUNT)) == 0) then
     redis.call('HSET', p, 'createdAt', stamp())
     registered[#registered + 1] = user
     s, n = NEW, 0
@@ -53,7 +56,7 @@ end
 
 -- Whether a user has a block either way or a pending request either way: most have none, and
 -- their follows then skip those checks. (A cluster's steps after the first ask only this of a
--- user: four keys, not the nineteen of `learn`.)
+-- user: four keys, not the twenty of `learn`.)
 local function has_controls(user)
   local c = controlled[user]
   if c == nil then
