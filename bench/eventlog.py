@@ -56,8 +56,11 @@ from followgraph.store.graph.events import Event
 from followgraph.store.log.consumer import Consumer, ConsumerOptions
 from followgraph.store.log.stream import LAG_COUNT_LIMIT, EventLog
 from followgraph.store.redis.lua import LuaScript
-from followgraph.store.sql import apply_events, counts, create_engine, migrate
+from followgraph.store.sql.apply import apply_events
 from followgraph.store.sql.databases import private_database
+from followgraph.store.sql.engine import create_engine
+from followgraph.store.sql.migrate import migrate
+from followgraph.store.sql.snapshot import counts
 from followgraph.store.sql.urls import hidden_url
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ import signal
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -29,13 +29,15 @@ from followgraph.cli.support import (
 from followgraph.server.embedded import redis_url as resolve_redis_url
 from followgraph.server.redis_cluster import LocalCluster
 from followgraph.server.redis_server import RedisServerError
-from followgraph.server.search import build_index
 from followgraph.server.settings import ConfigError, Settings
 from followgraph.store import FollowStore, StoreError
 from followgraph.store.graph.repair import Report, verify
-from followgraph.transport.auth import DEFAULT_MAX_LIFETIME, AuthConfig, AuthConfigError, mint_token
 
-_LONGEST_TOKEN = DEFAULT_MAX_LIFETIME
+if TYPE_CHECKING:
+    from followgraph.transport.auth import AuthConfig
+
+# The longest token lifetime accepted unless FOLLOWGRAPH_JWT_MAX_LIFETIME says otherwise.
+_LONGEST_TOKEN = Settings().jwt_max_lifetime
 
 
 def _check_graph(fix: bool, redis_url: str | None, data_dir: Path | None) -> Report:
@@ -86,6 +88,9 @@ def reindex(redis_url: RedisUrl = None, data_dir: DataDir = None) -> None:
     Best run when writes are quiet: a user renamed while it runs may be indexed under the old name
     until the next change (or a second run).
     """
+    # With the index's feeder comes the SQL copy's (server/sync.py): loaded by this command only.
+    from followgraph.server.search import build_index
+
     settings = settings_from(redis_url=redis_url, data_dir=data_dir)
     with redis_for(settings) as settings, progress_bar("users") as bar:
         task = bar.add_task("index", total=None)
@@ -121,6 +126,8 @@ def token(
     Warns when the user is not registered in the store (the token is printed all the same),
     unless it is an admin token.
     """
+    from followgraph.transport.auth import AuthConfigError, mint_token
+
     settings = settings_from(redis_url=redis_url, data_dir=data_dir)
     config = _auth_config(settings)
     lifetime = token_lifetime(ttl, config)

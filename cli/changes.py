@@ -7,11 +7,10 @@ import contextlib
 import logging
 import signal
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import orjson
 import typer
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from followgraph.cli.demo import is_empty
 from followgraph.cli.support import (
@@ -27,15 +26,22 @@ from followgraph.cli.support import (
     with_store,
 )
 from followgraph.server.settings import Settings
-from followgraph.server.sync import GROUP, SqlSync
 from followgraph.store import FollowStore
 from followgraph.store.graph.events import parse_after
 from followgraph.store.log.stream import EventLog
-from followgraph.store.sql import counts, create_engine, migrate, mirror
-from followgraph.store.sql.mirror import RebuildReport
 from followgraph.store.sql.urls import hidden_url, sqlite_path
 from followgraph.transport.logs import configure_logging
 from followgraph.transport.tracing_config import TracingConfigError, tracing_from_env
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+    from followgraph.server.sync import SqlSync
+    from followgraph.store.sql import mirror
+    from followgraph.store.sql.mirror import RebuildReport
+
+# The SQL copy's modules (SQLAlchemy, Alembic) are imported by the commands that use them, not
+# with the command line.
 
 log = logging.getLogger("followgraph")
 
@@ -77,6 +83,8 @@ def sync(
     Runs beside `serve` (start those with FOLLOWGRAPH_SYNC=0 to leave the copy to this process) or
     in place of it; several may run: they share the work as one consumer group.
     """
+    from followgraph.server.sync import SqlSync
+
     settings = settings_from(redis_url=redis_url, data_dir=data_dir, database_url=database_url)
     configure_logging(settings.log_level)
     url = _sql_url(settings)
@@ -188,6 +196,8 @@ def rebuild(
     settings = settings_from(redis_url=redis_url, data_dir=data_dir, database_url=database_url)
     url = _sql_url(settings)
     with redis_for(settings) as settings:
+        from followgraph.store.sql import mirror
+        from followgraph.store.sql.snapshot import counts
 
         async def work(store: FollowStore) -> RebuildReport | None:
             if not await is_empty(store):
@@ -214,6 +224,9 @@ def rebuild(
 async def _open_copy(url: str, *, create: bool = False) -> AsyncEngine:
     """An engine on the copy, whose tables are brought up to date first. A SQLite file that does
     not exist is refused unless `create`: a mistyped path would otherwise read as an empty copy."""
+    from followgraph.store.sql.engine import create_engine
+    from followgraph.store.sql.migrate import migrate
+
     path = sqlite_path(url)
     if path is not None and not create and not path.is_file():
         raise fail(
@@ -245,6 +258,7 @@ def reconcile(
     settings = settings_from(redis_url=redis_url, data_dir=data_dir, database_url=database_url)
     url = _sql_url(settings)
     with redis_for(settings) as settings:
+        from followgraph.store.sql import mirror
 
         async def work(store: FollowStore) -> tuple[mirror.Differences, int]:
             engine = await _open_copy(url, create=repair_sql)
@@ -279,4 +293,4 @@ def reconcile(
     raise typer.Exit(1)
 
 
-__all__ = ["GROUP", "events", "rebuild", "reconcile", "sync", "tail"]
+__all__ = ["events", "rebuild", "reconcile", "sync", "tail"]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from followgraph.store import FollowStore
 from followgraph.store.graph.bulk import Edge, UserRow, follow_many, upsert_many
-from followgraph.transport.web import DEMO_VIEWER
+from followgraph.transport.demo_viewer import DEMO_VIEWER
 
 DAY_MS = 86_400_000
 BATCH = 2000

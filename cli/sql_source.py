@@ -19,10 +19,6 @@ import zlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-from sqlalchemy import text
-from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.ext.asyncio import create_async_engine
-
 from followgraph.cli.edge_files import EdgeBatch, Mark
 from followgraph.cli.transfer import RowError, parse_time
 from followgraph.store.graph.model import MAX_TIME
@@ -88,6 +84,11 @@ async def query_batches(url: str, query: str, *, size: int, start: Mark) -> Asyn
     """The follows of the query's rows after the first `start.line` (which must give the CRC the
     mark kept: SourceChangedError otherwise), `size` a batch. SourceError when the database cannot
     be reached or refuses the query."""
+    # SQLAlchemy loads with the first query read, not with the command line.
+    from sqlalchemy import text
+    from sqlalchemy.exc import SQLAlchemyError
+    from sqlalchemy.ext.asyncio import create_async_engine
+
     try:
         engine = create_async_engine(database_url(url))
     except (SQLAlchemyError, ValueError) as exc:

@@ -10,15 +10,11 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, get_type_hints
+from typing import TYPE_CHECKING, Any, get_type_hints
 
 from limits import parse_many
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
 
-from followgraph.schema import QueryLimits
 from followgraph.server.redis_client import REDIS_SCHEMES, ClusterUrl, SentinelUrl
-from followgraph.server.secret import load_or_create_secret
 from followgraph.server.settings_help import HELP as HELP
 from followgraph.server.settings_help import OTHER_VARIABLES as OTHER_VARIABLES
 from followgraph.server.settings_help import SHOWN_DEFAULTS
@@ -30,13 +26,18 @@ from followgraph.store.graph.paging import MAX_LIMIT
 from followgraph.store.graph.ratelimit import FollowLimit
 from followgraph.store.redis.replicas import ReplicaWait
 from followgraph.store.redis.tracking import DEFAULT_CAPACITY as DEFAULT_PROFILE_CACHE
-from followgraph.store.sql.urls import UnsupportedDatabaseError, database_url, hidden_url
-from followgraph.transport.auth import DEFAULT_MAX_LIFETIME, AuthConfig, AuthConfigError
-from followgraph.transport.http_protocol import ReadLimits
-from followgraph.transport.jwks import JwksKeys
 from followgraph.transport.persisted import ManifestError, PersistedQueries, TrustedMode, load_manifest
-from followgraph.transport.subscriptions import SocketLimits
-from followgraph.transport.web import WEB_MANIFEST, WEB_PROJECT
+
+if TYPE_CHECKING:
+    from followgraph.schema import QueryLimits
+    from followgraph.transport.auth import AuthConfig
+    from followgraph.transport.http_protocol import ReadLimits
+    from followgraph.transport.subscriptions import SocketLimits
+
+# What the command line needs of the settings is their names, defaults and checks: the modules that
+# turn settings into the server's parts (the schema, the SQL copy, tokens, the protocols) are
+# imported by the methods that build those parts, so that `followgraph --help` and an import or an
+# export do not start by loading the whole server (tests/server/test_settings.py checks both).
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 APPENDFSYNC = ("everysec", "always", "no")
@@ -83,8 +84,6 @@ RANGES: dict[str, tuple[float, float]] = {
     "ws_anonymous_seconds": (0, 3600),
 }
 
-_DEFAULT_LIMITS = QueryLimits()
-
 
 @dataclass(frozen=True, slots=True)
 class Settings:
@@ -130,7 +129,7 @@ class Settings:
     # Serve /metrics on this port instead of the API's.
     metrics_port: int | None = None
     # Longest token lifetime accepted (exp - now), in seconds: 30 days.
-    jwt_max_lifetime: int = DEFAULT_MAX_LIFETIME
+    jwt_max_lifetime: int = 30 * 86400
     redis_timeout: float = 1.0
     # Replicas each write of the graph waits for before it answers (WAIT), and for how long in
     # seconds; a write they do not confirm is an error (store/redis/replicas.py). 0: none.
@@ -176,13 +175,14 @@ class Settings:
     # On a cluster, users' profiles kept per master node by the read channel until Redis says they
     # changed (store/redis/tracking.py); 0 keeps none.
     profile_cache: int = DEFAULT_PROFILE_CACHE
-    max_depth: int = _DEFAULT_LIMITS.max_depth
-    max_aliases: int = _DEFAULT_LIMITS.max_aliases
-    max_directives: int = _DEFAULT_LIMITS.max_directives
-    max_cost: int = _DEFAULT_LIMITS.max_cost
-    max_tokens: int = _DEFAULT_LIMITS.max_tokens
-    max_page_size: int = _DEFAULT_LIMITS.max_page_size
-    max_errors: int = _DEFAULT_LIMITS.max_errors
+    # The query limits (schema/limits.py QueryLimits, whose defaults these are).
+    max_depth: int = 12
+    max_aliases: int = 30
+    max_directives: int = 5
+    max_cost: int = 10_000
+    max_tokens: int = 5_000
+    max_page_size: int = 100
+    max_errors: int = 10
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -229,7 +229,12 @@ class Settings:
                 f"--demo ({env_name('demo')}=1) hands out tokens to anyone who asks: "
                 f"it cannot be combined with --production ({env_name('production')}=1)."
             )
-        if (sql := self.sql_url) is not None:
+        if self.database_url is not None and (sql := self.sql_url) is not None:
+            from sqlalchemy.engine import make_url
+            from sqlalchemy.exc import ArgumentError
+
+            from followgraph.store.sql.urls import UnsupportedDatabaseError, database_url, hidden_url
+
             try:
                 make_url(database_url(sql))
             except UnsupportedDatabaseError as exc:
@@ -241,6 +246,8 @@ class Settings:
         if self.redis_url is not None:
             scheme = self.redis_url.partition("://")[0].lower() if "://" in self.redis_url else ""
             if scheme not in REDIS_SCHEMES:
+                from followgraph.store.sql.urls import hidden_url
+
                 raise ConfigError(
                     f"{named('redis_url')}={hidden_url(self.redis_url)!r} is not a Redis URL: use "
                     "redis://host:port/db, rediss:// (TLS), unix:///path/to/socket, "
@@ -261,6 +268,8 @@ class Settings:
             )
         self._validate_identity_provider()
         if self.trusted_documents != "off" and self.trusted_manifest is None:
+            from followgraph.transport.web import WEB_MANIFEST
+
             raise ConfigError(
                 f"{named('trusted_documents')}={self.trusted_documents} needs the manifest: set "
                 f"{env_name('trusted_documents_file')} to your clients' persisted-query manifest, or "
@@ -344,12 +353,16 @@ class Settings:
 
     @property
     def query_limits(self) -> QueryLimits:
+        from followgraph.schema import QueryLimits
+
         # Every QueryLimits field has a setting of the same name.
         return QueryLimits(**{f.name: getattr(self, f.name) for f in fields(QueryLimits)})
 
     @property
     def socket_limits(self) -> SocketLimits:
         """The WebSocket endpoint's caps and timers (transport/subscriptions.py)."""
+        from followgraph.transport.subscriptions import SocketLimits
+
         return SocketLimits(
             max_subscriptions=self.ws_max_subscriptions,
             max_connections_per_user=self.ws_max_connections_per_user,
@@ -362,6 +375,8 @@ class Settings:
     @property
     def read_limits(self) -> ReadLimits:
         """How long and how much a client may take to send a request (transport/http_protocol.py)."""
+        from followgraph.transport.http_protocol import ReadLimits
+
         return ReadLimits(
             header_timeout=self.header_timeout,
             # The app answers a late body itself (408) at request_timeout; the protocol closes
@@ -391,6 +406,8 @@ class Settings:
         operations, which the build writes beside it), if built."""
         if self.trusted_documents_file is not None:
             return self.trusted_documents_file
+        from followgraph.transport.web import WEB_MANIFEST, WEB_PROJECT
+
         built = (self.web_dist or WEB_PROJECT / "dist") / WEB_MANIFEST
         return built if built.is_file() else None
 
@@ -412,6 +429,10 @@ class Settings:
 
     def auth_config(self) -> AuthConfig:
         """The JWT configuration: RS256 key files, an HS256 secret, or a secret kept in the data directory."""
+        from followgraph.server.secret import load_or_create_secret
+        from followgraph.transport.auth import AuthConfig, AuthConfigError
+        from followgraph.transport.jwks import JwksKeys
+
         common: dict[str, Any] = {
             "issuer": self.jwt_issuer or self.oidc_issuer,
             "audience": self.jwt_audience,

@@ -22,7 +22,9 @@ from followgraph.store import FollowStore
 from followgraph.store.graph.events import Event
 from followgraph.store.log.consumer import Consumer, ConsumerOptions
 from followgraph.store.log.stream import EventLog, Lag
-from followgraph.store.sql import apply_events, create_engine, migrate
+from followgraph.store.sql.apply import apply_events
+from followgraph.store.sql.engine import create_engine
+from followgraph.store.sql.migrate import migrate
 from followgraph.store.sql.urls import UnsupportedDatabaseError, hidden_url, sqlite_path
 from followgraph.transport.tracing import Tracing
 

@@ -28,8 +28,9 @@ from followgraph.server.settings import Settings
 from followgraph.store import FollowStore
 from followgraph.store.redis.channels import open_reads
 from followgraph.store.redis.lua import Client
-from followgraph.store.sql import create_engine, migrate
 from followgraph.store.sql.databases import private_database
+from followgraph.store.sql.engine import create_engine
+from followgraph.store.sql.migrate import migrate
 from tests.served import Served, serve
 from tests.store.sql.rows import wipe
 

@@ -19,6 +19,7 @@ from starlette.routing import BaseRoute, Route
 from followgraph.store.graph.ids import is_valid_user_id
 from followgraph.transport.assets import REVALIDATE, BuiltAssets, BuiltFile
 from followgraph.transport.auth import AuthConfig, mint_token
+from followgraph.transport.demo_viewer import DEMO_VIEWER
 
 # The source tree's web/ project, whose build is web/dist. A wheel carries that build at the same
 # place beside the packages, as followgraph/web/dist (pyproject.toml's package data).
@@ -27,9 +28,6 @@ WEB_PROJECT = Path(__file__).resolve().parent.parent / "web"
 # the manifest of trusted documents when none is named (FOLLOWGRAPH_TRUSTED_DOCUMENTS_FILE).
 WEB_MANIFEST = "persisted-query-manifest.json"
 DEMO_TOKEN_TTL = timedelta(hours=12)
-# Whom the demo's pages are signed in as unless they ask for another user (the demo graph gives
-# this user follow requests, blocks and mutes to show: cli/demo.py).
-DEMO_VIEWER = "42"
 _NO_STORE = {"cache-control": "no-store"}
 
 _NOT_BUILT = """<!doctype html>

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
-
 # The driver each database is reached with when the URL names none.
 DRIVERS = {
     "postgresql": "postgresql+asyncpg",
@@ -39,6 +36,11 @@ def _unsupported(url: str, what: str) -> UnsupportedDatabaseError:
 
 def hidden_url(url: str) -> str:
     """`url` (a database's or Redis') as it may be shown in messages and logs: without its password."""
+    # SQLAlchemy is imported here, where a URL is parsed, not with the module: the settings and the
+    # command line check URLs and show them hidden, and load it only when they show one.
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
     try:
         return make_url(url).render_as_string(hide_password=True)
     except (ArgumentError, ValueError):  # several hosts, or a port that is not a number
@@ -67,6 +69,9 @@ def database_url(url: str) -> str:
 
 def sqlite_path(url: str) -> Path | None:
     """The file of a SQLite URL; None for another database, or SQLite in memory."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
     try:
         parsed = make_url(url)
     except (ArgumentError, ValueError):

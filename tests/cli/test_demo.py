@@ -22,7 +22,7 @@ from followgraph.store import FollowStore, ListKind
 from followgraph.store.graph.bulk import Edge, UserRow
 from followgraph.store.graph.profiles import validate_avatar_url, validate_name
 from followgraph.store.graph.repair import verify
-from followgraph.transport.web import DEMO_VIEWER
+from followgraph.transport.demo_viewer import DEMO_VIEWER
 
 NOW = 1_760_000_000_000
 SPEC = DemoSpec(users=2000, days=30)

@@ -24,7 +24,8 @@ from followgraph.server.redis_client import connect
 from followgraph.store import FollowStore
 from followgraph.store.graph.events import EventKind
 from followgraph.store.log.stream import EventLog
-from followgraph.store.sql import apply_events, create_engine
+from followgraph.store.sql.apply import apply_events
+from followgraph.store.sql.engine import create_engine
 from followgraph.store.sql.mirror import compare, read_redis, read_sql
 from tests.cli.clis import KEYS, Target, invoke
 

@@ -20,7 +20,9 @@ from followgraph.store.graph.bulk import follow_many
 from followgraph.store.graph.follows import Edge
 from followgraph.store.log.stream import EventLog
 from followgraph.store.redis.lua import Client
-from followgraph.store.sql import counts, create_engine, mirror
+from followgraph.store.sql import mirror
+from followgraph.store.sql.engine import create_engine
+from followgraph.store.sql.snapshot import counts
 from tests.faults.conftest import StartRedis
 from tests.server.copies import caught_up, copied_between, differences, poll, random_changes, register
 

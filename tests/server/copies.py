@@ -10,7 +10,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from followgraph.server.sync import GROUP, SqlSync
 from followgraph.store import BlockedError, FollowStore
-from followgraph.store.sql import counts, mirror
+from followgraph.store.sql import mirror
+from followgraph.store.sql.snapshot import counts
 from tests.served import Served
 
 USERS = [f"u{i}" for i in range(12)]

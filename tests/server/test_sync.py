@@ -20,7 +20,9 @@ from followgraph.server.settings import Settings
 from followgraph.server.sync import SqlSync
 from followgraph.store import FollowStore
 from followgraph.store.redis.lua import Client
-from followgraph.store.sql import counts, create_engine, mirror
+from followgraph.store.sql import mirror
+from followgraph.store.sql.engine import create_engine
+from followgraph.store.sql.snapshot import counts
 from followgraph.transport.tracing import Tracing
 from tests.conftest import TEST_SECRET
 from tests.served import serve

@@ -31,7 +31,8 @@ from followgraph.store.graph import lifecycle
 from followgraph.store.graph.repair import verify
 from followgraph.store.log.stream import EventLog
 from followgraph.store.redis.lua import Client
-from followgraph.store.sql import apply_events, mirror
+from followgraph.store.sql import mirror
+from followgraph.store.sql.apply import apply_events
 from followgraph.store.sql.engine import create_engine
 from followgraph.store.sql.migrate import migrate
 from tests.store.graph.test_lifecycle import keys_naming

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from followgraph.store.sql import create_engine
+from followgraph.store.sql.engine import create_engine
 from tests.store.sql.rows import wipe
 
 

@@ -8,7 +8,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from followgraph.store.graph.events import Event, EventKind
-from followgraph.store.sql import metadata
+from followgraph.store.sql.tables import metadata
 
 Tables = dict[str, list[tuple[Any, ...]]]
 

@@ -9,8 +9,9 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from followgraph.store.graph.events import EventKind as K
-from followgraph.store.sql import EventDataError, FollowStatus, RequestStatus, apply_events
-from followgraph.store.sql.apply import _transient
+from followgraph.store.sql.apply import _transient, apply_events
+from followgraph.store.sql.effects import EventDataError
+from followgraph.store.sql.tables import FollowStatus, RequestStatus
 from tests.store.sql.rows import dump, event, row
 
 FOLLOWING, UNFOLLOWED = int(FollowStatus.FOLLOWING), int(FollowStatus.UNFOLLOWED)

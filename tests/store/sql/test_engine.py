@@ -5,7 +5,7 @@ from pathlib import Path
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from followgraph.store.sql import create_engine
+from followgraph.store.sql.engine import create_engine
 
 
 async def test_sqlite_writes_ahead_and_waits_for_a_busy_lock(tmp_path: Path) -> None:

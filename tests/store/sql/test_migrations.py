@@ -9,8 +9,9 @@ from sqlalchemy import Connection, inspect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from followgraph.store.graph.events import EventKind
-from followgraph.store.sql import apply_events, metadata, migrate
-from followgraph.store.sql.migrate import MIGRATIONS, alembic_config
+from followgraph.store.sql.apply import apply_events
+from followgraph.store.sql.migrate import MIGRATIONS, alembic_config, migrate
+from followgraph.store.sql.tables import metadata
 from tests.store.sql.rows import dump, event
 
 

@@ -8,7 +8,8 @@ import random
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from followgraph.store.graph.events import Event, EventKind
-from followgraph.store.sql import apply_events, create_engine
+from followgraph.store.sql.apply import apply_events
+from followgraph.store.sql.engine import create_engine
 from tests.store.sql.rows import Tables, dump, event, wipe
 
 USERS = ("a", "b", "c", "d")

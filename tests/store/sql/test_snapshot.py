@@ -8,7 +8,8 @@ from typing import TypeVar
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from followgraph.store.graph.events import EventKind as K
-from followgraph.store.sql import (
+from followgraph.store.sql.apply import apply_events
+from followgraph.store.sql.snapshot import (
     Counts,
     FollowRow,
     PairRow,
@@ -17,7 +18,6 @@ from followgraph.store.sql import (
     active_follows,
     active_mutes,
     all_users,
-    apply_events,
     counts,
     pending_requests,
 )

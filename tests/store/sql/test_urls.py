@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from followgraph.store.sql import UnsupportedDatabaseError, database_url
+from followgraph.store.sql.urls import UnsupportedDatabaseError, database_url
 
 
 @pytest.mark.parametrize(
