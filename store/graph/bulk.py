@@ -7,7 +7,9 @@ import never leaves a half-written edge and can be re-run after an interruption.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
+import functools
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -52,8 +54,12 @@ SCAN_COUNT = 500
 # a larger set CHUNK entries a round trip: a celebrity's millions of fans never travel in one reply.
 FIRST_READ = 1000
 CHUNK = 10_000
-# The first FIRST_READ entries of each of its keys' sets, each score as Redis gives it.
-_FIRST_ENTRIES = KeyedRead(ReadCommand("ZRANGE", 0, FIRST_READ - 1, "WITHSCORES"))
+
+
+@functools.cache
+def _first_entries(count: int) -> KeyedRead:
+    """The read of the first `count` entries of each of its keys' sets, each score as Redis gives it."""
+    return KeyedRead(ReadCommand("ZRANGE", 0, count - 1, "WITHSCORES"))
 
 
 class EdgeStatus(enum.IntEnum):
@@ -148,16 +154,29 @@ async def upsert_many(store: FollowStore, users: Sequence[UserRow]) -> None:
     await run_pipeline(store.redis, fill, [UPSERT_USER_SCRIPT, cs.UPDATE_SETTINGS_SCRIPT])
 
 
+@contextlib.asynccontextmanager
+async def keyed_reads(store: FollowStore) -> AsyncIterator[KeyedReads | None]:
+    """A read channel of its own for a scan's many sets (store/redis/channels.py open_keyed_reads),
+    closed after; None where the reads go through redis-py (TLS, a fake)."""
+    reads = open_keyed_reads(store.redis)
+    try:
+        yield reads
+    finally:
+        if reads is not None:
+            await reads.aclose()
+
+
 async def scan_edges(store: FollowStore) -> AsyncIterator[list[Edge]]:
     """Every follow, a batch of followers at a time (SCAN: consistent enough for a live export)."""
-    batch: list[str] = []
-    async for key in store.redis.scan_iter(match=store.keys.pattern("following"), count=SCAN_COUNT):
-        batch.append(key)
-        if len(batch) >= SCAN_COUNT:
-            yield await _edges_of(store, batch)
-            batch = []
-    if batch:
-        yield await _edges_of(store, batch)
+    async with keyed_reads(store) as reads:
+        batch: list[str] = []
+        async for key in store.redis.scan_iter(match=store.keys.pattern("following"), count=SCAN_COUNT):
+            batch.append(key)
+            if len(batch) >= SCAN_COUNT:
+                yield await _edges_of(store, batch, reads)
+                batch = []
+        if batch:
+            yield await _edges_of(store, batch, reads)
 
 
 # Keys a SCAN step of an export looks at: a user has a dozen keys, of which one is its following set.
@@ -170,8 +189,7 @@ async def scan_following(store: FollowStore) -> AsyncIterator[list[tuple[str, st
     each SCAN step's sets come in one round trip on a read channel of their own (the nodes of a
     cluster at once), whose replies hiredis parses a batch at a time: through redis-py's pipeline
     each reply cost the export a timeout of its own: about half of its time."""
-    reads = open_keyed_reads(store.redis)
-    try:
+    async with keyed_reads(store) as reads:
         batch: list[str] = []
         pattern = store.keys.pattern("following")
         async for key in store.redis.scan_iter(match=pattern, count=EXPORT_SCAN_COUNT):
@@ -183,9 +201,6 @@ async def scan_following(store: FollowStore) -> AsyncIterator[list[tuple[str, st
         if batch:
             async for entries in _raw_entries(store, reads, batch):
                 yield entries
-    finally:
-        if reads is not None:
-            await reads.aclose()
 
 
 def _digits(score: str | float) -> str:
@@ -197,10 +212,11 @@ async def _raw_entries(
 ) -> AsyncIterator[list[tuple[str, str, str]]]:
     """set_entries' entries with each score as Redis gave it (whole numbers: their digits): the
     first ones of every set through `reads` (redis-py's pipeline when there is no channel)."""
+    first = _first_entries(FIRST_READ)
     if reads is None:
-        [firsts] = await run_scripts(store.redis, [(_FIRST_ENTRIES, keys, ())])
+        [firsts] = await run_scripts(store.redis, [(first, keys, ())])
     else:
-        firsts = await reads.run_keyed(_FIRST_ENTRIES, keys)
+        firsts = await reads.run_keyed(first, keys)
     batch: list[tuple[str, str, str]] = []
     for key, flat in zip(keys, firsts, strict=True):
         owner = store.keys.user_of(key)
@@ -221,32 +237,17 @@ async def _raw_entries(
         yield batch
 
 
-async def set_entries(store: FollowStore, keys: list[str]) -> AsyncIterator[list[tuple[str, str, int]]]:
-    """(owner, member, score) of every entry of the sorted sets `keys`, about CHUNK at a time."""
-
-    def fill(pipe: AnyPipeline) -> None:
-        for key in keys:
-            pipe.zrange(key, 0, FIRST_READ - 1, withscores=True)
-
-    batch: list[tuple[str, str, int]] = []
-    for key, rows in zip(keys, await run_pipeline(store.redis, fill), strict=True):
-        owner = store.keys.user_of(key)
-        start, size = 0, FIRST_READ
-        while True:
-            batch += [(owner, member, int(score)) for member, score in rows]
-            if len(batch) >= CHUNK:
-                yield batch
-                batch = []
-            if len(rows) < size:
-                break
-            start, size = start + size, CHUNK
-            rows = await store.redis.zrange(key, start, start + size - 1, withscores=True)
-    if batch:
-        yield batch
+async def set_entries(
+    store: FollowStore, keys: list[str], reads: KeyedReads | None = None
+) -> AsyncIterator[list[tuple[str, str, int]]]:
+    """(owner, member, score) of every entry of the sorted sets `keys`, about CHUNK at a time; the
+    first entries of each through `reads` when given (keyed_reads), else redis-py."""
+    async for batch in _raw_entries(store, reads, keys):
+        yield [(owner, member, int(at)) for owner, member, at in batch]
 
 
-async def _edges_of(store: FollowStore, keys: list[str]) -> list[Edge]:
-    return [Edge(a, b, at) async for chunk in set_entries(store, keys) for a, b, at in chunk]
+async def _edges_of(store: FollowStore, keys: list[str], reads: KeyedReads | None) -> list[Edge]:
+    return [Edge(a, b, at) async for chunk in set_entries(store, keys, reads) for a, b, at in chunk]
 
 
 async def scan_users(store: FollowStore) -> AsyncIterator[list[Profile]]:
@@ -283,17 +284,18 @@ async def kept_fans(store: FollowStore, user_ids: list[str]) -> AsyncIterator[li
 async def scan_controls(store: FollowStore) -> AsyncIterator[list[Control]]:
     """Every block, mute and pending request from the actors' sets (blocking, muting,
     requests_out), a batch at a time, like scan_edges."""
-    for kind, name in _SOURCE.items():
-        batch: list[str] = []
-        async for key in store.redis.scan_iter(match=store.keys.pattern(name), count=SCAN_COUNT):
-            batch.append(key)
-            if len(batch) >= SCAN_COUNT:
-                async for chunk in set_entries(store, batch):
+    async with keyed_reads(store) as reads:
+        for kind, name in _SOURCE.items():
+            batch: list[str] = []
+            async for key in store.redis.scan_iter(match=store.keys.pattern(name), count=SCAN_COUNT):
+                batch.append(key)
+                if len(batch) >= SCAN_COUNT:
+                    async for chunk in set_entries(store, batch, reads):
+                        yield [Control(kind, a, b, at) for a, b, at in chunk]
+                    batch = []
+            if batch:
+                async for chunk in set_entries(store, batch, reads):
                     yield [Control(kind, a, b, at) for a, b, at in chunk]
-                batch = []
-        if batch:
-            async for chunk in set_entries(store, batch):
-                yield [Control(kind, a, b, at) for a, b, at in chunk]
 
 
 # Every script control_many may run.
