@@ -26,6 +26,7 @@ from followgraph.store.graph.paging import MAX_LIMIT
 from followgraph.store.graph.ratelimit import FollowLimit
 from followgraph.store.redis.replicas import ReplicaWait
 from followgraph.store.redis.tracking import DEFAULT_CAPACITY as DEFAULT_PROFILE_CACHE
+from followgraph.store.sql.urls import UnsupportedDatabaseError, database_url, hidden_url
 from followgraph.transport.persisted import ManifestError, PersistedQueries, TrustedMode, load_manifest
 
 if TYPE_CHECKING:
@@ -37,7 +38,8 @@ if TYPE_CHECKING:
 # What the command line needs of the settings is their names, defaults and checks: the modules that
 # turn settings into the server's parts (the schema, the SQL copy, tokens, the protocols) are
 # imported by the methods that build those parts, so that `followgraph --help` and an import or an
-# export do not start by loading the whole server (tests/server/test_settings.py checks both).
+# export do not start by loading the whole server (tests/cli/test_startup.py checks it, and that
+# the defaults written out below are those of the parts).
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 APPENDFSYNC = ("everysec", "always", "no")
@@ -233,8 +235,6 @@ class Settings:
             from sqlalchemy.engine import make_url
             from sqlalchemy.exc import ArgumentError
 
-            from followgraph.store.sql.urls import UnsupportedDatabaseError, database_url, hidden_url
-
             try:
                 make_url(database_url(sql))
             except UnsupportedDatabaseError as exc:
@@ -246,8 +246,6 @@ class Settings:
         if self.redis_url is not None:
             scheme = self.redis_url.partition("://")[0].lower() if "://" in self.redis_url else ""
             if scheme not in REDIS_SCHEMES:
-                from followgraph.store.sql.urls import hidden_url
-
                 raise ConfigError(
                     f"{named('redis_url')}={hidden_url(self.redis_url)!r} is not a Redis URL: use "
                     "redis://host:port/db, rediss:// (TLS), unix:///path/to/socket, "
