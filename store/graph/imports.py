@@ -194,8 +194,7 @@ async def import_batch(
 
 def _lines(edges: Sequence[str], plain: list[bool], which: bool) -> str:
     """The follows of `edges` (flat) that are plain, or not, as the script reads them."""
-    rows = zip(edges[0::3], edges[1::3], edges[2::3], plain, strict=True)
-    return "".join([f"{a} {b} {at}\n" for a, b, at, p in rows if p is which])
+    return _lines_at(edges, [i for i, p in enumerate(plain) if p is which])
 
 
 def _lines_at(edges: Sequence[str], indexes: Iterable[int]) -> str:
