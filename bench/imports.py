@@ -4,8 +4,8 @@ command, then of the same follows sorted by follower (as a table keyed by follow
 beside it two references into another empty Redis: the raw one, the same follows' two ZADDs each
 pipelined over one socket (bench/graph.py's loader, what `redis-cli --pipe` does: no rule, no event,
 no user), and the least a script can do for them (FLOOR: a batch a call, each follow's own writes
-as the import makes them and nothing else: its ZADD, the follow back's ZSCORE and the mutual ZADDs,
-the fans' ZADD a followee); then `followgraph export` of the imported follows. Each in turn, ROUNDS times; the
+as the import makes them and nothing else: its ZADD, the follow back's ZSCORE where the follow back
+came before it and the mutual ZADDs, the fans' ZADD a followee); then `followgraph export` of the imported follows. Each in turn, ROUNDS times; the
 medians, and each import's rate as a share of the raw one. Last, the random file's import into a
 3-master cluster (CLUSTER_MASTERS nodes sharing the single Redis' core, as in bench/cluster.py),
 its 200,000 first follows in a full run, where each slot's follows go to an event on the slot's
@@ -153,18 +153,37 @@ def _raw(server: RedisServer, edges: list[tuple[int, int, int]], keys: Keys) -> 
 
 # The least a script does for a batch of follows ('follower followee time' lines) that keeps the
 # graph's sets as a follow leaves them: each follow's own writes as the import makes them
-# (lua/parts/import_follow.lua add), and no user, rule or event. ARGV: the key layout (10 values,
-# as the import's), the lines.
+# (lua/parts/import_follow.lua add), and no user, rule or event; the follow back looked up only
+# where it was written before (told by a letter a follow, '1'), which the bench knows exactly.
+# ARGV: the key layout (10 values, as the import's), the lines, the letters.
 FLOOR = (
     NOW
     + source("parts/import_users")
     + FOLLOW_PART
     + """
-for a, b, t in string.gmatch(ARGV[11], FOLLOW_LINE) do add(a, b, t, true) end
+local i = 0
+for a, b, t in string.gmatch(ARGV[11], FOLLOW_LINE) do
+  i = i + 1
+  add(a, b, t, string.byte(ARGV[12], i) == 49)
+end
 write_fans(function(b) return key(b, FANS) end)
 """
 )
 FLOOR_BATCH = 5_000
+
+
+def _floor_batches(edges: list[tuple[int, int, int]]) -> Iterator[tuple[str, str]]:
+    """Each batch's lines and letters (whether the follow back came before: the file has no
+    follow twice)."""
+    seen: set[tuple[int, int]] = set()
+    for i in range(0, len(edges), FLOOR_BATCH):
+        batch = edges[i : i + FLOOR_BATCH]
+        lines = "".join([f"{a} {b} {at}\n" for a, b, at in batch])
+        letters = []
+        for a, b, _ in batch:
+            letters.append("1" if (b, a) in seen else "0")
+            seen.add((a, b))
+        yield lines, "".join(letters)
 
 
 def _floor(server: RedisServer, edges: list[tuple[int, int, int]], keys: Keys) -> float:
@@ -172,10 +191,10 @@ def _floor(server: RedisServer, edges: list[tuple[int, int, int]], keys: Keys) -
     try:
         layout = keys.user_key_layout(USER_KEYS)
         sha = client.script_load(FLOOR)
+        batches = list(_floor_batches(edges))
         started = time.perf_counter()
-        for i in range(0, len(edges), FLOOR_BATCH):
-            lines = "".join([f"{a} {b} {at}\n" for a, b, at in edges[i : i + FLOOR_BATCH]])
-            client.evalsha(sha, 0, *layout, lines)
+        for lines, letters in batches:
+            client.evalsha(sha, 0, *layout, lines, letters)
         return time.perf_counter() - started
     finally:
         client.close()

@@ -26,6 +26,11 @@ follow and nothing else. The script believes the import only if the log's last e
 one the import saw: every other write that could change what it knows logs an event (a block, a
 request, a registration, an account turned off or on), and then the plain follows go as the others
 do, each user learnt again.
+
+A plain follow is checked for the follow back (one command of the three) unless the followee is
+known to follow nobody, or not the follower: a user the batch itself registers, until they follow
+someone, and a user an earlier batch of the import registered, whose every follow since the import
+sent (KnownUsers.fresh and .sent). Into an empty Redis that is nearly every follow.
 """
 
 from __future__ import annotations
@@ -108,13 +113,19 @@ class KnownUsers:
     `told`), and the id of the log's last event when they learnt it; at most `limit` users (some
     100 bytes each), the first learnt forgotten first."""
 
-    def __init__(self, limit: int = 2_000_000) -> None:
+    def __init__(self, limit: int = 2_000_000, sent_limit: int = 4_000_000) -> None:
         self.letters: dict[str, str] = {}
         # The users among them whose letter is not '0': few, so a batch without any of them is
         # told from the others by two set lookups rather than one a follow.
         self.odd: set[str] = set()
+        # The users the import registered (letter 'n'), and a hash of each follow it sent since
+        # the first of them (some 60 bytes each, up to `sent_limit`; then both start again): their
+        # follows are only those, as no other write gives a new user a follow without an event.
+        self.fresh: set[str] = set()
+        self.sent: set[int] = set()
         self.at = ""
         self.limit = limit
+        self.sent_limit = sent_limit
 
     def plain(self, edges: Sequence[str]) -> tuple[list[bool], list[str]]:
         """Which follows of `edges` (flat, as import_batch takes them) are plain: a time given, both
@@ -134,16 +145,51 @@ class KnownUsers:
             named = dict.fromkeys(user for pair, p in zip(pairs, plain, strict=True) if p for user in pair)
         return plain, [user for user in named if user not in letters]
 
+    def no_back(self, edges: Sequence[str], plain: list[bool]) -> str:
+        """A letter for each plain follow of `edges` (flat): '0' when its followee is a user the import
+        registered and no follow it sent (this batch's included) is the follow back, '1' when the
+        script checks. The batch's follows are kept as sent."""
+        followers, followees = edges[0::3], edges[1::3]
+        pairs = list(zip(followers, followees, strict=True))
+        batch = set(map(hash, pairs))
+        fresh, sent = self.fresh, self.sent
+        letters = ""
+        if fresh:
+            backs = map(hash, zip(followees, followers, strict=True))
+            letters = "".join(
+                [
+                    "1" if b not in fresh or h in sent or h in batch else "0"
+                    for b, h, p in zip(followees, backs, plain, strict=True)
+                    if p
+                ]
+            )
+        if len(sent) + len(batch) > self.sent_limit:
+            # Past the limit both start again: users registered from now on are known anew.
+            fresh.clear()
+            sent.clear()
+        sent.update(batch)
+        return letters
+
     def learnt(self, before: str, after: str, users: str, letters: str) -> None:
         """What a batch answered: the log's last event id before it and after it, and the users it
-        learnt with their letters at its end. When another write came before the batch, all the
-        import knew may be stale and is forgotten."""
+        learnt with their letters at its end ('n': registered by the batch, kept as '0'). When
+        another write came before the batch, all the import knew may be stale and is forgotten."""
         if before != self.at:
             self.letters.clear()
             self.odd.clear()
+            # A user the import registered may have been given a follow by that write. What the import
+            # sent stays true, and a user this batch registered has followed only whom it sent.
+            self.fresh.clear()
         self.at = after
         if users:
-            told = list(zip(users.split(" "), letters, strict=True))
+            names = users.split(" ")
+            fresh = self.fresh
+            if fresh:
+                fresh.difference_update(names)
+            if "n" in letters:
+                fresh.update([name for name, letter in zip(names, letters, strict=True) if letter == "n"])
+                letters = letters.replace("n", "0")
+            told = list(zip(names, letters, strict=True))
             self.letters.update(told)
             odd = self.odd
             if odd:
@@ -154,6 +200,7 @@ class KnownUsers:
             first = next(iter(self.letters))
             del self.letters[first]
             self.odd.discard(first)
+            self.fresh.discard(first)
 
 
 async def load_import_scripts(store: FollowStore) -> None:
@@ -179,10 +226,14 @@ async def import_batch(
         return await _cluster_batch(store, edges, register, stop)
     k = store.keys
     count = len(edges) // 3
-    plain, unknown = known.plain(edges) if known is not None and not stop else ([False] * count, [])
+    plain, no_back = [False] * count, ""
+    unknown: list[str] = []
+    if known is not None and not stop:
+        plain, unknown = known.plain(edges)
+        no_back = known.no_back(edges, plain)
     args: list[Arg] = [*k.user_key_layout(USER_KEYS), "1" if register else "0", "1" if stop else "0"]
     args += ["" if known is None else known.at if known.letters else "*", " ".join(unknown)]
-    args += [_lines(edges, plain, True), _lines(edges, plain, False)]
+    args += [_lines(edges, plain, True), _lines(edges, plain, False), no_back]
     args += ["", k.log_cap]
     others, plain_codes, registered, before, after, users, letters = await IMPORT_FOLLOWS_SCRIPT.run(
         store.redis, [k.log("")], args

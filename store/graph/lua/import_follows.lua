@@ -3,7 +3,9 @@
 --       the id of the log's last event when the importer learnt what it knows of its users ('' when
 --       it has no such id, '*' when it knows no user), the users its plain follows name that it
 --       does not know (space-separated), the plain follows, then the others, each a 'follower
---       followee time' line (time '' for now) in one string; then ME and the cap (LOG)
+--       followee time' line (time '' for now) in one string, a letter for each plain follow ('0'
+--       when the importer knows the followee does not follow the follower: parts/import_follow
+--       add's `back`; '' for none), then ME and the cap (LOG)
 -- Returns {a letter for each of the others (1 added, 0 there already, r a request made, b
 -- blocked, f / F the follower / followee unknown), a letter for each plain follow, users
 -- registered, the log's last event id before the batch and after it, the users the batch learnt
@@ -16,12 +18,18 @@
 -- names: every write that could change a letter (a registration, a block, a request, an account
 -- turned off or on) logs an event in the same call, so nothing changed since. Otherwise the plain
 -- follows go as the others do.
+--
+-- A plain follow is checked for a follow back unless the followee is known to follow nobody: one
+-- this batch learnt (and registered, most often) who has followed nobody since, or one the
+-- importer registered and has sent every follow of since, none of them back (its letter '0'). A
+-- follow by a user the importer registered comes from the importer or logs an event (and then
+-- nothing it knows is believed): nothing else gives a new user follows.
 local register, stop = ARGV[11] == '1', ARGV[12] == '1'
 local last = redis.call('XREVRANGE', KEYS[#KEYS], '+', '-', 'COUNT', 1)[1]
 local before = last and last[1] or ''
 -- '*': the importer knows no user yet, and relies on nothing.
 local trusted = ARGV[13] == '*' or ARGV[13] ~= '' and ARGV[13] == before
-local PLAIN, OTHERS = ARGV[15], ARGV[16]
+local PLAIN, OTHERS, NO_BACK = ARGV[15], ARGV[16], ARGV[17]
 local follows, ended = {}, {}
 
 -- A follow with every rule, as follow() makes it.
@@ -81,15 +89,23 @@ else
     if s > from then follows[#follows + 1] = string.sub(PLAIN, from, s - 2) end
     from = e + 1
   end
+  local byte, i = string.byte, 0
   for s, a, b, t, e in string.gmatch(PLAIN, LINE) do
+    i = i + 1
     if odd[a] or odd[b] then
       cut(s, e)
       plain[#plain + 1] = one(a, b, t)
-    elseif add(a, b, t, true) then
-      plain[#plain + 1] = '1'
     else
-      plain[#plain + 1] = '0'
-      cut(s, e)
+      -- follows_some: nil for a user the importer knew, false for one this batch learnt following
+      -- nobody yet.
+      local added = add(a, b, t, follows_some[b] ~= false and byte(NO_BACK, i) ~= 48)
+      follows_some[a] = true
+      if added then
+        plain[#plain + 1] = '1'
+      else
+        plain[#plain + 1] = '0'
+        cut(s, e)
+      end
     end
   end
   if from <= #PLAIN then follows[#follows + 1] = string.sub(PLAIN, from, #PLAIN - 1) end

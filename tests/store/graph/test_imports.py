@@ -5,6 +5,7 @@ same as without."""
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -100,9 +101,11 @@ async def test_an_account_turned_off_between_two_batches_is_not_followed(backend
 
 @SINGLE
 async def test_a_follow_given_back_without_an_event_still_makes_a_mutual(backend: Client) -> None:
-    """A reactivation gives follows back in steps that log nothing: a plain follow is checked for a
-    follow back whatever the import saw of its users."""
+    """A reactivation gives follows back in steps that log nothing: a plain follow of a user
+    registered before the import is checked for a follow back whatever the import saw of them."""
     store, known = FollowStore(backend), KnownUsers()
+    for user in "xyz":
+        await store.upsert_user(user)
     await import_batch(store, flat(("x", "y", "1000"), ("z", "x", "1001")), known=known)
     k = store.keys
     # y followed nobody when learnt; now y -> z is there, with no event.
@@ -112,6 +115,37 @@ async def test_a_follow_given_back_without_an_event_still_makes_a_mutual(backend
     assert second.outcomes == "1"
     assert await backend.zscore(k.mutual("z"), "y") == 2000
     assert await backend.zscore(k.mutual("y"), "z") == 2000
+
+
+def test_a_user_the_import_registered_is_checked_only_for_follows_back_it_sent() -> None:
+    known = KnownUsers()
+    known.learnt("", "1-0", "a b c d e", "nnn0n")
+    assert (known.letters, known.fresh) == (dict.fromkeys("abcde", "0"), set("abce"))
+    # b and c were registered by the import, which sent no follow by them.
+    assert known.no_back(flat(("a", "b", "1"), ("b", "c", "2")), [True, True]) == "00"
+    batch = flat(("b", "a", "3"), ("c", "a", "4"), ("c", "b", "5"), ("a", "d", "6"), ("d", "c", "7"))
+    # a -> b and b -> c were sent; a -> d is not plain; d follows nobody the import sent, but c does.
+    assert known.no_back(batch, [True, True, True, False, True]) == "1010"
+    # a follows c (sent before); e -> b and b -> e, both in the batch, each is the other's back.
+    batch = flat(("a", "c", "8"), ("x", "a", "9"), ("e", "b", "10"), ("b", "e", "11"))
+    assert known.no_back(batch, [True] * 4) == "1011"
+    # Learnt again (here with blocks or requests) or after another write: no longer vouched for.
+    known.learnt("1-0", "2-0", "a", "1")
+    assert known.fresh == set("bce")
+    known.learnt("9-0", "10-0", "f", "n")
+    assert (known.fresh, known.letters) == ({"f"}, {"f": "0"})
+    assert known.no_back(flat(("b", "f", "12"), ("f", "b", "13")), [True, True]) == "11"
+
+
+def test_follows_sent_past_their_limit_start_again() -> None:
+    known = KnownUsers(sent_limit=3)
+    known.learnt("", "1-0", "a b c", "nnn")
+    assert known.no_back(flat(("a", "b", "1"), ("b", "c", "2")), [True, True]) == "00"
+    assert known.no_back(flat(("c", "a", "3"), ("c", "b", "4")), [True, True]) == "01"
+    # Past the limit: a, b, c are no longer vouched for; the batch's follows are the first sent.
+    assert (known.fresh, known.sent) == (set(), {hash(("c", "a")), hash(("c", "b"))})
+    known.learnt("1-0", "2-0", "d", "n")
+    assert known.no_back(flat(("a", "b", "5"), ("c", "d", "6")), [True, True]) == "10"
 
 
 def test_known_users_forget_the_first_learnt_beyond_their_limit() -> None:
@@ -244,15 +278,26 @@ async def _random_setup(store: FollowStore) -> None:
     await store.deactivate("gone")
 
 
-def _random_batches(seed: int) -> list[list[str]]:
+def _random_batches(
+    seed: int,
+    pool: tuple[str, ...] = POOL,
+    count: int = 3,
+    sizes: range = range(5, 30),
+    timeless: float = 0.1,
+    back: float = 0.0,
+) -> list[list[str]]:
+    """`count` batches of follows among `pool`, with odds `timeless` without a time; each followed by
+    its follow back in the same batch with odds `back`."""
     rng = random.Random(seed)
     batches = []
-    for _ in range(3):
+    for _ in range(count):
         edges: list[str] = []
-        for _ in range(rng.randrange(5, 30)):
-            a, b = rng.sample(POOL, 2)
-            at = "" if rng.random() < 0.1 else str(rng.randrange(100, 200))
+        for _ in range(rng.choice(sizes)):
+            a, b = rng.sample(pool, 2)
+            at = "" if rng.random() < timeless else str(rng.randrange(100, 200))
             edges += (a, b, at)
+            if rng.random() < back:
+                edges += (b, a, str(rng.randrange(100, 200)))
         batches.append(edges)
     return batches
 
@@ -298,3 +343,49 @@ async def test_on_a_cluster_a_block_between_the_steps_of_a_batch_undoes_the_foll
     assert await client.zrange(k.following("a"), 0, -1) == ["c"]
     assert await client.zrange(k.fans("b"), 0, -1, withscores=True) == [("c", 1001.0)]
     await client.aclose()
+
+
+# An import into an empty graph registers its users: their follows back are checked only where the
+# import sent them (KnownUsers.no_back), and the graph is the one of batches that check every one;
+# with another write between two batches now and then (a follow by a user the import registered).
+NEW_POOL = tuple("abcdefghijkl")
+
+
+@SINGLE
+@pytest.mark.parametrize("seed", range(12))
+async def test_an_import_of_new_users_makes_every_mutual(backend: Client, seed: int) -> None:
+    store = FollowStore(backend)
+    results, letters = [], []
+    known = KnownUsers()
+    no_back = known.no_back
+
+    def spy(edges: Sequence[str], plain: list[bool]) -> str:
+        letters.append(no_back(edges, plain))
+        return letters[-1]
+
+    known.no_back = spy  # type: ignore[method-assign]
+    for known_or_not in (known, None):
+        await backend.flushall()
+        rng = random.Random(seed)
+        codes = []
+        for batch in _random_batches(seed, NEW_POOL, 4, range(10, 40), 0.03, back=0.3):
+            codes.append((await import_batch(store, batch, known=known_or_not)).outcomes)
+            if rng.random() < 0.4:
+                a, b = rng.sample(NEW_POOL, 2)
+                if await store.registered([a, b]) == [True, True]:
+                    await store.follow(follower=a, followee=b, at=150)
+        results.append((codes, await graph(backend)))
+    assert "0" in "".join(letters)
+    assert results[0] == results[1]
+
+
+@SINGLE
+async def test_a_follow_by_a_user_the_import_registered_made_elsewhere_is_checked(backend: Client) -> None:
+    store, known = FollowStore(backend), KnownUsers()
+    await import_batch(store, flat(("a", "c", "1000"), ("b", "c", "1001")), known=known)
+    assert known.fresh == set("abc")
+    await store.follow(follower="a", followee="b", at=1500)  # logged: the next batch believes nothing
+    await import_batch(store, flat(("c", "d", "2000")), known=known)
+    assert known.fresh == {"d"}
+    assert (await import_batch(store, flat(("b", "a", "3000")), known=known)).outcomes == "1"
+    assert await backend.zscore(store.keys.mutual("a"), "b") == 3000

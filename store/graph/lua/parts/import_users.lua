@@ -78,10 +78,13 @@ end
 
 -- What a batch learnt of a user, as one letter an importer may keep for later batches of the same
 -- import (store/graph/imports.py KnownUsers): 'u' unknown, '1' registered with blocks or requests,
--- '0' registered without. Whether they follow anyone is not kept: a reactivation gives follows back
--- in steps that log nothing (parts/lifecycle.lua attach), so a follow by a user known by letter is
--- always checked for a follow back.
+-- '0' registered without, 'n' registered by this batch (and so following no one but whom the
+-- batch's follows name). Whether a user registered before follows anyone is not kept: a
+-- reactivation gives follows back in steps that log nothing (parts/lifecycle.lua attach), so a
+-- follow of such a user known by letter is always checked for a follow back.
 local function letter_of(user)
-  if state[user] == UNKNOWN then return 'u' end
-  return controlled[user] and '1' or '0'
+  local s = state[user]
+  if s == UNKNOWN then return 'u' end
+  if controlled[user] then return '1' end
+  return s == NEW and 'n' or '0'
 end
