@@ -5,8 +5,9 @@ beside it two references into another empty Redis: the raw one, the same follows
 pipelined over one socket (bench/graph.py's loader, what `redis-cli --pipe` does: no rule, no event,
 no user), and the least a script can do for them (FLOOR: a batch a call, each follow's own writes
 as the import makes them and nothing else: its ZADD, the follow back's ZSCORE where the follow back
-came before it and the mutual ZADDs, the fans' ZADD a followee); then `followgraph export` of the imported follows. Each in turn, ROUNDS times; the
-medians, and each import's rate as a share of the raw one. Last, the random file's import into a
+came before it and the mutual ZADDs, the fans' ZADD a followee); then `followgraph export` of the
+imported follows. Each in turn, ROUNDS times; the medians, and each import's rate as a share of the
+raw one. Last, the random file's import into a
 3-master cluster (CLUSTER_MASTERS nodes sharing the single Redis' core, as in bench/cluster.py),
 its 200,000 first follows in a full run, where each slot's follows go to an event on the slot's
 own log.

@@ -2,13 +2,15 @@
 rejected rows with their lines, progress, and a checkpoint after every batch, written once the
 batch is, that lets a run cut short go on where it stopped (cli/checkpoints.py).
 
-While Redis writes one batch, the next is read and parsed: the two run side by side.
+While Redis writes one batch, the next is read and parsed, and on a single Redis sent before the
+first one's answer is read (store/graph/import_line.py): the importer and Redis run side by side.
 """
 
 from __future__ import annotations
 
 import asyncio
 import bisect
+from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Iterable
 from typing import Protocol
 
@@ -16,14 +18,8 @@ from followgraph.cli.edge_files import EdgeBatch, Mark
 from followgraph.cli.transfer import OnError, Progress, RowError, Summary
 from followgraph.store import FollowStore
 from followgraph.store.graph.follows import Edge
-from followgraph.store.graph.imports import (
-    REFUSED,
-    BatchResult,
-    KnownUsers,
-    Outcome,
-    import_batch,
-    load_import_scripts,
-)
+from followgraph.store.graph.import_line import ImportLine
+from followgraph.store.graph.imports import REFUSED, BatchResult, Outcome, load_import_scripts
 
 # Follows a batch: one script call of some 20 ms of Redis on a single Redis.
 EDGE_BATCH = 5000
@@ -80,15 +76,22 @@ async def import_edge_batches(
     summary = summary or Summary()
     stop = on_error is OnError.STOP
     await load_import_scripts(store)
-    pending: asyncio.Task[None] | None = None
+    line = ImportLine(store, register=register_missing, stop=stop)
+    # The batches sent and not answered yet, in order, and whether each is whole.
+    sent: deque[tuple[EdgeBatch, bool]] = deque()
     # The last checkpoint's write: the next batch goes out without waiting for it, and each write
     # waits for the one before (a checkpoint never goes back).
     kept: asyncio.Future[object] | None = None
-    known = KnownUsers()
 
-    async def apply(batch: EdgeBatch, whole: bool) -> None:
+    async def answered() -> None:
+        """The first batch sent: its answer counted, then its checkpoint."""
         nonlocal kept
-        result = await import_batch(store, batch.edges, register=register_missing, stop=stop, known=known)
+        batch, whole = sent.popleft()
+        result = await line.result()
+        # Counted once answered: a checkpoint holds the counts of the rows before its mark.
+        summary.rows += batch.rows
+        for error in batch.errors:
+            summary.reject(error)
         _count(summary, batch, result)
         if stop and result.outcomes and result.outcomes[-1] in REFUSED:
             # Stopped at a refused follow: the rows after it were not read, as far as counts go.
@@ -101,35 +104,39 @@ async def import_edge_batches(
         if progress:
             progress(summary.rows)
 
-    async for batch in _batches(source):
-        if pending is not None:
-            await pending
-            pending = None
+    try:
+        async for batch in _batches(source):
+            while sent and not line.room():
+                await answered()
             if summary.stopped_at is not None:
                 break
-        if stop and batch.errors:
-            # The rows before the first bad one are written, and the import stops there; the
-            # checkpoint stays where it was.
-            first = batch.errors[0]
-            cut = bisect.bisect_left(batch.lines, first.line)
-            batch.edges, batch.lines = batch.edges[: 3 * cut], batch.lines[:cut]
-            batch.rows, batch.errors = cut, []
-            summary.rows += cut
-            await apply(batch, False)
-            if summary.stopped_at is None:
-                summary.rows += 1
-                summary.reject(first)
-                summary.stopped_at = first.line
-                if progress:
-                    progress(summary.rows)
-            break
-        summary.rows += batch.rows
-        for error in batch.errors:
-            summary.reject(error)
-        pending = asyncio.ensure_future(apply(batch, True))
-        await asyncio.sleep(0)  # the batch goes out before the next one is read
-    if pending is not None:
-        await pending
+            if stop and batch.errors:
+                # The rows before the first bad one are written, and the import stops there; the
+                # checkpoint stays where it was.
+                while sent:
+                    await answered()
+                if summary.stopped_at is not None:
+                    break
+                first = batch.errors[0]
+                cut = bisect.bisect_left(batch.lines, first.line)
+                batch.edges, batch.lines = batch.edges[: 3 * cut], batch.lines[:cut]
+                batch.rows, batch.errors = cut, []
+                await line.send(batch.edges)
+                sent.append((batch, False))
+                await answered()
+                if summary.stopped_at is None:
+                    summary.rows += 1
+                    summary.reject(first)
+                    summary.stopped_at = first.line
+                    if progress:
+                        progress(summary.rows)
+                break
+            await line.send(batch.edges)
+            sent.append((batch, True))
+        while sent and summary.stopped_at is None:
+            await answered()
+    finally:
+        await line.aclose()
     if kept is not None:
         await kept
     return summary.finish()

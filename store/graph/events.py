@@ -13,7 +13,9 @@ nothing. An entry's fields:
         for ACCOUNT:  state: DEACTIVATED, SUSPENDED, DELETING, ACTIVE (back on) or DELETED (gone)
         for IMPORT:   users (registered at `at`, space-separated), follows ('follower followee
                       time' lines) and requests ('follower followee' lines: pending requests
-                      those follows ended), each only when there are some; `a` is empty
+                      those follows ended), each only when there are some; `a` is empty; on a
+                      single Redis also run (the import's id) and before (the log's last event
+                      id before the batch), which the import's next batch checks
 
 What each relation kind does to the pair (actor, target):
 

@@ -39,13 +39,13 @@ import asyncio
 import enum
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import chain
 from typing import Any, TypeVar
 
 from redis.asyncio import RedisCluster
 from redis.exceptions import NoScriptError, SlotNotCoveredError
 
 from followgraph.store.graph.follows import Edge, unfollow_out_call
+from followgraph.store.graph.known_users import KnownUsers
 from followgraph.store.graph.scripts import FOLLOW_STEPS, LOG, NOW
 from followgraph.store.graph.sources import source
 from followgraph.store.graph.store import FollowStore
@@ -108,101 +108,6 @@ class BatchResult:
     registered: int
 
 
-class KnownUsers:
-    """What an import's batches learnt of its users, a letter each (lua/parts/import_users.lua
-    `told`), and the id of the log's last event when they learnt it; at most `limit` users (some
-    100 bytes each), the first learnt forgotten first."""
-
-    def __init__(self, limit: int = 2_000_000, sent_limit: int = 4_000_000) -> None:
-        self.letters: dict[str, str] = {}
-        # The users among them whose letter is not '0': few, so a batch without any of them is
-        # told from the others by two set lookups rather than one a follow.
-        self.odd: set[str] = set()
-        # The users the import registered (letter 'n'), and a hash of each follow it sent since
-        # the first of them (some 60 bytes each, up to `sent_limit`; then both start again): their
-        # follows are only those, as no other write gives a new user a follow without an event.
-        self.fresh: set[str] = set()
-        self.sent: set[int] = set()
-        self.at = ""
-        self.limit = limit
-        self.sent_limit = sent_limit
-
-    def plain(self, edges: Sequence[str]) -> tuple[list[bool], list[str]]:
-        """Which follows of `edges` (flat, as import_batch takes them) are plain: a time given, both
-        users known as registered with no blocks or requests or not known yet, and neither named by
-        a follow of the batch without a time (which may make a request or take the time of now: the
-        order of the two then matters). Then the users they name that this does not know."""
-        letters, odd = self.letters, self.odd
-        followers, followees, times = edges[0::3], edges[1::3], edges[2::3]
-        pairs = list(zip(followers, followees, strict=True))
-        if "" in times:
-            odd = odd | {user for pair, at in zip(pairs, times, strict=True) if at == "" for user in pair}
-        if odd.isdisjoint(followers) and odd.isdisjoint(followees):
-            plain = [True] * len(pairs)
-            named = dict.fromkeys(chain.from_iterable(pairs))
-        else:
-            plain = [a not in odd and b not in odd for a, b in pairs]
-            named = dict.fromkeys(user for pair, p in zip(pairs, plain, strict=True) if p for user in pair)
-        return plain, [user for user in named if user not in letters]
-
-    def no_back(self, edges: Sequence[str], plain: list[bool]) -> str:
-        """A letter for each plain follow of `edges` (flat): '0' when its followee is a user the import
-        registered and no follow it sent (this batch's included) is the follow back, '1' when the
-        script checks. The batch's follows are kept as sent."""
-        followers, followees = edges[0::3], edges[1::3]
-        pairs = list(zip(followers, followees, strict=True))
-        batch = set(map(hash, pairs))
-        fresh, sent = self.fresh, self.sent
-        letters = ""
-        if fresh:
-            backs = map(hash, zip(followees, followers, strict=True))
-            letters = "".join(
-                [
-                    "1" if b not in fresh or h in sent or h in batch else "0"
-                    for b, h, p in zip(followees, backs, plain, strict=True)
-                    if p
-                ]
-            )
-        if len(sent) + len(batch) > self.sent_limit:
-            # Past the limit both start again: users registered from now on are known anew.
-            fresh.clear()
-            sent.clear()
-        sent.update(batch)
-        return letters
-
-    def learnt(self, before: str, after: str, users: str, letters: str) -> None:
-        """What a batch answered: the log's last event id before it and after it, and the users it
-        learnt with their letters at its end ('n': registered by the batch, kept as '0'). When
-        another write came before the batch, all the import knew may be stale and is forgotten."""
-        if before != self.at:
-            self.letters.clear()
-            self.odd.clear()
-            # A user the import registered may have been given a follow by that write. What the import
-            # sent stays true, and a user this batch registered has followed only whom it sent.
-            self.fresh.clear()
-        self.at = after
-        if users:
-            names = users.split(" ")
-            fresh = self.fresh
-            if fresh:
-                fresh.difference_update(names)
-            if "n" in letters:
-                fresh.update([name for name, letter in zip(names, letters, strict=True) if letter == "n"])
-                letters = letters.replace("n", "0")
-            told = list(zip(names, letters, strict=True))
-            self.letters.update(told)
-            odd = self.odd
-            if odd:
-                odd.difference_update([name for name, letter in told if letter == "0"])
-            if letters.count("0") < len(letters):
-                odd.update([name for name, letter in told if letter != "0"])
-        for _ in range(len(self.letters) - self.limit):
-            first = next(iter(self.letters))
-            del self.letters[first]
-            self.odd.discard(first)
-            self.fresh.discard(first)
-
-
 async def load_import_scripts(store: FollowStore) -> None:
     """Load the scripts on the server (every master of a cluster), before the first batch."""
     await asyncio.gather(*(script.load(store.redis) for script in SCRIPTS))
@@ -224,6 +129,33 @@ async def import_batch(
     One round trip on a single Redis; on a cluster three, each one script per master."""
     if store.cluster:
         return await _cluster_batch(store, edges, register, stop)
+    batch = single_batch(store, edges, register=register, stop=stop, known=known)
+    return batch.result(await IMPORT_FOLLOWS_SCRIPT.run(store.redis, batch.keys, batch.args), known)
+
+
+@dataclass(slots=True)
+class SingleBatch:
+    """A batch for a single Redis, ready to go: the script's keys and arguments, and which of its
+    follows are plain (its answer gives their letters apart from the others')."""
+
+    keys: list[str]
+    args: list[Arg]
+    plain: list[bool]
+    # It has a follow without a time, which may make a request: a user's letter may change.
+    timeless: bool
+
+    def result(self, reply: Any, known: KnownUsers | None) -> BatchResult:
+        """The batch's result from its script's answer, what it learnt told to `known`."""
+        others, plain_codes, registered, before, after, users, letters = reply
+        if known is not None:
+            known.learnt(str(before), str(after), str(users), str(letters))
+        return BatchResult(_merged(self.plain, str(plain_codes), str(others)), int(registered))
+
+
+def single_batch(
+    store: FollowStore, edges: Sequence[str], *, register: bool, stop: bool, known: KnownUsers | None
+) -> SingleBatch:
+    """The script call of a batch on a single Redis (import_batch), from what `known` knows now."""
     k = store.keys
     count = len(edges) // 3
     plain, no_back = [False] * count, ""
@@ -234,13 +166,8 @@ async def import_batch(
     args: list[Arg] = [*k.user_key_layout(USER_KEYS), "1" if register else "0", "1" if stop else "0"]
     args += ["" if known is None else known.at if known.letters else "*", " ".join(unknown)]
     args += [_lines(edges, plain, True), _lines(edges, plain, False), no_back]
-    args += ["", k.log_cap]
-    others, plain_codes, registered, before, after, users, letters = await IMPORT_FOLLOWS_SCRIPT.run(
-        store.redis, [k.log("")], args
-    )
-    if known is not None:
-        known.learnt(str(before), str(after), str(users), str(letters))
-    return BatchResult(_merged(plain, str(plain_codes), str(others)), int(registered))
+    args += ["" if known is None else known.run, "", k.log_cap]
+    return SingleBatch([k.log("")], args, plain, "" in edges[2::3])
 
 
 def _lines(edges: Sequence[str], plain: list[bool], which: bool) -> str:

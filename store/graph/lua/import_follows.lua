@@ -5,7 +5,7 @@
 --       does not know (space-separated), the plain follows, then the others, each a 'follower
 --       followee time' line (time '' for now) in one string, a letter for each plain follow ('0'
 --       when the importer knows the followee does not follow the follower: parts/import_follow
---       add's `back`; '' for none), then ME and the cap (LOG)
+--       add's `back`; '' for none), the import's run id ('' for none), then ME and the cap (LOG)
 -- Returns {a letter for each of the others (1 added, 0 there already, r a request made, b
 -- blocked, f / F the follower / followee unknown), a letter for each plain follow, users
 -- registered, the log's last event id before the batch and after it, the users the batch learnt
@@ -17,7 +17,10 @@
 -- other. What the importer knows is believed only when the log's last event is still the one it
 -- names: every write that could change a letter (a registration, a block, a request, an account
 -- turned off or on) logs an event in the same call, so nothing changed since. Otherwise the plain
--- follows go as the others do.
+-- follows go as the others do. An importer may send a batch before it has read the answer to the
+-- one before: the log's last event is then that batch's, which names the import's run and the
+-- event that was last before it, and what the importer knows is believed when that is the one it
+-- names.
 --
 -- A plain follow is checked for a follow back unless the followee is known to follow nobody: one
 -- this batch learnt (and registered, most often) who has followed nobody since, or one the
@@ -25,10 +28,20 @@
 -- follow by a user the importer registered comes from the importer or logs an event (and then
 -- nothing it knows is believed): nothing else gives a new user follows.
 local register, stop = ARGV[11] == '1', ARGV[12] == '1'
+local RUN = ARGV[18]
 local last = redis.call('XREVRANGE', KEYS[#KEYS], '+', '-', 'COUNT', 1)[1]
 local before = last and last[1] or ''
+
+-- Whether the log's last event is the batch of this run sent before this one, logged right after
+-- the event `id` (the chain fields come right after k, a and at: parts/import_event.lua).
+local function next_to(id)
+  local f = last and last[2]
+  return RUN ~= '' and f ~= nil and f[7] == 'run' and f[8] == RUN and f[9] == 'before' and f[10] == id
+end
+
 -- '*': the importer knows no user yet, and relies on nothing.
-local trusted = ARGV[13] == '*' or ARGV[13] ~= '' and ARGV[13] == before
+local known_at = ARGV[13]
+local trusted = known_at == '*' or known_at ~= '' and (known_at == before or next_to(known_at))
 local PLAIN, OTHERS, NO_BACK = ARGV[15], ARGV[16], ARGV[17]
 local follows, ended = {}, {}
 
@@ -111,7 +124,8 @@ else
   if from <= #PLAIN then follows[#follows + 1] = string.sub(PLAIN, from, #PLAIN - 1) end
 end
 write_fans(function(b) return key(b, FANS) end)
-local after = import_event(KEYS[#KEYS], registered, follows, ended) or before
+local chain = RUN ~= '' and {'run', RUN, 'before', before} or nil
+local after = import_event(KEYS[#KEYS], registered, follows, ended, chain) or before
 local letters = {}
 for j, user in ipairs(learnt) do letters[j] = letter_of(user) end
 return {table.concat(others), table.concat(plain), #registered, before, after, table.concat(learnt, ' '),

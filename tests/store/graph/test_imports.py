@@ -13,7 +13,8 @@ import pytest
 from followgraph.server.redis_cluster import LocalCluster
 from followgraph.store import FollowStore
 from followgraph.store.graph import imports
-from followgraph.store.graph.imports import KnownUsers, import_batch
+from followgraph.store.graph.imports import import_batch
+from followgraph.store.graph.known_users import KnownUsers
 from followgraph.store.log.stream import EventLog
 from followgraph.store.redis.lua import Client, LuaScript
 from tests.conftest import Backend
@@ -129,8 +130,9 @@ def test_a_user_the_import_registered_is_checked_only_for_follows_back_it_sent()
     # a follows c (sent before); e -> b and b -> e, both in the batch, each is the other's back.
     batch = flat(("a", "c", "8"), ("x", "a", "9"), ("e", "b", "10"), ("b", "e", "11"))
     assert known.no_back(batch, [True] * 4) == "1011"
-    # Learnt again (here with blocks or requests) or after another write: no longer vouched for.
-    known.learnt("1-0", "2-0", "a", "1")
+    # Learnt again without blocks or requests: still vouched for; with them (a request the import
+    # made), or after another write: no longer.
+    known.learnt("1-0", "2-0", "a b", "10")
     assert known.fresh == set("bce")
     known.learnt("9-0", "10-0", "f", "n")
     assert (known.fresh, known.letters) == ({"f"}, {"f": "0"})

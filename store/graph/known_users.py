@@ -1,0 +1,118 @@
+"""What an import's batches learnt of its users (store/graph/imports.py): which follows of a batch
+are plain, and which of those need no look for the follow back.
+
+A plain follow has a time, and users known as registered with no blocks or requests, or not known
+yet (the batch learns those first). The script believes what the import knows only while the log's
+last event is the one the import saw, or the import's own batch right after it
+(lua/import_follows.lua).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from itertools import chain
+
+
+class KnownUsers:
+    """What an import's batches learnt of its users, a letter each (lua/parts/import_users.lua
+    `letter_of`), and the id of the log's last event when they learnt it; at most `limit` users (some
+    100 bytes each), the first learnt forgotten first."""
+
+    def __init__(self, limit: int = 2_000_000, sent_limit: int = 4_000_000) -> None:
+        self.letters: dict[str, str] = {}
+        # The users among them whose letter is not '0': few, so a batch without any of them is
+        # told from the others by two set lookups rather than one a follow.
+        self.odd: set[str] = set()
+        # The users the import registered (letter 'n'), and a hash of each follow it sent since
+        # the first of them (some 60 bytes each, up to `sent_limit`; then both start again): their
+        # follows are only those, as no other write gives a new user a follow without an event.
+        self.fresh: set[str] = set()
+        self.sent: set[int] = set()
+        self.at = ""
+        # Names the import's batches in their events: a batch sent before the answer to the one
+        # before finds that one's event last in the log, and believes what it knows when that
+        # event came right after `at`.
+        self.run = secrets.token_hex(8)
+        self.limit = limit
+        self.sent_limit = sent_limit
+
+    def plain(self, edges: Sequence[str]) -> tuple[list[bool], list[str]]:
+        """Which follows of `edges` (flat, as import_batch takes them) are plain: a time given, both
+        users known as registered with no blocks or requests or not known yet, and neither named by
+        a follow of the batch without a time (which may make a request or take the time of now: the
+        order of the two then matters). Then the users they name that this does not know."""
+        letters, odd = self.letters, self.odd
+        followers, followees, times = edges[0::3], edges[1::3], edges[2::3]
+        pairs = list(zip(followers, followees, strict=True))
+        if "" in times:
+            odd = odd | {user for pair, at in zip(pairs, times, strict=True) if at == "" for user in pair}
+        if odd.isdisjoint(followers) and odd.isdisjoint(followees):
+            plain = [True] * len(pairs)
+            named = dict.fromkeys(chain.from_iterable(pairs))
+        else:
+            plain = [a not in odd and b not in odd for a, b in pairs]
+            named = dict.fromkeys(user for pair, p in zip(pairs, plain, strict=True) if p for user in pair)
+        return plain, [user for user in named if user not in letters]
+
+    def no_back(self, edges: Sequence[str], plain: list[bool]) -> str:
+        """A letter for each plain follow of `edges` (flat): '0' when its followee is a user the import
+        registered and no follow it sent (this batch's included) is the follow back, '1' when the
+        script checks. The batch's follows are kept as sent."""
+        followers, followees = edges[0::3], edges[1::3]
+        pairs = list(zip(followers, followees, strict=True))
+        batch = set(map(hash, pairs))
+        fresh, sent = self.fresh, self.sent
+        letters = ""
+        if fresh:
+            backs = map(hash, zip(followees, followers, strict=True))
+            letters = "".join(
+                [
+                    "1" if b not in fresh or h in sent or h in batch else "0"
+                    for b, h, p in zip(followees, backs, plain, strict=True)
+                    if p
+                ]
+            )
+        if len(sent) + len(batch) > self.sent_limit:
+            # Past the limit both start again: users registered from now on are known anew.
+            fresh.clear()
+            sent.clear()
+        sent.update(batch)
+        return letters
+
+    def learnt(self, before: str, after: str, users: str, letters: str) -> None:
+        """What a batch answered: the log's last event id before it and after it, and the users it
+        learnt with their letters at its end ('n': registered by the batch, kept as '0'). When
+        another write came before the batch, all the import knew may be stale and is forgotten."""
+        if before != self.at:
+            self.letters.clear()
+            self.odd.clear()
+            # A user the import registered may have been given a follow by that write. What the import
+            # sent stays true, and a user this batch registered has followed only whom it sent.
+            self.fresh.clear()
+        self.at = after
+        if users:
+            names = users.split(" ")
+            fresh = self.fresh
+            if fresh and letters.count("0") + letters.count("n") < len(letters):
+                # With blocks or requests now (a request the import made), or unknown: no longer
+                # vouched for. Learnt again without (by a batch sent before the answer that
+                # registered them), a user still follows only whom the import sent.
+                fresh.difference_update(
+                    [name for name, letter in zip(names, letters, strict=True) if letter in "1u"]
+                )
+            if "n" in letters:
+                fresh.update([name for name, letter in zip(names, letters, strict=True) if letter == "n"])
+                letters = letters.replace("n", "0")
+            told = list(zip(names, letters, strict=True))
+            self.letters.update(told)
+            odd = self.odd
+            if odd:
+                odd.difference_update([name for name, letter in told if letter == "0"])
+            if letters.count("0") < len(letters):
+                odd.update([name for name, letter in told if letter != "0"])
+        for _ in range(len(self.letters) - self.limit):
+            first = next(iter(self.letters))
+            del self.letters[first]
+            self.odd.discard(first)
+            self.fresh.discard(first)

@@ -1,0 +1,159 @@
+"""An import's batches in a line (store/graph/import_line.py): the next one sent before the answer
+to the one before is read, believed by the script only when nothing but that batch came between,
+and sent again after a lost connection; the graph is the one of batches sent one at a time."""
+
+from __future__ import annotations
+
+import pytest
+
+from followgraph.store import FollowStore
+from followgraph.store.graph.import_line import ImportLine
+from followgraph.store.graph.imports import import_batch
+from followgraph.store.graph.known_users import KnownUsers
+from followgraph.store.redis.lua import Client
+from tests.store.graph.test_imports import flat, graph
+
+SINGLE = pytest.mark.parametrize("backend", ["redis", "fakeredis"], indirect=True)
+
+FIRST = flat(("a", "b", "1000"), ("c", "a", "1001"), ("d", "c", "1002"))
+SECOND = flat(("b", "a", "2000"), ("a", "c", "2001"), ("e", "f", "2002"))
+THIRD = flat(("c", "d", "3000"), ("f", "e", "3001"), ("a", "d", "3002"))
+
+
+def _spied(line: ImportLine) -> list[str]:
+    """The users each answer says its batch learnt, in order."""
+    answers: list[str] = []
+    learnt = line.known.learnt
+
+    def spy(before: str, after: str, users: str, letters: str) -> None:
+        answers.append(users)
+        learnt(before, after, users, letters)
+
+    line.known.learnt = spy  # type: ignore[method-assign]
+    return answers
+
+
+@SINGLE
+async def test_a_batch_sent_ahead_believes_the_one_before_it(backend: Client) -> None:
+    store = FollowStore(backend)
+    line = ImportLine(store, register=True, stop=False)
+    assert line.ahead
+    answers = _spied(line)
+    try:
+        await line.send(FIRST)
+        assert line.room()
+        await line.send(SECOND)  # built before FIRST's answer: a, b, c learnt again
+        assert not line.room()
+        assert (await line.result()).outcomes == "111"
+        # THIRD is built from FIRST's answer while SECOND is not read: SECOND's event is last when
+        # THIRD runs, and came right after the event FIRST's answer named.
+        await line.send(THIRD)
+        assert (await line.result()).outcomes == "111"
+        assert (await line.result()).outcomes == "111"
+        assert not line.waiting
+    finally:
+        await line.aclose()
+    assert answers[0].split() == ["a", "b", "c", "d"]
+    assert set(answers[1].split()) == {"a", "b", "c", "e", "f"}
+    # Only the users SECOND brought, not known when THIRD was built: the rest was believed.
+    assert set(answers[2].split()) == {"e", "f"}
+    lined = await graph(backend)
+    await backend.flushall()
+    for batch in (FIRST, SECOND, THIRD):
+        await import_batch(store, batch)
+    assert await graph(backend) == lined
+    assert await backend.zscore(store.keys.mutual("a"), "b") == 2000
+    assert await backend.zscore(store.keys.mutual("e"), "f") == 3001
+
+
+@SINGLE
+async def test_a_write_between_two_batches_in_the_line_is_not_missed(backend: Client) -> None:
+    store = FollowStore(backend)
+    line = ImportLine(store, register=True, stop=False)
+    answers = _spied(line)
+    try:
+        await line.send(FIRST)
+        await line.send(SECOND)
+        await line.result()
+        await store.block(blocker="d", blocked="a")  # before THIRD is sent, SECOND's place unknown
+        await line.send(THIRD)
+        await line.result()
+        third = await line.result()
+    finally:
+        await line.aclose()
+    assert third.outcomes == "11b"
+    assert set(answers[2].split()) == {"c", "d", "f", "e", "a"}  # believed nothing: learnt again
+    assert await backend.zscore(store.keys.following("a"), "d") is None
+
+
+@SINGLE
+async def test_a_batch_after_one_without_a_time_waits_for_its_answer(backend: Client) -> None:
+    store = FollowStore(backend)
+    await store.upsert_user("lock")
+    await store.update_settings("lock", locked=True)
+    line = ImportLine(store, register=True, stop=False)
+    try:
+        await line.send(flat(("a", "lock", ""), ("a", "b", "10")))
+        assert not line.room()  # the follow without a time made a request: a's letter changes
+        assert (await line.result()).outcomes == "r1"
+        assert line.room()
+        assert line.known.letters["a"] == "1"
+    finally:
+        await line.aclose()
+
+
+@pytest.mark.parametrize("backend", ["redis"], indirect=True)
+async def test_batches_whose_connection_is_lost_go_again(backend: Client) -> None:
+    store = FollowStore(backend)
+    line = ImportLine(store, register=True, stop=False)
+    try:
+        await line.send(FIRST)
+        await line.send(SECOND)
+        # Every other connection is closed: the line's, with one answer or both still to come.
+        await backend.execute_command("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
+        first, second = await line.result(), await line.result()
+        await line.send(THIRD)
+        third = await line.result()
+    finally:
+        await line.aclose()
+    # FIRST may have run before the connection went, and SECOND with it: run again, they find
+    # their follows there.
+    assert first.outcomes in ("111", "000") and second.outcomes in ("111", "000")
+    assert third.outcomes == "111"
+    lined = await graph(backend)
+    await backend.flushall()
+    for batch in (FIRST, SECOND, THIRD):
+        await import_batch(store, batch)
+    assert await graph(backend) == lined
+
+
+@pytest.mark.parametrize("backend", ["cluster"], indirect=True)
+async def test_on_a_cluster_each_batch_runs_whole_before_the_next(backend: Client) -> None:
+    store = FollowStore(backend)
+    line = ImportLine(store, register=True, stop=False)
+    assert not line.ahead
+    try:
+        await line.send(FIRST)
+        assert not line.room()
+        assert (await line.result()).outcomes == "111"
+        await line.send(SECOND)
+        assert (await line.result()).outcomes == "111"
+    finally:
+        await line.aclose()
+    assert await backend.zscore(store.keys.mutual("a"), "b") == 2000
+
+
+@SINGLE
+async def test_stop_sends_one_batch_at_a_time(backend: Client) -> None:
+    line = ImportLine(FollowStore(backend), register=False, stop=True)
+    assert not line.ahead
+    try:
+        await line.send(FIRST)
+        assert not line.room()
+        assert (await line.result()).outcomes == "f"
+    finally:
+        await line.aclose()
+
+
+def test_what_an_import_knows_starts_empty() -> None:
+    assert KnownUsers().run != KnownUsers().run
