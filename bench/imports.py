@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import redis
 
 from bench.graph import open_pipe
-from bench.processes import child_env, free_port, pin
+from bench.processes import child_env, child_setup, free_port, pin
 from bench.resp import pack
 from followgraph.server.redis_cluster import LocalCluster
 from followgraph.server.redis_server import RedisServer, find_redis_server
@@ -130,12 +130,18 @@ def _url(server: RedisServer) -> str:
     return f"redis://127.0.0.1:{server.port}/0"
 
 
-def _command(args: list[str], url: str, data: Path) -> float:
-    """Seconds `followgraph ARGS` took against the Redis at `url`, as a process of its own."""
+def _command(args: list[str], url: str, data: Path, cpus: set[int] | None) -> float:
+    """Seconds `followgraph ARGS` took against the Redis at `url`, as a process of its own on
+    `cpus` (the core Redis does not have: the command and Redis work side by side)."""
     env = child_env({"FOLLOWGRAPH_REDIS_URL": url, "FOLLOWGRAPH_DATA_DIR": str(data)})
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "followgraph.cli", *args], env=env, capture_output=True, text=True, check=False
+        [sys.executable, "-m", "followgraph.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        preexec_fn=child_setup(cpus),
     )
     seconds = time.perf_counter() - started
     if done.returncode != 0:
@@ -209,6 +215,7 @@ def run_imports(bench: Bench) -> None:
     )
     results.cluster_edges = min(results.edges, CLUSTER_EDGES)
     keys = Keys()
+    cpus = bench.layout.app
     with tempfile.TemporaryDirectory(prefix="followgraph-bench-imports-") as name:
         tmp = Path(name)
         bench.say(f"  import: writing a CSV of {results.edges:,} follows among {results.users:,} users...")
@@ -229,10 +236,12 @@ def run_imports(bench: Bench) -> None:
                     "the raw ZADDs, the least script, followgraph export, the import into a cluster..."
                 )
                 _flush(imported)
-                results.import_seconds.append(_command(["import", str(csv)], _url(imported), tmp / "data"))
+                results.import_seconds.append(
+                    _command(["import", str(csv)], _url(imported), tmp / "data", cpus)
+                )
                 _flush(imported)
                 results.sorted_seconds.append(
-                    _command(["import", str(by_follower)], _url(imported), tmp / "data")
+                    _command(["import", str(by_follower)], _url(imported), tmp / "data", cpus)
                 )
                 _flush(raw)
                 results.raw_seconds.append(_raw(raw, edges, keys))
@@ -240,11 +249,11 @@ def run_imports(bench: Bench) -> None:
                 results.floor_seconds.append(_floor(raw, edges, keys))
                 out = tmp / "export.csv"
                 results.export_seconds.append(
-                    _command(["export", str(out), "--kind", "edges"], _url(imported), tmp / "data")
+                    _command(["export", str(out), "--kind", "edges"], _url(imported), tmp / "data", cpus)
                 )
                 cluster.flushall()
                 results.cluster_seconds.append(
-                    _command(["import", str(for_cluster)], cluster.url, tmp / "data")
+                    _command(["import", str(for_cluster)], cluster.url, tmp / "data", cpus)
                 )
 
 
