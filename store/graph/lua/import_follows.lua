@@ -102,26 +102,29 @@ else
     if s > from then follows[#follows + 1] = string.sub(PLAIN, from, s - 2) end
     from = e + 1
   end
-  local byte, i = string.byte, 0
+  -- Most plain follows are added ('1'): only the other letters are kept, by the follow's place.
+  local byte, i, other = string.byte, 0, {}
   for s, a, b, t, e in string.gmatch(PLAIN, LINE) do
     i = i + 1
     if odd[a] or odd[b] then
       cut(s, e)
-      plain[#plain + 1] = one(a, b, t)
+      other[i] = one(a, b, t)
     else
       -- follows_some: nil for a user the importer knew, false for one this batch learnt following
       -- nobody yet.
-      local added = add(a, b, t, follows_some[b] ~= false and byte(NO_BACK, i) ~= 48)
-      follows_some[a] = true
-      if added then
-        plain[#plain + 1] = '1'
-      else
-        plain[#plain + 1] = '0'
+      if not add(a, b, t, follows_some[b] ~= false and byte(NO_BACK, i) ~= 48) then
+        other[i] = '0'
         cut(s, e)
       end
+      if follows_some[a] == false then follows_some[a] = true end
     end
   end
   if from <= #PLAIN then follows[#follows + 1] = string.sub(PLAIN, from, #PLAIN - 1) end
+  if next(other) == nil then
+    plain = {string.rep('1', i)}
+  else
+    for j = 1, i do plain[j] = other[j] or '1' end
+  end
 end
 write_fans(function(b) return key(b, FANS) end)
 local chain = RUN ~= '' and {'run', RUN, 'before', before} or nil
