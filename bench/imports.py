@@ -37,7 +37,7 @@ from followgraph.server.redis_server import RedisServer, find_redis_server
 from followgraph.store import Keys
 from followgraph.store.graph.imports import FOLLOW_PART, USER_KEYS
 from followgraph.store.graph.scripts import NOW
-from followgraph.store.graph.sources import source
+from followgraph.store.graph.sources import included, source
 
 if TYPE_CHECKING:
     from bench.suite import Bench
@@ -160,21 +160,25 @@ def _raw(server: RedisServer, edges: list[tuple[int, int, int]], keys: Keys) -> 
 
 # The least a script does for a batch of follows ('follower followee time' lines) that keeps the
 # graph's sets as a follow leaves them: each follow's own writes as the import makes them
-# (lua/parts/import_follow.lua add), and no user, rule or event; the follow back looked up only
-# where it was written before (told by a letter a follow, '1'), which the bench knows exactly.
-# ARGV: the key layout (10 values, as the import's), the lines, the letters.
+# (lua/parts/plain_follow.lua, written out in the loop as in the import's plain loop), and no
+# user, rule or event; the follow back looked up only where it was written before (told by a letter
+# a follow, '1'), which the bench knows exactly. ARGV: the key layout (10 values, as the import's),
+# the lines, the letters.
 FLOOR = (
     NOW
     + source("parts/import_users")
     + FOLLOW_PART
-    + """
-local i = 0
+    + included(
+        """
+local i, byte, LETTERS = 0, string.byte, ARGV[12]
 for a, b, t in string.gmatch(ARGV[11], FOLLOW_LINE) do
   i = i + 1
-  add(a, b, t, string.byte(ARGV[12], i) == 49)
+  local back = byte(LETTERS, i) == 49
+  -- include: parts/plain_follow
 end
 write_fans(function(b) return key(b, FANS) end)
 """
+    )
 )
 FLOOR_BATCH = 5_000
 

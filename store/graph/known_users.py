@@ -32,7 +32,7 @@ class KnownUsers:
         self.at = ""
         # Names the import's batches in their events: a batch sent before the answer to the one
         # before finds that one's event last in the log, and believes what it knows when that
-        # event came right after `at`.
+        # event came right after `at`; it learns the users that batch registered from the event.
         self.run = secrets.token_hex(8)
         self.limit = limit
         self.sent_limit = sent_limit
@@ -56,27 +56,30 @@ class KnownUsers:
         return plain, [user for user in named if user not in letters]
 
     def no_back(self, edges: Sequence[str], plain: list[bool]) -> str:
-        """A letter for each plain follow of `edges` (flat): '0' when its followee is a user the import
-        registered and no follow it sent (this batch's included) is the follow back, '1' when the
-        script checks. The batch's follows are kept as sent."""
+        """A letter for each plain follow of `edges` (flat), where no follow the import sent (this
+        batch's included) is the follow back: '0' when its followee is a user the import registered,
+        '2' when it is a user the import does not know (the script then looks only at a user it
+        did not see registered by this batch or the one before); else '1', the script looks. The
+        batch's follows are kept as sent."""
         followers, followees = edges[0::3], edges[1::3]
         pairs = list(zip(followers, followees, strict=True))
         batch = set(map(hash, pairs))
-        fresh, sent = self.fresh, self.sent
-        letters = ""
-        if fresh:
-            backs = map(hash, zip(followees, followers, strict=True))
-            letters = "".join(
-                [
-                    "1" if b not in fresh or h in sent or h in batch else "0"
-                    for b, h, p in zip(followees, backs, plain, strict=True)
-                    if p
-                ]
-            )
+        fresh, sent, known = self.fresh, self.sent, self.letters
+        backs = map(hash, zip(followees, followers, strict=True))
+        letters = "".join(
+            [
+                "1" if h in sent or h in batch else "0" if b in fresh else "1" if b in known else "2"
+                for b, h, p in zip(followees, backs, plain, strict=True)
+                if p
+            ]
+        )
         if len(sent) + len(batch) > self.sent_limit:
-            # Past the limit both start again: users registered from now on are known anew.
+            # Past the limit both start again: users registered from now on are known anew, and the
+            # run takes a new name, so that no later batch learns from an earlier one's event users
+            # whose follows are no longer kept as sent.
             fresh.clear()
             sent.clear()
+            self.run = secrets.token_hex(8)
         sent.update(batch)
         return letters
 

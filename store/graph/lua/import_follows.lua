@@ -5,7 +5,8 @@
 --       does not know (space-separated), the plain follows, then the others, each a 'follower
 --       followee time' line (time '' for now) in one string, a letter for each plain follow ('0'
 --       when the importer knows the followee does not follow the follower: parts/import_follow
---       add's `back`; '' for none), the import's run id ('' for none), then ME and the cap (LOG)
+--       add's `back`; '2' when it does not know the followee and sent no follow back; '' for
+--       none), the import's run id ('' for none), then ME and the cap (LOG)
 -- Returns {a letter for each of the others (1 added, 0 there already, r a request made, b
 -- blocked, f / F the follower / followee unknown), a letter for each plain follow, users
 -- registered, the log's last event id before the batch and after it, the users the batch learnt
@@ -20,28 +21,53 @@
 -- follows go as the others do. An importer may send a batch before it has read the answer to the
 -- one before: the log's last event is then that batch's, which names the import's run and the
 -- event that was last before it, and what the importer knows is believed when that is the one it
--- names.
+-- names and came right before (nothing was logged while that batch ran). The users that batch
+-- registered are learnt from its event.
 --
 -- A plain follow is checked for a follow back unless the followee is known to follow nobody: one
 -- this batch learnt (and registered, most often) who has followed nobody since, or one the
--- importer registered and has sent every follow of since, none of them back (its letter '0'). A
--- follow by a user the importer registered comes from the importer or logs an event (and then
--- nothing it knows is believed): nothing else gives a new user follows.
+-- importer registered and has sent every follow of since, none of them back (its letter '0', or
+-- '2' for one the batch before registered, or this one). A follow by a user the importer
+-- registered comes from the importer or logs an event (and then nothing it knows is believed):
+-- nothing else gives a new user follows.
 local register, stop = ARGV[11] == '1', ARGV[12] == '1'
 local RUN = ARGV[18]
-local last = redis.call('XREVRANGE', KEYS[#KEYS], '+', '-', 'COUNT', 1)[1]
+local tail = redis.call('XREVRANGE', KEYS[#KEYS], '+', '-', 'COUNT', 2)
+local last = tail[1]
 local before = last and last[1] or ''
 
--- Whether the log's last event is the batch of this run sent before this one, logged right after
--- the event `id` (the chain fields come right after k, a and at: parts/import_event.lua).
-local function next_to(id)
+-- The event of this run's batch when it is the log's last and nothing was logged between that
+-- batch's start and it: the id of the event last before that batch (its chain fields come right
+-- after k, a and at: parts/import_event.lua), or nil.
+local ours
+do
   local f = last and last[2]
-  return RUN ~= '' and f ~= nil and f[7] == 'run' and f[8] == RUN and f[9] == 'before' and f[10] == id
+  if RUN ~= '' and f ~= nil and f[7] == 'run' and f[8] == RUN and f[9] == 'before' then
+    local previous = tail[2] and tail[2][1] or ''
+    if previous == f[10] then ours = f[10] end
+  end
 end
 
 -- '*': the importer knows no user yet, and relies on nothing.
 local known_at = ARGV[13]
-local trusted = known_at == '*' or known_at ~= '' and (known_at == before or next_to(known_at))
+local trusted = known_at == '*' or known_at ~= '' and (known_at == before or known_at == ours)
+
+-- The users that batch registered: nothing else has happened to them since, so they are
+-- registered, with no blocks or requests, and follow only whom the import sent (an importer that
+-- sent this batch before reading that one's answer does not know them yet). Learnt here from the
+-- event, without a lookup; their letters are that batch's answer.
+local pending = {}
+if ours then
+  local f = last[2]
+  for j = 11, #f, 2 do
+    if f[j] == 'users' then
+      for user in string.gmatch(f[j + 1], '%S+') do
+        pending[user] = true
+        state[user], controlled[user], follows_some[user] = KNOWN, false, true
+      end
+    end
+  end
+end
 local PLAIN, OTHERS, NO_BACK = ARGV[15], ARGV[16], ARGV[17]
 local follows, ended = {}, {}
 
@@ -111,8 +137,16 @@ else
       other[i] = one(a, b, t)
     else
       -- follows_some: nil for a user the importer knew, false for one this batch learnt following
-      -- nobody yet.
-      if not add(a, b, t, follows_some[b] ~= false and byte(NO_BACK, i) ~= 48) then
+      -- nobody yet. NO_BACK's letter: '1' look, '0' the importer knows b registered by it and the
+      -- follow back not sent, '2' it does not know b and has not sent the follow back (no look
+      -- when b is registered by this batch or the one before).
+      local back = follows_some[b] ~= false
+      if back then
+        local l = byte(NO_BACK, i)
+        back = l ~= 48 and (l ~= 50 or state[b] == KNOWN and not pending[b])
+      end
+      -- include: parts/plain_follow
+      if not added then
         other[i] = '0'
         cut(s, e)
       end

@@ -4,6 +4,8 @@ and sent again after a lost connection; the graph is the one of batches sent one
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from followgraph.store import FollowStore
@@ -11,7 +13,7 @@ from followgraph.store.graph.import_line import ImportLine
 from followgraph.store.graph.imports import import_batch
 from followgraph.store.graph.known_users import KnownUsers
 from followgraph.store.redis.lua import Client
-from tests.store.graph.test_imports import flat, graph
+from tests.store.graph.test_imports import _random_batches, flat, graph
 
 SINGLE = pytest.mark.parametrize("backend", ["redis", "fakeredis"], indirect=True)
 
@@ -42,7 +44,7 @@ async def test_a_batch_sent_ahead_believes_the_one_before_it(backend: Client) ->
     try:
         await line.send(FIRST)
         assert line.room()
-        await line.send(SECOND)  # built before FIRST's answer: a, b, c learnt again
+        await line.send(SECOND)  # built before FIRST's answer: a, b, c learnt from its event
         assert not line.room()
         assert (await line.result()).outcomes == "111"
         # THIRD is built from FIRST's answer while SECOND is not read: SECOND's event is last when
@@ -54,9 +56,9 @@ async def test_a_batch_sent_ahead_believes_the_one_before_it(backend: Client) ->
     finally:
         await line.aclose()
     assert answers[0].split() == ["a", "b", "c", "d"]
-    assert set(answers[1].split()) == {"a", "b", "c", "e", "f"}
-    # Only the users SECOND brought, not known when THIRD was built: the rest was believed.
-    assert set(answers[2].split()) == {"e", "f"}
+    # The users FIRST registered, from its event; those SECOND brought, likewise for THIRD.
+    assert set(answers[1].split()) == {"e", "f"}
+    assert answers[2] == ""
     lined = await graph(backend)
     await backend.flushall()
     for batch in (FIRST, SECOND, THIRD):
@@ -95,11 +97,18 @@ async def test_a_batch_after_one_without_a_time_waits_for_its_answer(backend: Cl
     try:
         await line.send(flat(("a", "lock", ""), ("a", "b", "10")))
         assert not line.room()  # the follow without a time made a request: a's letter changes
-        assert (await line.result()).outcomes == "r1"
+        # Sent all the same, the next batch does not learn a from that batch's event (the request's
+        # event came between its start and its own), but looks a up: the request is ended.
+        await line.send(flat(("a", "lock", "20")))
+        assert [(await line.result()).outcomes for _ in range(2)] == ["r1", "1"]
         assert line.room()
         assert line.known.letters["a"] == "1"
     finally:
         await line.aclose()
+    k = store.keys
+    assert await backend.zscore(k.following("a"), "lock") == 20
+    assert await backend.zcard(k.requests_out("a")) == 0
+    assert await backend.zcard(k.requests_in("lock")) == 0
 
 
 @pytest.mark.parametrize("backend", ["redis"], indirect=True)
@@ -157,3 +166,46 @@ async def test_stop_sends_one_batch_at_a_time(backend: Client) -> None:
 
 def test_what_an_import_knows_starts_empty() -> None:
     assert KnownUsers().run != KnownUsers().run
+
+
+# New users in random batches with follows back within and across them, two batches in the line at a
+# time (a batch ahead learns the users the one before registered from its event), now and then a
+# follow made elsewhere between two of them: the graph is the one of batches sent one at a time
+# that check every follow back.
+@SINGLE
+@pytest.mark.parametrize("seed", range(8))
+async def test_batches_in_the_line_make_every_mutual(backend: Client, seed: int) -> None:
+    store = FollowStore(backend)
+    batches = _random_batches(seed, tuple("abcdefghijklmnop"), 8, range(5, 30), 0.02, back=0.3)
+    rng = random.Random(seed)
+    writes = [rng.random() < 0.3 for _ in batches]
+    pairs = [tuple(rng.sample("abcdefghijklmnop", 2)) for _ in batches]
+
+    async def elsewhere(i: int) -> None:
+        a, b = pairs[i]
+        if writes[i] and await store.registered([a, b]) == [True, True]:
+            await store.follow(follower=a, followee=b, at=150)
+
+    line = ImportLine(store, register=True, stop=False)
+    lined: list[str] = []
+    try:
+        for i, batch in enumerate(batches):
+            while not line.room():
+                lined.append((await line.result()).outcomes)
+            await line.send(batch)
+            if writes[i]:
+                while line.waiting:
+                    lined.append((await line.result()).outcomes)
+                await elsewhere(i)
+        while line.waiting:
+            lined.append((await line.result()).outcomes)
+    finally:
+        await line.aclose()
+    got = await graph(backend)
+    await backend.flushall()
+    one_at_a_time = []
+    for i, batch in enumerate(batches):
+        one_at_a_time.append((await import_batch(store, batch)).outcomes)
+        if writes[i]:
+            await elsewhere(i)
+    assert (lined, got) == (one_at_a_time, await graph(backend))

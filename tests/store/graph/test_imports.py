@@ -148,6 +148,18 @@ def test_follows_sent_past_their_limit_start_again() -> None:
     assert (known.fresh, known.sent) == (set(), {hash(("c", "a")), hash(("c", "b"))})
     known.learnt("1-0", "2-0", "d", "n")
     assert known.no_back(flat(("a", "b", "5"), ("c", "d", "6")), [True, True]) == "10"
+    # ... under a new name: no batch learns from an event of before the users it registered.
+    run = known.run
+    known.no_back(flat(("d", "a", "7"), ("d", "b", "8")), [True, True])
+    assert known.run != run
+
+
+def test_a_followee_the_import_does_not_know_is_told_apart() -> None:
+    known = KnownUsers()
+    known.learnt("", "1-0", "a b", "n0")
+    # x, y and z are not known: '2' unless the follow back was sent (in this batch: x -> y, y -> x).
+    batch = flat(("a", "x", "1"), ("x", "y", "2"), ("y", "x", "3"), ("x", "b", "4"), ("b", "z", "5"))
+    assert known.no_back([*batch, "z", "a", "6"], [True] * 6) == "211120"
 
 
 def test_known_users_forget_the_first_learnt_beyond_their_limit() -> None:

@@ -4,17 +4,6 @@
 -- with one ZADD a followee (500 fans a call at most) once it is done.
 local fans, followees = {}, {}
 
-local function fan(a, b, t)
-  local of_b = fans[b]
-  if not of_b then
-    of_b = {}
-    fans[b] = of_b
-    followees[#followees + 1] = b
-  end
-  of_b[#of_b + 1] = t
-  of_b[#of_b + 1] = a
-end
-
 -- `fans_key(b)`: the key of b's fans set.
 local function write_fans(fans_key)
   for _, b in ipairs(followees) do
@@ -23,20 +12,21 @@ local function write_fans(fans_key)
   end
 end
 
--- The follow a -> b at t, written unless it is there already (then at its own time), with the
--- mutual sets when `back` and b follows a (since the later of the two follows) and a's place among
--- b's fans. The following sets are written as the batch goes, so a follow back made earlier in it
--- counts. Returns whether it was added, and its time.
-local function add(a, b, t, back)
-  local following = key(a, FOLLOWING)
-  local added = redis.call('ZADD', following, 'NX', t, b) == 1
-  if not added then t = redis.call('ZSCORE', following, b) end
-  local since = back and redis.call('ZSCORE', key(b, FOLLOWING), a)
+-- The mutual sets of a -> b at t when b follows a, since the later of the two follows.
+local function mutual(a, b, t)
+  local since = redis.call('ZSCORE', key(b, FOLLOWING), a)
   if since then
     local when = string.format('%.0f', math.max(tonumber(since), tonumber(t)))
     redis.call('ZADD', key(a, MUTUAL), when, b)
     redis.call('ZADD', key(b, MUTUAL), when, a)
   end
-  fan(a, b, t)
+end
+
+-- The follow a -> b at t, written unless it is there already (then at its own time), with the
+-- mutual sets when `back` and b follows a and a's place among b's fans. The following sets are
+-- written as the batch goes, so a follow back made earlier in it counts. Returns whether it was
+-- added, and its time.
+local function add(a, b, t, back)
+  -- include: parts/plain_follow
   return added, t
 end
