@@ -34,9 +34,9 @@ local registered, learnt = {}, {}
 local unseen, seen = 0, 0
 
 local function learn(user, register)
-  local p, f, a = key(user, PROFILE), key(user, FOLLOWING), key(user, ACCOUNT)
-  local bl, bb, ro, ri = key(user, BLOCKING), key(user, BLOCKED_BY), key(user, REQUESTS_OUT),
-    key(user, REQUESTS_IN)
+  local head = HEAD .. user
+  local p, f, a = head .. PROFILE, head .. FOLLOWING, head .. ACCOUNT
+  local bl, bb, ro, ri = head .. BLOCKING, head .. BLOCKED_BY, head .. REQUESTS_OUT, head .. REQUESTS_IN
   local n = 1
   if unseen >= seen then n = redis.call('EXISTS', p, f, bl, bb, ro, ri, a) end
   if n > 0 then
