@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import bisect
-from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Iterable
 from typing import Protocol
 
@@ -76,9 +75,8 @@ async def import_edge_batches(
     summary = summary or Summary()
     stop = on_error is OnError.STOP
     await load_import_scripts(store)
-    line = ImportLine(store, register=register_missing, stop=stop)
-    # The batches sent and not answered yet, in order, and whether each is whole.
-    sent: deque[tuple[EdgeBatch, bool]] = deque()
+    # Each batch is sent tagged with itself and whether it is whole.
+    line: ImportLine[tuple[EdgeBatch, bool]] = ImportLine(store, register=register_missing, stop=stop)
     # The last checkpoint's write: the next batch goes out without waiting for it, and each write
     # waits for the one before (a checkpoint never goes back).
     kept: asyncio.Future[object] | None = None
@@ -86,8 +84,7 @@ async def import_edge_batches(
     async def answered() -> None:
         """The first batch sent: its answer counted, then its checkpoint."""
         nonlocal kept
-        batch, whole = sent.popleft()
-        result = await line.result()
+        (batch, whole), result = await line.result()
         # Counted once answered: a checkpoint holds the counts of the rows before its mark.
         summary.rows += batch.rows
         for error in batch.errors:
@@ -106,14 +103,14 @@ async def import_edge_batches(
 
     try:
         async for batch in _batches(source):
-            while sent and not line.room():
+            while not line.room():
                 await answered()
             if summary.stopped_at is not None:
                 break
             if stop and batch.errors:
                 # The rows before the first bad one are written, and the import stops there; the
                 # checkpoint stays where it was.
-                while sent:
+                while line.waiting:
                     await answered()
                 if summary.stopped_at is not None:
                     break
@@ -121,8 +118,7 @@ async def import_edge_batches(
                 cut = bisect.bisect_left(batch.lines, first.line)
                 batch.edges, batch.lines = batch.edges[: 3 * cut], batch.lines[:cut]
                 batch.rows, batch.errors = cut, []
-                await line.send(batch.edges)
-                sent.append((batch, False))
+                await line.send(batch.edges, (batch, False))
                 await answered()
                 if summary.stopped_at is None:
                     summary.rows += 1
@@ -131,9 +127,8 @@ async def import_edge_batches(
                     if progress:
                         progress(summary.rows)
                 break
-            await line.send(batch.edges)
-            sent.append((batch, True))
-        while sent and summary.stopped_at is None:
+            await line.send(batch.edges, (batch, True))
+        while line.waiting and summary.stopped_at is None:
             await answered()
     finally:
         await line.aclose()

@@ -23,7 +23,8 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from redis.asyncio import Redis
 from redis.asyncio.connection import AbstractConnection
@@ -44,9 +45,22 @@ from followgraph.store.redis.replicas import waits_for_replicas
 # Batches sent and not answered, at most: one running, one waiting its turn.
 AHEAD = 2
 
+Tag = TypeVar("Tag")
 
-class ImportLine:
-    """The batches of one import, sent with `send` and answered in the same order by `result`."""
+
+@dataclass(slots=True)
+class _Sent(Generic[Tag]):
+    """A batch sent and not answered, with what its sender tagged it with: sent ahead on the
+    line's connection (the batch and its command), or running whole through import_batch."""
+
+    tag: Tag
+    ahead: tuple[SingleBatch, tuple[Arg, ...]] | None = None
+    running: asyncio.Future[BatchResult] | None = None
+
+
+class ImportLine(Generic[Tag]):
+    """The batches of one import, sent with `send` and answered in the same order by `result`, each
+    with the tag it was sent with."""
 
     def __init__(self, store: FollowStore, *, register: bool, stop: bool) -> None:
         self._store = store
@@ -56,56 +70,63 @@ class ImportLine:
         # The client whose pool the line's connection comes from: a single Redis's.
         self._redis = redis if isinstance(redis, Redis) and not store.cluster else None
         self.ahead = self._redis is not None and not stop and not waits_for_replicas(redis)
-        self._sent: deque[tuple[SingleBatch, tuple[Arg, ...]]] = deque()
-        self._running: deque[asyncio.Future[BatchResult]] = deque()
+        self._sent: deque[_Sent[Tag]] = deque()
         self._connection: AbstractConnection | None = None
 
     def room(self) -> bool:
         """Whether a batch may go out now, before the answer to those sent is read."""
+        sent = self._sent
         if not self.ahead:
-            return not self._running
-        return len(self._sent) < AHEAD and not (self._sent and self._sent[-1][0].timeless)
+            return not sent
+        if not sent:
+            return True
+        last = sent[-1].ahead
+        return len(sent) < AHEAD and not (last is not None and last[0].timeless)
 
     @property
     def waiting(self) -> bool:
         """Whether a batch was sent and not answered yet."""
-        return bool(self._sent or self._running)
+        return bool(self._sent)
 
-    async def send(self, edges: Sequence[str]) -> None:
-        """Send a batch (edges as import_batch takes them); room() must be true."""
+    async def send(self, edges: Sequence[str], tag: Tag) -> None:
+        """Send a batch (edges as import_batch takes them), answered with `tag`; room() must be
+        true."""
         if not self.ahead:
             whole = import_batch(
                 self._store, edges, register=self._register, stop=self._stop, known=self.known
             )
-            self._running.append(asyncio.ensure_future(whole))
+            self._sent.append(_Sent(tag, running=asyncio.ensure_future(whole)))
             await asyncio.sleep(0)  # it goes out before the next one is read
             return
         batch = single_batch(self._store, edges, register=self._register, stop=False, known=self.known)
         command = ("EVAL", IMPORT_FOLLOWS_SCRIPT.source, len(batch.keys), *batch.keys, *batch.args)
-        self._sent.append((batch, command))
+        self._sent.append(_Sent(tag, ahead=(batch, command)))
         try:
             await (await self._connected()).send_command(*command)
         except (ConnectionError, TimeoutError):
             await self._send_again()
 
-    async def result(self) -> BatchResult:
-        """The result of the first batch sent and not answered."""
-        if not self.ahead:
-            return await self._running.popleft()
-        batch, _ = self._sent[0]
+    async def result(self) -> tuple[Tag, BatchResult]:
+        """The first batch sent and not answered: its tag and its result."""
+        first = self._sent[0]
+        if first.running is not None:
+            self._sent.popleft()
+            return first.tag, await first.running
+        assert first.ahead is not None
         try:
             reply = await (await self._connected()).read_response()
         except (ConnectionError, TimeoutError):
             await self._send_again()
             reply = await (await self._connected()).read_response()
         self._sent.popleft()
-        return batch.result(reply, self.known)
+        return first.tag, first.ahead[0].result(reply, self.known)
 
     async def aclose(self) -> None:
         """Give the connection back (dropped when answers are still to come); batches running
         through import_batch are cancelled."""
-        for running in self._running:
-            running.cancel()
+        for sent in self._sent:
+            if sent.running is not None:
+                sent.running.cancel()
         if self._connection is not None:
             if self._sent:
                 await self._connection.disconnect()
@@ -124,4 +145,5 @@ class ImportLine:
         """The batches not answered, again on a new connection."""
         connection = await self._connected()
         await connection.disconnect()  # connected again as it sends
-        await connection.send_packed_command(connection.pack_commands([command for _, command in self._sent]))
+        commands = [sent.ahead[1] for sent in self._sent if sent.ahead is not None]
+        await connection.send_packed_command(connection.pack_commands(commands))

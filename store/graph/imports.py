@@ -45,7 +45,7 @@ from redis.asyncio import RedisCluster
 from redis.exceptions import NoScriptError, SlotNotCoveredError
 
 from followgraph.store.graph.follows import Edge, unfollow_out_call
-from followgraph.store.graph.known_users import KnownUsers
+from followgraph.store.graph.known_users import Follows, KnownUsers
 from followgraph.store.graph.scripts import FOLLOW_STEPS, LOG, NOW
 from followgraph.store.graph.sources import source
 from followgraph.store.graph.store import FollowStore
@@ -160,14 +160,15 @@ def single_batch(
     count = len(edges) // 3
     plain, no_back = [False] * count, ""
     unknown: list[str] = []
+    follows = Follows.of(edges)
     if known is not None and not stop:
-        plain, unknown = known.plain(edges)
-        no_back = known.no_back(edges, plain)
+        plain, unknown = known.plain(follows)
+        no_back = known.no_back(follows, plain)
     args: list[Arg] = [*k.user_key_layout(USER_KEYS), "1" if register else "0", "1" if stop else "0"]
     args += ["" if known is None else known.at if known.letters else "*", " ".join(unknown)]
     args += [_lines(edges, plain, True), _lines(edges, plain, False), no_back]
     args += ["" if known is None else known.run, "", k.log_cap]
-    return SingleBatch([k.log("")], args, plain, "" in edges[2::3])
+    return SingleBatch([k.log("")], args, plain, follows.timeless)
 
 
 def _lines(edges: Sequence[str], plain: list[bool], which: bool) -> str:

@@ -11,7 +11,26 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import chain
+
+
+@dataclass(frozen=True, slots=True)
+class Follows:
+    """A batch's follows, split once from the flat list import_batch takes (follower, followee,
+    time of each; time '' for now)."""
+
+    followers: Sequence[str]
+    followees: Sequence[str]
+    pairs: list[tuple[str, str]]
+    times: Sequence[str]
+    # Whether one has no time: it may make a request (a user's letter changes) or take now's time.
+    timeless: bool
+
+    @classmethod
+    def of(cls, edges: Sequence[str]) -> Follows:
+        followers, followees, times = edges[0::3], edges[1::3], edges[2::3]
+        return cls(followers, followees, list(zip(followers, followees, strict=True)), times, "" in times)
 
 
 class KnownUsers:
@@ -37,17 +56,17 @@ class KnownUsers:
         self.limit = limit
         self.sent_limit = sent_limit
 
-    def plain(self, edges: Sequence[str]) -> tuple[list[bool], list[str]]:
-        """Which follows of `edges` (flat, as import_batch takes them) are plain: a time given, both
-        users known as registered with no blocks or requests or not known yet, and neither named by
-        a follow of the batch without a time (which may make a request or take the time of now: the
-        order of the two then matters). Then the users they name that this does not know."""
-        letters, odd = self.letters, self.odd
-        followers, followees, times = edges[0::3], edges[1::3], edges[2::3]
-        pairs = list(zip(followers, followees, strict=True))
-        if "" in times:
-            odd = odd | {user for pair, at in zip(pairs, times, strict=True) if at == "" for user in pair}
-        if odd.isdisjoint(followers) and odd.isdisjoint(followees):
+    def plain(self, follows: Follows) -> tuple[list[bool], list[str]]:
+        """Which of `follows` are plain: a time given, both users known as registered with no blocks
+        or requests or not known yet, and neither named by a follow of the batch without a time
+        (which may make a request or take the time of now: the order of the two then matters). Then
+        the users they name that this does not know."""
+        letters, odd, pairs = self.letters, self.odd, follows.pairs
+        if follows.timeless:
+            odd = odd | {
+                user for pair, at in zip(pairs, follows.times, strict=True) if at == "" for user in pair
+            }
+        if odd.isdisjoint(follows.followers) and odd.isdisjoint(follows.followees):
             plain = [True] * len(pairs)
             named = dict.fromkeys(chain.from_iterable(pairs))
         else:
@@ -55,15 +74,14 @@ class KnownUsers:
             named = dict.fromkeys(user for pair, p in zip(pairs, plain, strict=True) if p for user in pair)
         return plain, [user for user in named if user not in letters]
 
-    def no_back(self, edges: Sequence[str], plain: list[bool]) -> str:
-        """A letter for each plain follow of `edges` (flat), where no follow the import sent (this
-        batch's included) is the follow back: '0' when its followee is a user the import registered,
-        '2' when it is a user the import does not know (the script then looks only at a user it
-        did not see registered by this batch or the one before); else '1', the script looks. The
-        batch's follows are kept as sent."""
-        followers, followees = edges[0::3], edges[1::3]
-        pairs = list(zip(followers, followees, strict=True))
-        batch = set(map(hash, pairs))
+    def no_back(self, follows: Follows, plain: list[bool]) -> str:
+        """A letter for each plain one of `follows` (`plain` as plain() told), where no follow the
+        import sent (this batch's included) is the follow back: '0' when its followee is a user the
+        import registered, '2' when it is a user the import does not know (the script then looks
+        only at a user it did not see registered by this batch or the one before); else '1', the
+        script looks. The batch's follows are kept as sent."""
+        followers, followees = follows.followers, follows.followees
+        batch = set(map(hash, follows.pairs))
         fresh, sent, known = self.fresh, self.sent, self.letters
         backs = map(hash, zip(followees, followers, strict=True))
         letters = "".join(

@@ -22,7 +22,13 @@ SECOND = flat(("b", "a", "2000"), ("a", "c", "2001"), ("e", "f", "2002"))
 THIRD = flat(("c", "d", "3000"), ("f", "e", "3001"), ("a", "d", "3002"))
 
 
-def _spied(line: ImportLine) -> list[str]:
+async def answer(line: ImportLine[str]) -> tuple[str, str]:
+    """The next answer: the tag its batch was sent with, and its letters."""
+    tag, result = await line.result()
+    return tag, result.outcomes
+
+
+def _spied(line: ImportLine[str]) -> list[str]:
     """The users each answer says its batch learnt, in order."""
     answers: list[str] = []
     learnt = line.known.learnt
@@ -38,20 +44,20 @@ def _spied(line: ImportLine) -> list[str]:
 @SINGLE
 async def test_a_batch_sent_ahead_believes_the_one_before_it(backend: Client) -> None:
     store = FollowStore(backend)
-    line = ImportLine(store, register=True, stop=False)
+    line: ImportLine[str] = ImportLine(store, register=True, stop=False)
     assert line.ahead
     answers = _spied(line)
     try:
-        await line.send(FIRST)
+        await line.send(FIRST, "first")
         assert line.room()
-        await line.send(SECOND)  # built before FIRST's answer: a, b, c learnt from its event
+        await line.send(SECOND, "second")  # built before FIRST's answer: a, b, c learnt from its event
         assert not line.room()
-        assert (await line.result()).outcomes == "111"
+        assert await answer(line) == ("first", "111")
         # THIRD is built from FIRST's answer while SECOND is not read: SECOND's event is last when
         # THIRD runs, and came right after the event FIRST's answer named.
-        await line.send(THIRD)
-        assert (await line.result()).outcomes == "111"
-        assert (await line.result()).outcomes == "111"
+        await line.send(THIRD, "third")
+        assert await answer(line) == ("second", "111")
+        assert await answer(line) == ("third", "111")
         assert not line.waiting
     finally:
         await line.aclose()
@@ -71,19 +77,19 @@ async def test_a_batch_sent_ahead_believes_the_one_before_it(backend: Client) ->
 @SINGLE
 async def test_a_write_between_two_batches_in_the_line_is_not_missed(backend: Client) -> None:
     store = FollowStore(backend)
-    line = ImportLine(store, register=True, stop=False)
+    line: ImportLine[str] = ImportLine(store, register=True, stop=False)
     answers = _spied(line)
     try:
-        await line.send(FIRST)
-        await line.send(SECOND)
+        await line.send(FIRST, "first")
+        await line.send(SECOND, "second")
         await line.result()
         await store.block(blocker="d", blocked="a")  # before THIRD is sent, SECOND's place unknown
-        await line.send(THIRD)
+        await line.send(THIRD, "third")
         await line.result()
-        third = await line.result()
+        third = await answer(line)
     finally:
         await line.aclose()
-    assert third.outcomes == "11b"
+    assert third == ("third", "11b")
     assert set(answers[2].split()) == {"c", "d", "f", "e", "a"}  # believed nothing: learnt again
     assert await backend.zscore(store.keys.following("a"), "d") is None
 
@@ -93,14 +99,14 @@ async def test_a_batch_after_one_without_a_time_waits_for_its_answer(backend: Cl
     store = FollowStore(backend)
     await store.upsert_user("lock")
     await store.update_settings("lock", locked=True)
-    line = ImportLine(store, register=True, stop=False)
+    line: ImportLine[str] = ImportLine(store, register=True, stop=False)
     try:
-        await line.send(flat(("a", "lock", ""), ("a", "b", "10")))
+        await line.send(flat(("a", "lock", ""), ("a", "b", "10")), "request")
         assert not line.room()  # the follow without a time made a request: a's letter changes
         # Sent all the same, the next batch does not learn a from that batch's event (the request's
         # event came between its start and its own), but looks a up: the request is ended.
-        await line.send(flat(("a", "lock", "20")))
-        assert [(await line.result()).outcomes for _ in range(2)] == ["r1", "1"]
+        await line.send(flat(("a", "lock", "20")), "follow")
+        assert [await answer(line) for _ in range(2)] == [("request", "r1"), ("follow", "1")]
         assert line.room()
         assert line.known.letters["a"] == "1"
     finally:
@@ -114,21 +120,22 @@ async def test_a_batch_after_one_without_a_time_waits_for_its_answer(backend: Cl
 @pytest.mark.parametrize("backend", ["redis"], indirect=True)
 async def test_batches_whose_connection_is_lost_go_again(backend: Client) -> None:
     store = FollowStore(backend)
-    line = ImportLine(store, register=True, stop=False)
+    line: ImportLine[str] = ImportLine(store, register=True, stop=False)
     try:
-        await line.send(FIRST)
-        await line.send(SECOND)
+        await line.send(FIRST, "first")
+        await line.send(SECOND, "second")
         # Every other connection is closed: the line's, with one answer or both still to come.
         await backend.execute_command("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
-        first, second = await line.result(), await line.result()
-        await line.send(THIRD)
-        third = await line.result()
+        first, second = await answer(line), await answer(line)
+        await line.send(THIRD, "third")
+        third = await answer(line)
     finally:
         await line.aclose()
     # FIRST may have run before the connection went, and SECOND with it: run again, they find
     # their follows there.
-    assert first.outcomes in ("111", "000") and second.outcomes in ("111", "000")
-    assert third.outcomes == "111"
+    assert first in (("first", "111"), ("first", "000"))
+    assert second in (("second", "111"), ("second", "000"))
+    assert third == ("third", "111")
     lined = await graph(backend)
     await backend.flushall()
     for batch in (FIRST, SECOND, THIRD):
@@ -139,14 +146,14 @@ async def test_batches_whose_connection_is_lost_go_again(backend: Client) -> Non
 @pytest.mark.parametrize("backend", ["cluster"], indirect=True)
 async def test_on_a_cluster_each_batch_runs_whole_before_the_next(backend: Client) -> None:
     store = FollowStore(backend)
-    line = ImportLine(store, register=True, stop=False)
+    line: ImportLine[str] = ImportLine(store, register=True, stop=False)
     assert not line.ahead
     try:
-        await line.send(FIRST)
+        await line.send(FIRST, "first")
         assert not line.room()
-        assert (await line.result()).outcomes == "111"
-        await line.send(SECOND)
-        assert (await line.result()).outcomes == "111"
+        assert await answer(line) == ("first", "111")
+        await line.send(SECOND, "second")
+        assert await answer(line) == ("second", "111")
     finally:
         await line.aclose()
     assert await backend.zscore(store.keys.mutual("a"), "b") == 2000
@@ -154,12 +161,12 @@ async def test_on_a_cluster_each_batch_runs_whole_before_the_next(backend: Clien
 
 @SINGLE
 async def test_stop_sends_one_batch_at_a_time(backend: Client) -> None:
-    line = ImportLine(FollowStore(backend), register=False, stop=True)
+    line: ImportLine[str] = ImportLine(FollowStore(backend), register=False, stop=True)
     assert not line.ahead
     try:
-        await line.send(FIRST)
+        await line.send(FIRST, "first")
         assert not line.room()
-        assert (await line.result()).outcomes == "f"
+        assert await answer(line) == ("first", "f")
     finally:
         await line.aclose()
 
@@ -186,26 +193,26 @@ async def test_batches_in_the_line_make_every_mutual(backend: Client, seed: int)
         if writes[i] and await store.registered([a, b]) == [True, True]:
             await store.follow(follower=a, followee=b, at=150)
 
-    line = ImportLine(store, register=True, stop=False)
-    lined: list[str] = []
+    line: ImportLine[str] = ImportLine(store, register=True, stop=False)
+    lined: list[tuple[str, str]] = []
     try:
         for i, batch in enumerate(batches):
             while not line.room():
-                lined.append((await line.result()).outcomes)
-            await line.send(batch)
+                lined.append(await answer(line))
+            await line.send(batch, str(i))
             if writes[i]:
                 while line.waiting:
-                    lined.append((await line.result()).outcomes)
+                    lined.append(await answer(line))
                 await elsewhere(i)
         while line.waiting:
-            lined.append((await line.result()).outcomes)
+            lined.append(await answer(line))
     finally:
         await line.aclose()
     got = await graph(backend)
     await backend.flushall()
     one_at_a_time = []
     for i, batch in enumerate(batches):
-        one_at_a_time.append((await import_batch(store, batch)).outcomes)
+        one_at_a_time.append((str(i), (await import_batch(store, batch)).outcomes))
         if writes[i]:
             await elsewhere(i)
     assert (lined, got) == (one_at_a_time, await graph(backend))

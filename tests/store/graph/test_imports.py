@@ -5,7 +5,6 @@ same as without."""
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -14,7 +13,7 @@ from followgraph.server.redis_cluster import LocalCluster
 from followgraph.store import FollowStore
 from followgraph.store.graph import imports
 from followgraph.store.graph.imports import import_batch
-from followgraph.store.graph.known_users import KnownUsers
+from followgraph.store.graph.known_users import Follows, KnownUsers
 from followgraph.store.log.stream import EventLog
 from followgraph.store.redis.lua import Client, LuaScript
 from tests.conftest import Backend
@@ -123,34 +122,34 @@ def test_a_user_the_import_registered_is_checked_only_for_follows_back_it_sent()
     known.learnt("", "1-0", "a b c d e", "nnn0n")
     assert (known.letters, known.fresh) == (dict.fromkeys("abcde", "0"), set("abce"))
     # b and c were registered by the import, which sent no follow by them.
-    assert known.no_back(flat(("a", "b", "1"), ("b", "c", "2")), [True, True]) == "00"
+    assert known.no_back(Follows.of(flat(("a", "b", "1"), ("b", "c", "2"))), [True, True]) == "00"
     batch = flat(("b", "a", "3"), ("c", "a", "4"), ("c", "b", "5"), ("a", "d", "6"), ("d", "c", "7"))
     # a -> b and b -> c were sent; a -> d is not plain; d follows nobody the import sent, but c does.
-    assert known.no_back(batch, [True, True, True, False, True]) == "1010"
+    assert known.no_back(Follows.of(batch), [True, True, True, False, True]) == "1010"
     # a follows c (sent before); e -> b and b -> e, both in the batch, each is the other's back.
     batch = flat(("a", "c", "8"), ("x", "a", "9"), ("e", "b", "10"), ("b", "e", "11"))
-    assert known.no_back(batch, [True] * 4) == "1011"
+    assert known.no_back(Follows.of(batch), [True] * 4) == "1011"
     # Learnt again without blocks or requests: still vouched for; with them (a request the import
     # made), or after another write: no longer.
     known.learnt("1-0", "2-0", "a b", "10")
     assert known.fresh == set("bce")
     known.learnt("9-0", "10-0", "f", "n")
     assert (known.fresh, known.letters) == ({"f"}, {"f": "0"})
-    assert known.no_back(flat(("b", "f", "12"), ("f", "b", "13")), [True, True]) == "11"
+    assert known.no_back(Follows.of(flat(("b", "f", "12"), ("f", "b", "13"))), [True, True]) == "11"
 
 
 def test_follows_sent_past_their_limit_start_again() -> None:
     known = KnownUsers(sent_limit=3)
     known.learnt("", "1-0", "a b c", "nnn")
-    assert known.no_back(flat(("a", "b", "1"), ("b", "c", "2")), [True, True]) == "00"
-    assert known.no_back(flat(("c", "a", "3"), ("c", "b", "4")), [True, True]) == "01"
+    assert known.no_back(Follows.of(flat(("a", "b", "1"), ("b", "c", "2"))), [True, True]) == "00"
+    assert known.no_back(Follows.of(flat(("c", "a", "3"), ("c", "b", "4"))), [True, True]) == "01"
     # Past the limit: a, b, c are no longer vouched for; the batch's follows are the first sent.
     assert (known.fresh, known.sent) == (set(), {hash(("c", "a")), hash(("c", "b"))})
     known.learnt("1-0", "2-0", "d", "n")
-    assert known.no_back(flat(("a", "b", "5"), ("c", "d", "6")), [True, True]) == "10"
+    assert known.no_back(Follows.of(flat(("a", "b", "5"), ("c", "d", "6"))), [True, True]) == "10"
     # ... under a new name: no batch learns from an event of before the users it registered.
     run = known.run
-    known.no_back(flat(("d", "a", "7"), ("d", "b", "8")), [True, True])
+    known.no_back(Follows.of(flat(("d", "a", "7"), ("d", "b", "8"))), [True, True])
     assert known.run != run
 
 
@@ -159,7 +158,7 @@ def test_a_followee_the_import_does_not_know_is_told_apart() -> None:
     known.learnt("", "1-0", "a b", "n0")
     # x, y and z are not known: '2' unless the follow back was sent (in this batch: x -> y, y -> x).
     batch = flat(("a", "x", "1"), ("x", "y", "2"), ("y", "x", "3"), ("x", "b", "4"), ("b", "z", "5"))
-    assert known.no_back([*batch, "z", "a", "6"], [True] * 6) == "211120"
+    assert known.no_back(Follows.of([*batch, "z", "a", "6"]), [True] * 6) == "211120"
 
 
 def test_known_users_forget_the_first_learnt_beyond_their_limit() -> None:
@@ -185,24 +184,30 @@ def test_a_plain_follow_has_a_time_and_users_without_controls_named_by_no_timele
         ("k", "l", "6"),  # plain
         ("f", "m", "7"),  # plain: m not known yet, learnt by the batch first
     )
-    assert known.plain(edges) == ([True, False, False, False, False, False, True, True], ["f", "m"])
+    assert known.plain(Follows.of(edges)) == (
+        [True, False, False, False, False, False, True, True],
+        ["f", "m"],
+    )
     # Users not known yet: learnt by the batch, first.
-    assert KnownUsers().plain(flat(("a", "b", "1"), ("b", "c", ""))) == ([False, False], [])
-    assert KnownUsers().plain(flat(("a", "b", "1"), ("c", "b", "2"))) == ([True, True], ["a", "b", "c"])
+    assert KnownUsers().plain(Follows.of(flat(("a", "b", "1"), ("b", "c", "")))) == ([False, False], [])
+    assert KnownUsers().plain(Follows.of(flat(("a", "b", "1"), ("c", "b", "2")))) == (
+        [True, True],
+        ["a", "b", "c"],
+    )
 
 
 def test_a_user_learnt_again_or_forgotten_is_told_plain_by_their_last_letter() -> None:
     known = KnownUsers(limit=2)
     known.learnt("", "1-0", "a b", "10")
-    assert known.plain(flat(("a", "b", "1"))) == ([False], [])
+    assert known.plain(Follows.of(flat(("a", "b", "1")))) == ([False], [])
     # Learnt again without blocks or requests: plain again.
     known.learnt("1-0", "2-0", "a", "0")
-    assert known.plain(flat(("a", "b", "1"))) == ([True], [])
+    assert known.plain(Follows.of(flat(("a", "b", "1")))) == ([True], [])
     known.learnt("2-0", "3-0", "c", "u")
     known.learnt("3-0", "4-0", "d", "0")
     known.learnt("4-0", "5-0", "e", "0")
     # c is forgotten past the limit: not known, so learnt by the batch again.
-    assert known.plain(flat(("c", "d", "1"))) == ([True], ["c"])
+    assert known.plain(Follows.of(flat(("c", "d", "1")))) == ([True], ["c"])
 
 
 # A batch whose users an earlier one learnt, most of its follows plain (lua/import_follows.lua): the
@@ -247,7 +252,7 @@ async def test_a_batch_of_plain_follows_is_as_one_by_one(backend: Client) -> Non
     await import_batch(store, flat(*((user, "hub", "1") for user in LEARNT)), known=known)
     assert known.letters["a"] == "0" and known.letters["m"] == "1"
     plain = [True] * 9 + [False, False, True, True] + [True] * 2
-    assert known.plain(MIXED) == (plain, ["k", "f", "gone"])
+    assert known.plain(Follows.of(MIXED)) == (plain, ["k", "f", "gone"])
     together = await import_batch(store, MIXED, known=known)
     graph_together = await graph(backend)
     await backend.flushall()
@@ -270,7 +275,7 @@ async def test_a_plain_batch_logs_the_follows_it_added_as_they_came(backend: Cli
     known = KnownUsers()
     await import_batch(store, flat(("a", "b", "1"), ("c", "d", "2"), ("e", "f", "3")), known=known)
     batch = flat(("a", "c", "10"), ("a", "b", "11"), ("b", "a", "12"), ("c", "d", "13"), ("e", "a", "14"))
-    assert known.plain(batch) == ([True] * 5, [])
+    assert known.plain(Follows.of(batch)) == ([True] * 5, [])
     assert (await import_batch(store, batch, known=known)).outcomes == "10101"
     events = await EventLog(store).read(count=100)
     assert events[-1].imported_follows() == [("a", "c", 10), ("b", "a", 12), ("e", "a", 14)]
@@ -327,7 +332,7 @@ async def test_random_batches_are_the_same_known_or_not(backend: Client, seed: i
         await _random_setup(store)
         codes = [(await import_batch(store, learn, known=known)).outcomes]
         for batch in _random_batches(seed):
-            plain += sum(known.plain(batch)[0]) if known else 0
+            plain += sum(known.plain(Follows.of(batch))[0]) if known else 0
             codes.append((await import_batch(store, batch, known=known)).outcomes)
         results.append((codes, await graph(backend)))
     assert plain > 0
@@ -373,8 +378,8 @@ async def test_an_import_of_new_users_makes_every_mutual(backend: Client, seed: 
     known = KnownUsers()
     no_back = known.no_back
 
-    def spy(edges: Sequence[str], plain: list[bool]) -> str:
-        letters.append(no_back(edges, plain))
+    def spy(follows: Follows, plain: list[bool]) -> str:
+        letters.append(no_back(follows, plain))
         return letters[-1]
 
     known.no_back = spy  # type: ignore[method-assign]
