@@ -7,9 +7,10 @@ A batch sent ahead is built from what the import knew before the batch still run
 script checks that this batch, and nothing else, came between (lua/import_follows.lua: the log's
 last event is that batch's, which names the run and the event before it). Nothing else changes what
 a batch knows of its users, but a follow without a time, which may make a request: after a batch
-with one, the next waits for its answer. Each script is sent whole (EVAL, which Redis keeps compiled
-by its digest), so a server that lost its scripts cannot answer NOSCRIPT to one batch and run the
-next.
+with one, the next waits for its answer. So does the second batch of an import, for the first
+answer says whether the database was empty (then the users the import has not named need no
+look). Each script is sent whole (EVAL, which Redis keeps compiled by its digest), so a server that
+lost its scripts cannot answer NOSCRIPT to one batch and run the next.
 
 A lost connection or a reply that does not come: the batches not answered go again, in order, on a
 new connection (once; a batch run twice changes nothing the second time, and the one after it then
@@ -81,6 +82,10 @@ class ImportLine(Generic[Tag]):
         if not sent:
             return True
         last = sent[-1].ahead
+        # The first answer says whether the database was empty (KnownUsers.empty): the next batch
+        # waits for it, so as not to look up users it could take as never seen.
+        if self.known.empty is None:
+            return False
         return len(sent) < AHEAD and not (last is not None and last[0].timeless)
 
     @property

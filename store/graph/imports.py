@@ -31,6 +31,10 @@ A plain follow is checked for the follow back (one command of the three) unless 
 known to follow nobody, or not the follower: a user the batch itself registers, until they follow
 someone, and a user an earlier batch of the import registered, whose every follow since the import
 sent (KnownUsers.fresh and .sent). Into an empty Redis that is nearly every follow.
+
+An import's first batch asks whether the database holds any key. When it held none, a user the
+import has not named yet was never seen while nothing else writes and the import forgets none of
+the users it named (KnownUsers.empty): the script registers them without a lookup.
 """
 
 from __future__ import annotations
@@ -146,9 +150,9 @@ class SingleBatch:
 
     def result(self, reply: Any, known: KnownUsers | None) -> BatchResult:
         """The batch's result from its script's answer, what it learnt told to `known`."""
-        others, plain_codes, registered, before, after, users, letters = reply
+        others, plain_codes, registered, before, after, users, letters, empty = reply
         if known is not None:
-            known.learnt(str(before), str(after), str(users), str(letters))
+            known.learnt(str(before), str(after), str(users), str(letters), found_empty=str(empty) == "1")
         return BatchResult(_merged(self.plain, str(plain_codes), str(others)), int(registered))
 
 
@@ -167,7 +171,7 @@ def single_batch(
     args: list[Arg] = [*k.user_key_layout(USER_KEYS), "1" if register else "0", "1" if stop else "0"]
     args += ["" if known is None else known.at if known.letters else "*", " ".join(unknown)]
     args += [_lines(edges, plain, True), _lines(edges, plain, False), no_back]
-    args += ["" if known is None else known.run, "", k.log_cap]
+    args += ["" if known is None else known.run, "" if known is None or stop else known.unseen, "", k.log_cap]
     return SingleBatch([k.log("")], args, plain, follows.timeless)
 
 

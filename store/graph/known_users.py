@@ -53,8 +53,20 @@ class KnownUsers:
         # before finds that one's event last in the log, and believes what it knows when that
         # event came right after `at`; it learns the users that batch registered from the event.
         self.run = secrets.token_hex(8)
+        # Whether the import began on a database that held no key at all, as its first answer
+        # said (None until then): while nothing else writes and no user is forgotten, a user the
+        # import has not named yet was never seen, and is registered without a look.
+        self.empty: bool | None = None
         self.limit = limit
         self.sent_limit = sent_limit
+
+    @property
+    def unseen(self) -> str:
+        """What a batch tells the script of the users this does not know (lua/import_follows.lua):
+        '?' ask whether the database is empty, '1' they were never seen, '' nothing."""
+        if self.empty is None:
+            return "?"
+        return "1" if self.empty else ""
 
     def plain(self, follows: Follows) -> tuple[list[bool], list[str]]:
         """Which of `follows` are plain: a time given, both users known as registered with no blocks
@@ -101,11 +113,16 @@ class KnownUsers:
         sent.update(batch)
         return letters
 
-    def learnt(self, before: str, after: str, users: str, letters: str) -> None:
-        """What a batch answered: the log's last event id before it and after it, and the users it
-        learnt with their letters at its end ('n': registered by the batch, kept as '0'). When
-        another write came before the batch, all the import knew may be stale and is forgotten."""
+    def learnt(self, before: str, after: str, users: str, letters: str, *, found_empty: bool = False) -> None:
+        """What a batch answered: the log's last event id before it and after it, the users it
+        learnt with their letters at its end ('n': registered by the batch, kept as '0'), and
+        whether it found the database empty (the first answer tells `empty`). When another write
+        came before the batch, all the import knew may be stale and is forgotten, and a user it has
+        not named may have been registered."""
+        if self.empty is None:
+            self.empty = found_empty
         if before != self.at:
+            self.empty = False
             self.letters.clear()
             self.odd.clear()
             # A user the import registered may have been given a follow by that write. What the import
@@ -133,6 +150,7 @@ class KnownUsers:
             if letters.count("0") < len(letters):
                 odd.update([name for name, letter in told if letter != "0"])
         for _ in range(len(self.letters) - self.limit):
+            self.empty = False  # a user forgotten could be taken for one never seen
             first = next(iter(self.letters))
             del self.letters[first]
             self.odd.discard(first)

@@ -6,11 +6,15 @@
 --       followee time' line (time '' for now) in one string, a letter for each plain follow ('0'
 --       when the importer knows the followee does not follow the follower: parts/import_follow
 --       add's `back`; '2' when it does not know the followee and sent no follow back; '' for
---       none), the import's run id ('' for none), then ME and the cap (LOG)
+--       none), the import's run id ('' for none), whether the users it does not know were never
+--       seen ('?' it has had no answer yet: so when the database holds no key at all; '1' it
+--       vouches that the import began on an empty database and nothing else wrote since: so when
+--       what it knows is believed; '' no), then ME and the cap (LOG)
 -- Returns {a letter for each of the others (1 added, 0 there already, r a request made, b
 -- blocked, f / F the follower / followee unknown), a letter for each plain follow, users
 -- registered, the log's last event id before the batch and after it, the users the batch learnt
--- (space-separated) and their letters at its end (parts/import_users letter_of)}.
+-- (space-separated) and their letters at its end (parts/import_users letter_of), '1' when it found
+-- the database empty ('?') or ''}.
 --
 -- A plain follow has a time, users the importer knows as registered without blocks or requests
 -- (letter '0') or does not know yet, and no follow of the batch without a time names them: once its
@@ -112,10 +116,25 @@ end
 
 local others, plain = {}, {}
 -- The users the importer does not know: learnt (and registered) first; those unknown, off, or with
--- blocks or requests take their plain follows with every rule.
+-- blocks or requests take their plain follows with every rule. Into a database that held nothing
+-- when the import began, and where nothing else wrote since, a user the import has not named yet
+-- was never seen (those the batch before registered are learnt above): registered without a look.
 local odd = {}
-for user in string.gmatch(ARGV[14], '%S+') do
-  if user_state(user, register) == UNKNOWN or controlled[user] then odd[user] = true end
+local found_empty = ARGV[19] == '?' and redis.call('DBSIZE') == 0
+if register and trusted and (found_empty or ARGV[19] == '1') then
+  local now = stamp()
+  for user in string.gmatch(ARGV[14], '%S+') do
+    if state[user] == nil then
+      redis.call('HSET', HEAD .. user .. PROFILE, 'createdAt', now)
+      registered[#registered + 1] = user
+      learnt[#learnt + 1] = user
+      state[user], controlled[user], follows_some[user] = NEW, false, false
+    end
+  end
+else
+  for user in string.gmatch(ARGV[14], '%S+') do
+    if user_state(user, register) == UNKNOWN or controlled[user] then odd[user] = true end
+  end
 end
 each(OTHERS, others)
 if not trusted then
@@ -166,4 +185,4 @@ local after = import_event(KEYS[#KEYS], registered, follows, ended, chain) or be
 local letters = {}
 for j, user in ipairs(learnt) do letters[j] = letter_of(user) end
 return {table.concat(others), table.concat(plain), #registered, before, after, table.concat(learnt, ' '),
-  table.concat(letters)}
+  table.concat(letters), found_empty and '1' or ''}

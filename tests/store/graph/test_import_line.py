@@ -20,6 +20,9 @@ SINGLE = pytest.mark.parametrize("backend", ["redis", "fakeredis"], indirect=Tru
 FIRST = flat(("a", "b", "1000"), ("c", "a", "1001"), ("d", "c", "1002"))
 SECOND = flat(("b", "a", "2000"), ("a", "c", "2001"), ("e", "f", "2002"))
 THIRD = flat(("c", "d", "3000"), ("f", "e", "3001"), ("a", "d", "3002"))
+# An import's first batch: the batch after it waits for its answer, which says whether the database
+# was empty.
+ZERO = flat(("x", "y", "500"))
 
 
 async def answer(line: ImportLine[str]) -> tuple[str, str]:
@@ -33,9 +36,9 @@ def _spied(line: ImportLine[str]) -> list[str]:
     answers: list[str] = []
     learnt = line.known.learnt
 
-    def spy(before: str, after: str, users: str, letters: str) -> None:
+    def spy(before: str, after: str, users: str, letters: str, *, found_empty: bool = False) -> None:
         answers.append(users)
-        learnt(before, after, users, letters)
+        learnt(before, after, users, letters, found_empty=found_empty)
 
     line.known.learnt = spy  # type: ignore[method-assign]
     return answers
@@ -48,6 +51,10 @@ async def test_a_batch_sent_ahead_believes_the_one_before_it(backend: Client) ->
     assert line.ahead
     answers = _spied(line)
     try:
+        await line.send(ZERO, "zero")
+        assert not line.room()
+        assert await answer(line) == ("zero", "1")
+        assert line.known.empty
         await line.send(FIRST, "first")
         assert line.room()
         await line.send(SECOND, "second")  # built before FIRST's answer: a, b, c learnt from its event
@@ -61,13 +68,13 @@ async def test_a_batch_sent_ahead_believes_the_one_before_it(backend: Client) ->
         assert not line.waiting
     finally:
         await line.aclose()
-    assert answers[0].split() == ["a", "b", "c", "d"]
+    assert answers[1].split() == ["a", "b", "c", "d"]
     # The users FIRST registered, from its event; those SECOND brought, likewise for THIRD.
-    assert set(answers[1].split()) == {"e", "f"}
-    assert answers[2] == ""
+    assert set(answers[2].split()) == {"e", "f"}
+    assert answers[3] == ""
     lined = await graph(backend)
     await backend.flushall()
-    for batch in (FIRST, SECOND, THIRD):
+    for batch in (ZERO, FIRST, SECOND, THIRD):
         await import_batch(store, batch)
     assert await graph(backend) == lined
     assert await backend.zscore(store.keys.mutual("a"), "b") == 2000

@@ -39,9 +39,9 @@ async def test_a_later_batch_learns_again_none_of_the_users_it_knows(backend: Cl
     learnt = known.learnt
     answers: list[str] = []
 
-    def spy(before: str, after: str, users: str, letters: str) -> None:
+    def spy(before: str, after: str, users: str, letters: str, *, found_empty: bool = False) -> None:
         answers.append(users)
-        learnt(before, after, users, letters)
+        learnt(before, after, users, letters, found_empty=found_empty)
 
     known.learnt = spy  # type: ignore[method-assign]
     second = await import_batch(store, SECOND, known=known)
